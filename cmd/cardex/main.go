@@ -1,0 +1,89 @@
+// Command cardex is the single Cardex binary: the registry server and the
+// tools around it (verify, sign, lint, crawl, reindex, migrate, token).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes shared by every subcommand (CONTRACT.md §6).
+const (
+	exitOK    = 0
+	exitFail  = 1 // the answer is "no": not verified, lint errors, fetch failed
+	exitUsage = 2 // bad flags, unknown subcommand, unreadable input
+)
+
+// env is what a subcommand may touch of the process, so tests can run
+// commands in-process with their own streams and environment.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+// commands is the CLI's route table.
+var commands = []command{
+	{"version", "print the Cardex version", runVersion},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(e.stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "cardex: unknown command %q\n\n", args[0])
+	usage(e.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: cardex <command> [flags] [arguments]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'cardex <command> -h' for a command's flags.")
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func runVersion(_ context.Context, e *env, args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintln(e.stderr, "cardex version: takes no arguments")
+		return exitUsage
+	}
+	fmt.Fprintln(e.stdout, "cardex", version)
+	return exitOK
+}

@@ -1,0 +1,145 @@
+// Package registry is the domain of Cardex: agents, their card versions,
+// curation, health, trust, tokens, the audit log and the change log, kept in
+// SQL (SQLite or PostgreSQL). SQL is the source of truth; everything else
+// (the search index, the UI) is derived from it.
+package registry
+
+import (
+	"time"
+
+	"github.com/cardexhq/cardex/registry/agentcard"
+)
+
+// Status is the curation status an admin sets (CONTRACT.md §4).
+type Status string
+
+// Curation statuses.
+const (
+	StatusPending   Status = "pending"
+	StatusApproved  Status = "approved"
+	StatusRejected  Status = "rejected"
+	StatusSuspended Status = "suspended"
+	StatusRemoved   Status = "removed"
+)
+
+// Health is what the crawler last saw.
+type Health string
+
+// Health values.
+const (
+	HealthUnknown Health = "unknown"
+	HealthOK      Health = "ok"
+	HealthFailing Health = "failing"
+	HealthGone    Health = "gone"
+)
+
+// Visibility decides who may list an agent.
+type Visibility string
+
+// Visibility values.
+const (
+	VisibilityPublic   Visibility = "public"
+	VisibilityInternal Visibility = "internal"
+)
+
+// Trust is the verification status of the current card (CONTRACT.md §3).
+type Trust string
+
+// Trust values.
+const (
+	TrustUnknown   Trust = "unknown" // never fetched
+	TrustUnsigned  Trust = "unsigned"
+	TrustVerified  Trust = "verified"
+	TrustInvalid   Trust = "invalid"
+	TrustUntrusted Trust = "untrusted"
+	TrustError     Trust = "error"
+)
+
+// Role is what an API token may do.
+type Role string
+
+// Token roles. The zero Role is an anonymous caller.
+const (
+	RoleAdmin     Role = "admin"
+	RolePublisher Role = "publisher"
+	RoleReader    Role = "reader"
+)
+
+// Principal is the caller of a use case.
+type Principal struct {
+	Role    Role     // "" for anonymous
+	TokenID string   // "" for anonymous
+	Hosts   []string // publisher tokens: the hosts they may act on
+}
+
+// Anonymous is the caller without a token.
+var Anonymous = Principal{}
+
+// Agent is the agent record of CONTRACT.md §5.
+type Agent struct {
+	ID            string              `json:"id"`
+	CardURL       string              `json:"cardUrl"`
+	FetchedURL    string              `json:"fetchedUrl"`
+	Host          string              `json:"host"`
+	Status        Status              `json:"status"`
+	Visibility    Visibility          `json:"visibility"`
+	Health        Health              `json:"health"`
+	Trust         Trust               `json:"trust"`
+	NeedsReview   bool                `json:"needsReview"`
+	CreatedAt     time.Time           `json:"createdAt"`
+	UpdatedAt     time.Time           `json:"updatedAt"`
+	LastFetchedAt *time.Time          `json:"lastFetchedAt"`
+	LastChangedAt *time.Time          `json:"lastChangedAt"`
+	NextFetchAt   *time.Time          `json:"nextFetchAt"`
+	LastError     *FetchError         `json:"lastError"`
+	VersionSeq    int64               `json:"versionSeq"`
+	Card          *agentcard.Card     `json:"card"`
+	Signatures    []SignatureResult   `json:"signatures"`
+	Problems      []agentcard.Problem `json:"problems"`
+}
+
+// FetchError is the last failed fetch of an agent.
+type FetchError struct {
+	At         time.Time `json:"at"`
+	Class      string    `json:"class"` // CONTRACT.md §2 error classes
+	HTTPStatus int       `json:"httpStatus,omitempty"`
+	Message    string    `json:"message"`
+}
+
+// SignatureResult is the verdict on one signature of a card version.
+// registry does not import the verifier: the crawler translates.
+type SignatureResult struct {
+	Index      int    `json:"index"`
+	Kid        string `json:"kid"`
+	Alg        string `json:"alg"`
+	KeySource  string `json:"keySource"` // pinned, jku, well-known, none
+	Profile    string `json:"profile,omitempty"`
+	Status     string `json:"status"` // verified, invalid, untrusted, error
+	Reason     string `json:"reason,omitempty"`
+	Thumbprint string `json:"thumbprint,omitempty"` // RFC 7638, when verified
+}
+
+// Change is one entry of the change log that mirrors and the search indexer
+// follow.
+type Change struct {
+	Seq     int64     `json:"seq"`
+	AgentID string    `json:"agentId"`
+	Kind    string    `json:"kind"`
+	At      time.Time `json:"at"`
+}
+
+// Change kinds (CONTRACT.md §5).
+const (
+	ChangeSubmitted  = "submitted"
+	ChangeFetched    = "fetched"
+	ChangeChanged    = "changed"
+	ChangeApproved   = "approved"
+	ChangeRejected   = "rejected"
+	ChangeSuspended  = "suspended"
+	ChangeRestored   = "restored"
+	ChangeRemoved    = "removed"
+	ChangeHealth     = "health"
+	ChangeTrust      = "trust"
+	ChangeVisibility = "visibility"
+	ChangeKeys       = "keys"
+)
