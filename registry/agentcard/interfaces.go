@@ -1,0 +1,113 @@
+package agentcard
+
+import "slices"
+
+// interfaces returns the card's endpoints and its distinct protocol
+// versions, preferred first (A2A-CARDS.md §1.5). A non-empty v1
+// supportedInterfaces wins; otherwise the v0.x url + preferredTransport
+// (default JSONRPC) + additionalInterfaces are bridged, each stamped with the
+// card's protocolVersion (or the version of its shape).
+func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
+	out := []Interface{}
+	si, siPtr := top.get("supportedInterfaces")
+	pvV, pvPtr := top.get("protocolVersion")
+	cardPV := ""
+	if pvV != nil {
+		cardPV = n.protocolVersion(pvPtr, pvV.String)
+	}
+	if si != nil && len(si.Array) > 0 {
+		if len(si.Array) > MaxInterfaces {
+			n.c.warn(siPtr, CodeTooMany, "%d interfaces, more than the %d allowed", len(si.Array), MaxInterfaces)
+		}
+		for i, e := range si.Array {
+			o := n.c.open(e, itemPtr(siPtr, i), interfaceSchema)
+			n.requireText(o, "url")
+			n.requireText(o, "protocolBinding")
+			n.requireText(o, "protocolVersion")
+			it := Interface{URL: o.str("url"), Binding: o.str("protocolBinding"), Tenant: o.str("tenant")}
+			if v, p := o.get("protocolVersion"); v != nil {
+				it.ProtocolVersion = n.protocolVersion(p, v.String)
+			}
+			if _, p := o.get("url"); it.URL != "" {
+				n.checkEndpointHost(p, n.checkURL(p, it.URL, urlEndpoint, it.Binding))
+			}
+			out = append(out, it)
+		}
+		// Hybrid cards also carry the v0.3 rendering; its URLs are
+		// checked too, as a client of the v0.3 shape would follow them.
+		if top.has("url") || top.has("additionalInterfaces") {
+			n.legacyInterfaces(top, cardPV)
+		}
+	} else {
+		if si != nil {
+			n.c.warn(siPtr, CodeEmptyRequired, "supportedInterfaces is required and is empty")
+		}
+		if cardPV == "" {
+			cardPV = shapeVersion[n.shape]
+		}
+		if n.shape == ShapeV1 {
+			if si == nil {
+				n.c.warn(siPtr, CodeMissingRequired, "supportedInterfaces is required")
+			}
+		} else {
+			out = n.legacyInterfaces(top, cardPV)
+		}
+	}
+	versions := []string{}
+	for _, it := range out {
+		if it.ProtocolVersion != "" && !slices.Contains(versions, it.ProtocolVersion) {
+			versions = append(versions, it.ProtocolVersion)
+		}
+	}
+	if len(versions) == 0 {
+		if cardPV == "" {
+			cardPV = shapeVersion[n.shape]
+		}
+		versions = append(versions, cardPV)
+	}
+	return out, versions
+}
+
+// legacyInterfaces bridges v0.2/v0.3 endpoints. An additional interface
+// equal to one already listed (same URL and transport; §5.6 says the main
+// URL SHOULD be repeated there) is skipped.
+func (n *normalizer) legacyInterfaces(top obj, pv string) []Interface {
+	out := []Interface{}
+	binding := top.str("preferredTransport")
+	if binding == "" {
+		binding = "JSONRPC"
+	}
+	uv, up := top.get("url")
+	switch {
+	case uv == nil:
+		n.c.warn(up, CodeMissingRequired, "url is required (or supportedInterfaces)")
+	case uv.String == "":
+		n.c.warn(up, CodeEmptyRequired, "url is required and is empty")
+	default:
+		n.checkEndpointHost(up, n.checkURL(up, uv.String, urlEndpoint, binding))
+		out = append(out, Interface{URL: uv.String, Binding: binding, ProtocolVersion: pv})
+	}
+	av, ap := top.get("additionalInterfaces")
+	if av == nil {
+		return out
+	}
+	if len(av.Array) > MaxInterfaces {
+		n.c.warn(ap, CodeTooMany, "%d interfaces, more than the %d allowed", len(av.Array), MaxInterfaces)
+	}
+	for i, e := range av.Array {
+		o := n.c.open(e, itemPtr(ap, i), legacyIfSchema)
+		n.requireText(o, "url")
+		n.requireText(o, "transport")
+		it := Interface{URL: o.str("url"), Binding: o.str("transport"), ProtocolVersion: pv}
+		if it.URL == "" {
+			continue
+		}
+		_, p := o.get("url")
+		n.checkEndpointHost(p, n.checkURL(p, it.URL, urlEndpoint, it.Binding))
+		if slices.ContainsFunc(out, func(x Interface) bool { return x.URL == it.URL && x.Binding == it.Binding }) {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package agentcard
+
+import (
+	"bytes"
+	"slices"
+
+	sj "github.com/cardexhq/cardex/registry/agentcard/strictjson"
+)
+
+// Options tune Parse.
+type Options struct {
+	// CardURL is the URL the card was fetched from. Interface URLs on another
+	// host are flagged (RELIABILITY.md C.35). Empty for local files: the
+	// host check is then skipped.
+	CardURL string
+}
+
+// Parsed is an accepted card: the bytes as received, the one strict tree
+// every consumer works from, the normalized model and the warnings.
+type Parsed struct {
+	// Raw is the input slice itself (not a copy): the stored and signed truth.
+	Raw      []byte
+	Tree     *sj.Value
+	Card     *Card
+	Problems []Problem // warnings only; never nil
+}
+
+// Parse reads one agent card of any protocol version (v0.1 … v1.0, hybrids)
+// strictly and normalizes it.
+//
+// It rejects, with an *InvalidError (errors.Is(err, ErrInvalidCard)):
+// anything strictjson rejects (invalid JSON, trailing data, duplicate keys
+// at any depth, invalid UTF-8, lone surrogates, out-of-range numbers, depth
+// over 64, over 512 KiB, a BOM; reason ErrNotJSON); a top level that is not
+// an object or a JSON document that is not an agent card (reason
+// ErrNotACard; see isCard); keys that differ only in case from a model
+// field; a field written in both its camelCase and snake_case spelling; and
+// a known field of the wrong JSON type (CONTRACT.md §7).
+//
+// Everything else is a warning in Parsed.Problems: missing or empty v1
+// REQUIRED fields, null values (read as absent), URLs that are not absolute
+// https or use dangerous schemes, interfaces off the card's host, bidi and
+// zero-width characters in names and descriptions, fields over the caps of
+// limits.go, duplicate skill ids, undefined security schemes.
+func Parse(data []byte, opts Options) (*Parsed, error) {
+	tree, err := sj.Parse(data)
+	if err != nil {
+		return nil, syntaxError(data, err)
+	}
+	if tree.Kind != sj.Object {
+		return nil, &InvalidError{Reason: ErrNotACard, Problems: []Problem{{
+			Pointer: "", Severity: SeverityError, Code: CodeNotAnObject,
+			Message: "an agent card is a JSON object, this document is " + article(tree.Kind) + " " + tree.Kind.String(),
+		}}}
+	}
+	if !isCard(tree) {
+		return nil, &InvalidError{Reason: ErrNotACard, Problems: []Problem{{
+			Pointer: "", Severity: SeverityError, Code: CodeNotACard,
+			Message: "the object has none of the members that make an A2A agent card (supportedInterfaces, url, skills, defaultInputModes, securitySchemes, …)",
+		}}}
+	}
+	n := &normalizer{cardURL: opts.CardURL}
+	card := n.card(tree)
+	if n.c.hasErr {
+		return nil, &InvalidError{Reason: ErrInvalidCard, Problems: n.c.problems()}
+	}
+	return &Parsed{Raw: data, Tree: tree, Card: card, Problems: n.c.problems()}, nil
+}
+
+// cardMembers are the members only an agent card has (top level, camelCase
+// or snake_case); one of them makes a document a card. "name",
+// "description", "version" and "capabilities" are not enough: MCP
+// manifests, package files and the orchestration agent of A2A PR #258
+// (testdata: a non-A2A document with name, version and a capabilities
+// array) have them too. "url" and "protocolVersion" are common words, so
+// they count only beside a "name" (a v0.x card reduced to name + url is
+// still recognizably one). Every published card in testdata, down to the
+// TCK's minimal signing vector, has skills, modes or an endpoint.
+var cardMembers = []string{
+	"supportedInterfaces", "supported_interfaces", "preferredTransport", "preferred_transport",
+	"additionalInterfaces", "additional_interfaces", "skills", "defaultInputModes", "default_input_modes",
+	"defaultOutputModes", "default_output_modes", "securitySchemes", "security_schemes",
+	"securityRequirements", "security_requirements", "supportsAuthenticatedExtendedCard",
+	"supports_authenticated_extended_card",
+}
+
+var cardMembersWithName = []string{"url", "protocolVersion", "protocol_version"}
+
+func isCard(tree *sj.Value) bool {
+	named := tree.Get("name") != nil
+	for _, m := range tree.Object {
+		if slices.Contains(cardMembers, m.Key) || (named && slices.Contains(cardMembersWithName, m.Key)) {
+			return true
+		}
+	}
+	return false
+}
+
+var syntaxCodes = map[string]string{
+	sj.CodeEmpty:        CodeEmptyDocument,
+	sj.CodeTooLarge:     CodeTooLarge,
+	sj.CodeBOM:          CodeByteOrderMark,
+	sj.CodeInvalidUTF8:  CodeInvalidUTF8,
+	sj.CodeLoneSurrog:   CodeLoneSurrogate,
+	sj.CodeSyntax:       CodeInvalidJSON,
+	sj.CodeTrailingData: CodeTrailingData,
+	sj.CodeDuplicateKey: CodeDuplicateKey,
+	sj.CodeTooDeep:      CodeTooDeep,
+	sj.CodeNumberRange:  CodeNumberOutOfRange,
+}
+
+// syntaxError maps a strictjson rejection to a problem. The message names
+// the byte offset and pointer but never quotes the body (C.28: the raw body
+// is not shown).
+func syntaxError(data []byte, err error) error {
+	p := Problem{Severity: SeverityError, Code: CodeInvalidJSON, Message: err.Error()}
+	if e, ok := sj.AsError(err); ok {
+		p.Pointer = e.Pointer
+		if code, ok := syntaxCodes[e.Code]; ok {
+			p.Code = code
+		}
+		if e.Code == sj.CodeSyntax && looksLikeHTML(data) {
+			p.Message = "the document is HTML, not JSON (" + e.Error() + ")"
+		}
+	}
+	return &InvalidError{Reason: ErrNotJSON, Problems: []Problem{p}}
+}
+
+func looksLikeHTML(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '<'
+}
