@@ -1,0 +1,231 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/agentcard"
+)
+
+// Document is what the index holds for one agent: the searchable text, every
+// filter/facet value, and the skills as nested documents. It is built only
+// from a registry.Agent so that rebuild and incremental indexing agree.
+type Document struct {
+	ID               string
+	Name             string
+	Description      string
+	Provider         string
+	Host             string
+	Status           registry.Status
+	Health           registry.Health
+	Trust            registry.Trust
+	Visibility       registry.Visibility
+	ProtocolVersions []string
+	Bindings         []string
+	SecuritySchemes  []string // scheme kinds: apiKey, http, oauth2, openIdConnect, mutualTls
+	Capabilities     []string // streaming, pushNotifications, extendedAgentCard
+	Extensions       []string // extension URIs
+	InputModes       []string // default modes plus every skill's modes (CONTRACT.md §5)
+	OutputModes      []string
+	Tags             []string // union of the skills' tags, lowercased
+	UpdatedAt        time.Time
+	LastChangedAt    time.Time
+	Skills           []SkillDocument
+}
+
+// SkillDocument is one skill, indexed as a nested document so that
+// conjunctions over skill fields match within a single skill.
+type SkillDocument struct {
+	ID          string
+	Name        string
+	Description string
+	Tags        []string
+	Examples    []string
+	InputModes  []string
+	OutputModes []string
+}
+
+// Capability names, as the `capability` filter and facet use them.
+const (
+	CapabilityStreaming         = "streaming"
+	CapabilityPushNotifications = "pushNotifications"
+	CapabilityExtendedAgentCard = "extendedAgentCard"
+)
+
+// NewDocument derives the index document of an agent. An agent that was
+// never fetched has no card; it is still indexed (admins list pending
+// agents) under its host.
+func NewDocument(a registry.Agent) Document {
+	d := Document{
+		ID:         a.ID,
+		Host:       a.Host,
+		Status:     a.Status,
+		Health:     a.Health,
+		Trust:      a.Trust,
+		Visibility: a.Visibility,
+		UpdatedAt:  a.UpdatedAt,
+	}
+	if a.LastChangedAt != nil {
+		d.LastChangedAt = *a.LastChangedAt
+	}
+	c := a.Card
+	if c == nil {
+		return d
+	}
+	d.Name = c.Name
+	d.Description = c.Description
+	if c.Provider != nil {
+		d.Provider = c.Provider.Organization
+	}
+	d.ProtocolVersions = protocolVersions(c)
+	for _, in := range c.Interfaces {
+		d.Bindings = appendUnique(d.Bindings, in.Binding)
+	}
+	for _, s := range c.SecuritySchemes {
+		d.SecuritySchemes = appendUnique(d.SecuritySchemes, s.Kind)
+	}
+	if c.Capabilities.Streaming {
+		d.Capabilities = append(d.Capabilities, CapabilityStreaming)
+	}
+	if c.Capabilities.PushNotifications {
+		d.Capabilities = append(d.Capabilities, CapabilityPushNotifications)
+	}
+	if c.Capabilities.ExtendedAgentCard {
+		d.Capabilities = append(d.Capabilities, CapabilityExtendedAgentCard)
+	}
+	for _, e := range c.Capabilities.Extensions {
+		d.Extensions = appendUnique(d.Extensions, e.URI)
+	}
+	for _, m := range c.DefaultInputModes {
+		d.InputModes = appendUnique(d.InputModes, normMode(m))
+	}
+	for _, m := range c.DefaultOutputModes {
+		d.OutputModes = appendUnique(d.OutputModes, normMode(m))
+	}
+	for _, s := range c.Skills {
+		sd := SkillDocument{ID: s.ID, Name: s.Name, Description: s.Description, Examples: s.Examples}
+		for _, t := range s.Tags {
+			t = normTag(t)
+			sd.Tags = appendUnique(sd.Tags, t)
+			d.Tags = appendUnique(d.Tags, t)
+		}
+		for _, m := range s.InputModes {
+			sd.InputModes = appendUnique(sd.InputModes, normMode(m))
+			d.InputModes = appendUnique(d.InputModes, normMode(m))
+		}
+		for _, m := range s.OutputModes {
+			sd.OutputModes = appendUnique(sd.OutputModes, normMode(m))
+			d.OutputModes = appendUnique(d.OutputModes, normMode(m))
+		}
+		d.Skills = append(d.Skills, sd)
+	}
+	return d
+}
+
+// protocolVersions follows CONTRACT.md §5: a v0.1/v0.2 card that declares
+// no version gets one from its shape.
+func protocolVersions(c *agentcard.Card) []string {
+	var out []string
+	for _, v := range c.ProtocolVersions {
+		out = appendUnique(out, v)
+	}
+	for _, in := range c.Interfaces {
+		out = appendUnique(out, in.ProtocolVersion)
+	}
+	if len(out) == 0 {
+		switch c.Shape {
+		case "v0.1":
+			out = []string{"0.1"}
+		case "v0.2":
+			out = []string{"0.2"}
+		}
+	}
+	return out
+}
+
+// fields is the document as Bleve indexes it. The flat `text` field repeats
+// the skills' text because Bleve's nested conjunctions require every clause
+// to match inside one skill: "all query words somewhere in the agent" needs a
+// non-nested copy.
+func (d Document) fields() map[string]any {
+	var text strings.Builder
+	addText := func(s string) {
+		if s != "" {
+			text.WriteString(s)
+			text.WriteString("\n")
+		}
+	}
+	addText(d.Name)
+	addText(d.Description)
+	addText(d.Provider)
+	skills := make([]any, 0, len(d.Skills))
+	skillIDs := make([]string, 0, len(d.Skills))
+	for _, s := range d.Skills {
+		addText(s.Name)
+		addText(s.Description)
+		addText(strings.Join(s.Tags, " "))
+		for _, e := range s.Examples {
+			addText(e)
+		}
+		skillIDs = appendUnique(skillIDs, s.ID)
+		skills = append(skills, map[string]any{
+			"id":          s.ID,
+			"name":        s.Name,
+			"description": s.Description,
+			"tags":        s.Tags,
+			"examples":    s.Examples,
+			"kind":        skillMarkerValue,
+		})
+	}
+	sortName := strings.ToLower(strings.TrimSpace(d.Name))
+	if sortName == "" {
+		sortName = strings.ToLower(d.Host)
+	}
+	m := map[string]any{
+		fieldName:          d.Name,
+		fieldNameSort:      sortName,
+		fieldDescription:   d.Description,
+		fieldProvider:      d.Provider,
+		fieldProviderKey:   strings.ToLower(d.Provider),
+		fieldHost:          d.Host,
+		fieldText:          text.String(),
+		fieldStatus:        string(d.Status),
+		fieldHealth:        string(d.Health),
+		fieldTrust:         string(d.Trust),
+		fieldVisibility:    string(d.Visibility),
+		fieldProtocols:     d.ProtocolVersions,
+		fieldBindings:      d.Bindings,
+		fieldSchemes:       d.SecuritySchemes,
+		fieldCapabilities:  d.Capabilities,
+		fieldExtensions:    d.Extensions,
+		fieldInputModes:    d.InputModes,
+		fieldOutputModes:   d.OutputModes,
+		fieldTags:          d.Tags,
+		fieldSkillIDs:      skillIDs,
+		fieldUpdatedAt:     timeNumber(d.UpdatedAt),
+		fieldLastChangedAt: timeNumber(d.LastChangedAt),
+		fieldSkills:        skills,
+	}
+	return m
+}
+
+// timeNumber is milliseconds since the epoch: exact in a float64, which is
+// how Bleve stores numbers.
+func timeNumber(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMilli())
+}
+
+func normTag(t string) string  { return strings.ToLower(strings.TrimSpace(t)) }
+func normMode(m string) string { return strings.ToLower(strings.TrimSpace(m)) }
+
+func appendUnique(s []string, v string) []string {
+	if v == "" || slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}

@@ -1,0 +1,249 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+)
+
+// Options configure an Index. The zero value is usable.
+type Options struct {
+	// LockTimeout bounds how long opening waits for Bolt's file lock
+	// (`bolt_timeout`, RELIABILITY.md G.70). Default 1s.
+	LockTimeout time.Duration
+	// QueryTimeout bounds every search (G.71). Default 2s.
+	QueryTimeout time.Duration
+	// Logger receives open, rebuild and indexing events. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = time.Second
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Directory layout: dir/LOCK (flock), dir/CURRENT (name of the live
+// generation), dir/gen-NNNN (a Bleve index), dir/gen-NNNN.building (a
+// rebuild in progress, never opened for queries).
+const (
+	lockFile     = "LOCK"
+	currentFile  = "CURRENT"
+	genPrefix    = "gen-"
+	buildingSufx = ".building"
+)
+
+// Internal keys stored inside each Bleve index.
+var (
+	keyMappingVersion = []byte("cardex.mappingVersion")
+	keyAppliedSeq     = []byte("cardex.appliedSeq")
+)
+
+// Index is the search index of one Cardex process. Queries run against the
+// live generation; Rebuild builds a new generation beside it and swaps it in.
+// It is safe for concurrent use.
+type Index struct {
+	dir      string
+	opts     Options
+	lock     *os.File
+	analyzer analysis.Analyzer // splits q into words like the text fields do
+
+	// mu guards cur and closed. Queries and write batches hold it for
+	// reading for their whole duration, so the swap (write lock) happens
+	// between queries and the old generation is closed only when unused.
+	mu     sync.RWMutex
+	cur    *generation
+	reason error // why there is no usable generation (ErrMissing, ErrCorrupt…)
+	closed bool
+
+	// writeMu serializes write rounds (Indexer.Sync) with swaps, so a round
+	// never straddles two generations.
+	writeMu sync.Mutex
+	// rebuildMu allows one rebuild at a time.
+	rebuildMu sync.Mutex
+}
+
+type generation struct {
+	name    string
+	idx     bleve.Index
+	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
+}
+
+// Status describes the index for readiness checks and metrics.
+type Status struct {
+	Ready      bool   // a generation is live and answering queries
+	Reason     error  // when not ready: wraps ErrMissing, ErrCorrupt or ErrOldMapping
+	Generation string // name of the live generation
+	AppliedSeq int64  // last change-log sequence applied
+	DocCount   uint64 // agents plus nested skill documents
+}
+
+// Open opens the index in dir, creating dir if needed. It fails with
+// ErrLocked when another process holds the directory. A missing, corrupt or
+// old-mapping index is not an error: the Index opens "not ready" (Status
+// tells why), queries answer ErrNotReady, and Rebuild (or Indexer.Run) builds
+// a fresh generation — never a hot retry loop (G.69).
+func Open(dir string, opts Options) (*Index, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("search: create index directory: %w", err)
+	}
+	lock, err := lockDir(filepath.Join(dir, lockFile))
+	if err != nil {
+		return nil, err
+	}
+	x := &Index{dir: dir, opts: opts, lock: lock, analyzer: newMapping().AnalyzerNamed(analyzerText)}
+	if x.analyzer == nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("search: analyzer %q unavailable", analyzerText)
+	}
+	name, err := readCurrent(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		x.reason = ErrMissing
+	case err != nil:
+		x.reason = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	default:
+		g, err := x.openGeneration(name)
+		switch {
+		case errors.Is(err, ErrLocked):
+			_ = unlockDir(lock)
+			return nil, err
+		case err != nil:
+			x.reason = err
+		default:
+			x.cur = g
+		}
+	}
+	if x.reason != nil {
+		opts.Logger.Warn("search index needs a rebuild", "dir", dir, "reason", x.reason.Error())
+	}
+	x.removeStale()
+	return x, nil
+}
+
+// openGeneration opens one generation and checks that it is complete and
+// of the current mapping.
+func (x *Index) openGeneration(name string) (*generation, error) {
+	path := filepath.Join(x.dir, name)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%w: generation %s: %w", ErrCorrupt, name, err)
+	}
+	idx, err := openBleve(path, x.opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	g := &generation{name: name, idx: idx}
+	if err := g.check(); err != nil {
+		_ = idx.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// check reads the metadata every complete generation has and touches the
+// segments, so a deleted root.bolt (Bleve silently starts empty) or an
+// unreadable segment is caught at open rather than at the first query.
+func (g *generation) check() error {
+	v, err := g.idx.GetInternal(keyMappingVersion)
+	if err != nil {
+		return fmt.Errorf("%w: read mapping version: %w", ErrCorrupt, err)
+	}
+	if v == nil {
+		return fmt.Errorf("%w: generation %s has no mapping version (incomplete or root.bolt lost)", ErrCorrupt, g.name)
+	}
+	if string(v) != MappingVersion {
+		return fmt.Errorf("%w: found %q, want %q", ErrOldMapping, v, MappingVersion)
+	}
+	s, err := g.idx.GetInternal(keyAppliedSeq)
+	if err != nil || s == nil {
+		return fmt.Errorf("%w: generation %s has no applied sequence", ErrCorrupt, g.name)
+	}
+	n, err := strconv.ParseInt(string(s), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: applied sequence %q", ErrCorrupt, s)
+	}
+	g.applied.Store(n)
+	if _, err := g.idx.DocCount(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 1, 0, false)
+	req.Fields = []string{fieldName}
+	if _, err := g.idx.Search(req); err != nil {
+		return fmt.Errorf("%w: probe query: %w", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// Status reports readiness and progress.
+func (x *Index) Status() Status {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.cur == nil {
+		return Status{Reason: x.reason}
+	}
+	n, _ := x.cur.idx.DocCount()
+	return Status{Ready: true, Generation: x.cur.name, AppliedSeq: x.cur.applied.Load(), DocCount: n}
+}
+
+// NeedsRebuild reports whether no generation is live, and why.
+func (x *Index) NeedsRebuild() (bool, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.cur == nil && !x.closed, x.reason
+}
+
+// Dir is the index directory.
+func (x *Index) Dir() string { return x.dir }
+
+// Close waits for running queries, closes the live generation and releases
+// the directory lock.
+func (x *Index) Close() error {
+	x.rebuildMu.Lock()
+	defer x.rebuildMu.Unlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	var err error
+	if x.cur != nil {
+		err = x.cur.idx.Close()
+		x.cur = nil
+	}
+	return errors.Join(err, unlockDir(x.lock))
+}
+
+// acquire returns the live generation with the read lock held; release
+// with x.mu.RUnlock.
+func (x *Index) acquire() (*generation, error) {
+	x.mu.RLock()
+	if x.closed {
+		x.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	if x.cur == nil {
+		x.mu.RUnlock()
+		return nil, fmt.Errorf("%w: %w", ErrNotReady, x.reason)
+	}
+	return x.cur, nil
+}

@@ -1,0 +1,172 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// IndexerOptions configure an Indexer. The zero value is usable.
+type IndexerOptions struct {
+	// PollInterval is how often Run looks for new changes. Default 2s.
+	PollInterval time.Duration
+	// BatchSize is how many change-log entries one round reads (≤ 1,000).
+	BatchSize int
+	// MaxBackoff caps the wait after failed rounds. Default 1 minute.
+	MaxBackoff time.Duration
+}
+
+// Indexer keeps an Index in step with a Source's change log. The
+// high-water mark lives inside the index (written in the same Bleve batch as
+// the documents), so a restart resumes exactly where the index is, and a
+// rebuilt generation carries its own.
+type Indexer struct {
+	idx  *Index
+	src  Source
+	opts IndexerOptions
+	lag  atomic.Int64
+}
+
+// NewIndexer returns an indexer of idx following src.
+func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	if opts.BatchSize <= 0 || opts.BatchSize > maxBatch {
+		opts.BatchSize = maxBatch
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = time.Minute
+	}
+	return &Indexer{idx: idx, src: src, opts: opts}
+}
+
+// Lag is how many change-log entries the index was behind at the end of
+// the last round (for metrics).
+func (ix *Indexer) Lag() int64 { return ix.lag.Load() }
+
+// Run rebuilds the index first if it needs it, then applies new changes
+// every PollInterval until ctx ends. A failing rebuild or round is retried
+// with exponential back-off, never in a hot loop (G.69). It returns
+// ctx.Err() or ErrClosed.
+func (ix *Indexer) Run(ctx context.Context) error {
+	wait := ix.opts.PollInterval
+	for {
+		err := ix.round(ctx)
+		switch {
+		case errors.Is(err, ErrClosed):
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			ix.idx.opts.Logger.Error("search indexer", "err", err.Error(), "retry_in", wait.String())
+			wait = min(wait*2, ix.opts.MaxBackoff)
+		default:
+			wait = ix.opts.PollInterval
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (ix *Indexer) round(ctx context.Context) error {
+	if need, _ := ix.idx.NeedsRebuild(); need {
+		if err := ix.idx.Rebuild(ctx, ix.src); err != nil {
+			return err
+		}
+	}
+	return ix.Sync(ctx)
+}
+
+// Sync applies every change available now and returns when the index has
+// caught up with the source (or on the first error, leaving the index at
+// the last fully applied batch). It returns ErrNotReady when the index needs
+// a rebuild first.
+func (ix *Indexer) Sync(ctx context.Context) error {
+	for {
+		done, err := ix.step(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			head, err := ix.src.LatestSeq(ctx)
+			if err != nil {
+				return fmt.Errorf("search: indexer: %w", err)
+			}
+			if st := ix.idx.Status(); st.Ready {
+				ix.lag.Store(max(0, head-st.AppliedSeq))
+			}
+			return nil
+		}
+	}
+}
+
+// step applies one batch of changes. For every changed agent it re-reads
+// the current state, so the order of events does not matter: a late
+// "fetched" after "removed" finds the agent removed and deletes it
+// (RELIABILITY.md F.64, G.72).
+func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
+	x := ix.idx
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	g, err := x.acquire()
+	if err != nil {
+		return false, err
+	}
+	defer x.mu.RUnlock()
+
+	applied := g.applied.Load()
+	changes, next, err := ix.src.Changes(ctx, applied, ix.opts.BatchSize)
+	if err != nil {
+		return false, fmt.Errorf("search: indexer: read changes after %d: %w", applied, err)
+	}
+	if len(changes) == 0 {
+		return true, nil
+	}
+	if next <= applied {
+		return false, fmt.Errorf("search: indexer: source did not advance past %d", applied)
+	}
+	ids := make([]string, 0, len(changes))
+	seen := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		if !seen[c.AgentID] {
+			seen[c.AgentID] = true
+			ids = append(ids, c.AgentID)
+		}
+	}
+	agents, err := ix.src.Agents(ctx, ids)
+	if err != nil {
+		return false, fmt.Errorf("search: indexer: read agents: %w", err)
+	}
+	current := make(map[string]registry.Agent, len(agents))
+	for _, a := range agents {
+		current[a.ID] = a
+	}
+	b := g.idx.NewBatch()
+	for _, id := range ids {
+		a, ok := current[id]
+		if !ok || !searchable(a) {
+			b.Delete(id)
+			continue
+		}
+		if err := b.Index(id, NewDocument(a).fields()); err != nil {
+			return false, fmt.Errorf("search: indexer: agent %s: %w", id, err)
+		}
+	}
+	b.SetInternal(keyAppliedSeq, []byte(strconv.FormatInt(next, 10)))
+	if err := g.idx.Batch(b); err != nil {
+		return false, fmt.Errorf("search: indexer: write batch: %w", err)
+	}
+	g.applied.Store(next)
+	return false, nil
+}

@@ -1,0 +1,176 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Limits that keep every query bounded whatever the caller sends
+// (RELIABILITY.md G.71, I.82).
+const (
+	MaxQueryBytes    = 512    // longer q is refused, not truncated
+	MaxQueryWords    = 32     // analyzed words beyond this are ignored
+	MaxFilterValues  = 32     // values of one filter
+	MaxFilterBytes   = 512    // bytes of one filter value
+	DefaultPageSize  = 20     // CONTRACT.md §5
+	MaxPageSize      = 100    // larger page sizes are clamped
+	MaxResultWindow  = 10_000 // deepest result reachable by paging
+	maxTagsFacet     = 20     // CONTRACT.md §5: tags and extensions top 20
+	maxOtherFacet    = 50
+	maxTagsListLimit = 1000
+)
+
+// Viewer is who is asking, which decides what may be listed
+// (CONTRACT.md §4).
+type Viewer int
+
+// Viewers: anonymous sees approved, public agents whose health is not gone;
+// a reader also sees internal ones; an admin sees every indexed agent.
+const (
+	ViewerAnonymous Viewer = iota
+	ViewerReader
+	ViewerAdmin
+)
+
+// ViewerFor maps a registry principal to its listing scope. Publisher tokens
+// list what anonymous callers list (their own agents are read by id).
+func ViewerFor(p registry.Principal) Viewer {
+	switch p.Role {
+	case registry.RoleAdmin:
+		return ViewerAdmin
+	case registry.RoleReader:
+		return ViewerReader
+	default:
+		return ViewerAnonymous
+	}
+}
+
+// Filters restrict results. Values of one filter are ORed; different
+// filters are ANDed (CONTRACT.md §5). Tags, modes and providers compare
+// case-insensitively; the rest exactly. Status, Health and Visibility are
+// for admins: the API refuses them to others with 403, and the index ANDs
+// them with the viewer's scope anyway.
+type Filters struct {
+	Tags             []string
+	SkillIDs         []string // skill ids
+	InputModes       []string // match the card's default modes or any skill's
+	OutputModes      []string
+	Capabilities     []string // streaming, pushNotifications, extendedAgentCard
+	Bindings         []string // JSONRPC, GRPC, HTTP+JSON, or a custom URI
+	SecuritySchemes  []string // apiKey, http, oauth2, openIdConnect, mutualTls
+	ProtocolVersions []string
+	Trust            []string
+	Providers        []string // provider organization
+	Extensions       []string // extension URIs
+	Statuses         []string
+	Healths          []string
+	Visibilities     []string
+}
+
+// filterFields pairs each filter with its keyword field and whether its
+// values are lowercased like the indexed ones.
+func (f Filters) fields() []filterField {
+	return []filterField{
+		{fieldTags, f.Tags, true},
+		{fieldSkillIDs, f.SkillIDs, false},
+		{fieldInputModes, f.InputModes, true},
+		{fieldOutputModes, f.OutputModes, true},
+		{fieldCapabilities, f.Capabilities, false},
+		{fieldBindings, f.Bindings, false},
+		{fieldSchemes, f.SecuritySchemes, false},
+		{fieldProtocols, f.ProtocolVersions, false},
+		{fieldTrust, f.Trust, false},
+		{fieldProviderKey, f.Providers, true},
+		{fieldExtensions, f.Extensions, false},
+		{fieldStatus, f.Statuses, false},
+		{fieldHealth, f.Healths, false},
+		{fieldVisibility, f.Visibilities, false},
+	}
+}
+
+type filterField struct {
+	field  string
+	values []string
+	lower  bool
+}
+
+// Sort orders results (CONTRACT.md §5).
+type Sort string
+
+// Sorts. The zero Sort is relevance when Q is set, updated otherwise.
+const (
+	SortRelevance Sort = "relevance"
+	SortName      Sort = "name"
+	SortUpdated   Sort = "updated"
+)
+
+// Query is one search of agents.
+type Query struct {
+	Q         string
+	Filters   Filters
+	Viewer    Viewer
+	PageSize  int    // default 20, clamped to 100
+	PageToken string // from a previous Result.NextPageToken
+	Sort      Sort
+}
+
+func (q Query) validate() error {
+	if err := validateText(q.Q); err != nil {
+		return err
+	}
+	switch q.Sort {
+	case "", SortRelevance, SortName, SortUpdated:
+	default:
+		return fmt.Errorf("%w: unknown sort %q", ErrInvalidQuery, q.Sort)
+	}
+	return q.Filters.validate()
+}
+
+func (q Query) sort() Sort {
+	switch {
+	case q.Sort != "":
+		return q.Sort
+	case strings.TrimSpace(q.Q) != "":
+		return SortRelevance
+	default:
+		return SortUpdated
+	}
+}
+
+func validateText(s string) error {
+	if len(s) > MaxQueryBytes {
+		return fmt.Errorf("%w: q is %d bytes, at most %d", ErrInvalidQuery, len(s), MaxQueryBytes)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: q is not valid UTF-8", ErrInvalidQuery)
+	}
+	return nil
+}
+
+func (f Filters) validate() error {
+	for _, ff := range f.fields() {
+		if len(ff.values) > MaxFilterValues {
+			return fmt.Errorf("%w: %d values for %s, at most %d", ErrInvalidQuery, len(ff.values), ff.field, MaxFilterValues)
+		}
+		for _, v := range ff.values {
+			if len(v) > MaxFilterBytes || !utf8.ValidString(v) {
+				return fmt.Errorf("%w: bad value for %s", ErrInvalidQuery, ff.field)
+			}
+		}
+	}
+	return nil
+}
+
+func clampPageSize(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultPageSize
+	case n > MaxPageSize:
+		return MaxPageSize
+	default:
+		return n
+	}
+}

@@ -1,0 +1,143 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+)
+
+// Rebuild builds a complete new generation from src in a new directory and
+// swaps it in atomically. The live generation (if any) keeps answering
+// queries until the swap; readers never see a half-built index (G.69). The
+// new generation starts at the change-log head read before the first page,
+// so changes made during the build are applied afterwards by the Indexer
+// (re-reading current state makes re-applying them harmless).
+func (x *Index) Rebuild(ctx context.Context, src Source) error {
+	x.rebuildMu.Lock()
+	defer x.rebuildMu.Unlock()
+	x.mu.RLock()
+	closed := x.closed
+	x.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	start := time.Now()
+	head, err := src.LatestSeq(ctx)
+	if err != nil {
+		return fmt.Errorf("search: rebuild: read change-log head: %w", err)
+	}
+	name, err := x.nextGeneration()
+	if err != nil {
+		return fmt.Errorf("search: rebuild: %w", err)
+	}
+	building := filepath.Join(x.dir, name+buildingSufx)
+	if err := os.RemoveAll(building); err != nil {
+		return fmt.Errorf("search: rebuild: %w", err)
+	}
+	agents, err := x.build(ctx, building, src, head)
+	if err != nil {
+		_ = os.RemoveAll(building)
+		return fmt.Errorf("search: rebuild: %w", err)
+	}
+	if err := os.Rename(building, filepath.Join(x.dir, name)); err != nil {
+		_ = os.RemoveAll(building)
+		return fmt.Errorf("search: rebuild: %w", err)
+	}
+	if err := syncDir(x.dir); err != nil {
+		return fmt.Errorf("search: rebuild: %w", err)
+	}
+	g, err := x.openGeneration(name)
+	if err != nil {
+		_ = os.RemoveAll(filepath.Join(x.dir, name))
+		return fmt.Errorf("search: rebuild: reopen: %w", err)
+	}
+	old, err := x.swap(g)
+	if err != nil {
+		_ = g.idx.Close()
+		_ = os.RemoveAll(filepath.Join(x.dir, name))
+		return err
+	}
+	if old != nil {
+		// No query or write holds old any more: swap took the write lock.
+		err = errors.Join(old.idx.Close(), os.RemoveAll(filepath.Join(x.dir, old.name)))
+	}
+	x.opts.Logger.Info("search index rebuilt", "generation", name, "agents", agents,
+		"applied_seq", head, "duration", time.Since(start).String())
+	return err
+}
+
+// build writes every searchable agent of src into a new Bleve index at path
+// and closes it, so all segments are persisted before the directory is
+// renamed into place.
+func (x *Index) build(ctx context.Context, path string, src Source, head int64) (int, error) {
+	idx, err := createBleve(path, x.opts.LockTimeout)
+	if err != nil {
+		return 0, err
+	}
+	n, err := fill(ctx, idx, src)
+	if err == nil {
+		b := idx.NewBatch()
+		b.SetInternal(keyMappingVersion, []byte(MappingVersion))
+		b.SetInternal(keyAppliedSeq, []byte(strconv.FormatInt(head, 10)))
+		err = idx.Batch(b)
+	}
+	return n, errors.Join(err, idx.Close())
+}
+
+func fill(ctx context.Context, idx bleve.Index, src Source) (int, error) {
+	after, n := "", 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		page, err := src.ListAgents(ctx, after, maxBatch)
+		if err != nil {
+			return n, err
+		}
+		if len(page) == 0 {
+			return n, nil
+		}
+		b := idx.NewBatch()
+		for _, a := range page {
+			if a.ID <= after {
+				return n, fmt.Errorf("source listed agent %q after %q: ids must ascend", a.ID, after)
+			}
+			after = a.ID
+			if !searchable(a) {
+				continue
+			}
+			if err := b.Index(a.ID, NewDocument(a).fields()); err != nil {
+				return n, fmt.Errorf("index agent %s: %w", a.ID, err)
+			}
+			n++
+		}
+		if err := idx.Batch(b); err != nil {
+			return n, err
+		}
+	}
+}
+
+// swap makes g the live generation and returns the previous one. It waits
+// for running queries and write rounds, and persists CURRENT first so a
+// crash right after leaves the new generation live.
+func (x *Index) swap(g *generation) (*generation, error) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if err := writeCurrent(x.dir, g.name); err != nil {
+		return nil, fmt.Errorf("search: rebuild: write CURRENT: %w", err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	old := x.cur
+	x.cur, x.reason = g, nil
+	return old, nil
+}

@@ -1,0 +1,57 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+)
+
+// Tags lists the tags of the agents v may list, with how many agents carry
+// each, most used first; prefix (case-insensitive) narrows them for
+// type-ahead. Counts come from a facet over the viewer's scope, never from
+// the raw term dictionary, so a tag used only by hidden agents does not leak
+// (G.72). limit defaults to 100 and is capped at 1,000.
+func (x *Index) Tags(ctx context.Context, prefix string, v Viewer, limit int) ([]FacetValue, error) {
+	if len(prefix) > MaxFilterBytes {
+		return nil, fmt.Errorf("%w: prefix too long", ErrInvalidQuery)
+	}
+	if err := validateText(prefix); err != nil {
+		return nil, err
+	}
+	switch {
+	case limit <= 0:
+		limit = 100
+	case limit > maxTagsListLimit:
+		limit = maxTagsListLimit
+	}
+	prefix = strings.ToLower(strings.TrimSpace(prefix))
+	q := buildQuery(nil, v, Filters{})
+	if prefix != "" {
+		p := bleve.NewPrefixQuery(prefix)
+		p.SetField(fieldTags)
+		p.SetBoost(0)
+		q = bleve.NewConjunctionQuery(q, p)
+	}
+	req := bleve.NewSearchRequestOptions(q, 0, 0, false)
+	req.Score = bleve.ScoreNone
+	// Every distinct tag is counted by the facet builder anyway; a large
+	// size only keeps rare prefix matches from being cut before filtering.
+	req.AddFacet(fieldTags, bleve.NewFacetRequest(fieldTags, 100_000))
+	res, err := x.run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	all := facetsOf(res).Tags
+	out := make([]FacetValue, 0, min(limit, len(all)))
+	for _, t := range all {
+		if strings.HasPrefix(t.Value, prefix) {
+			out = append(out, t)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
