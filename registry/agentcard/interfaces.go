@@ -46,7 +46,7 @@ func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 			cardPV = shapeVersion[n.shape]
 		}
 		if n.shape == ShapeV1 {
-			if si == nil {
+			if !top.has("supportedInterfaces") {
 				n.c.warn(siPtr, CodeMissingRequired, "supportedInterfaces is required")
 			}
 		} else {
@@ -79,6 +79,7 @@ func (n *normalizer) legacyInterfaces(top obj, pv string) []Interface {
 	}
 	uv, up := top.get("url")
 	switch {
+	case uv == nil && top.has("url"):
 	case uv == nil:
 		n.c.warn(up, CodeMissingRequired, "url is required (or supportedInterfaces)")
 	case uv.String == "":

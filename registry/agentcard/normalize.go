@@ -59,6 +59,8 @@ func (n *normalizer) card(tree *sj.Value) *Card {
 func (n *normalizer) requireText(o obj, name string) {
 	v, p := o.get(name)
 	switch {
+	case v == nil && o.has(name):
+		// null or of the wrong type: already reported.
 	case v == nil:
 		n.c.warn(p, CodeMissingRequired, "%s is required", name)
 	case strings.TrimSpace(v.String) == "":
@@ -71,6 +73,7 @@ func (n *normalizer) requireText(o obj, name string) {
 func (n *normalizer) requireArray(o obj, name string) {
 	v, p := o.get(name)
 	switch {
+	case v == nil && o.has(name):
 	case v == nil:
 		n.c.warn(p, CodeMissingRequired, "%s is required", name)
 	case len(v.Array) == 0:
@@ -126,7 +129,7 @@ func (n *normalizer) provider(top obj) *Provider {
 func (n *normalizer) capabilities(top obj) Capabilities {
 	caps := Capabilities{Extensions: []Extension{}}
 	v, ptr := top.get("capabilities")
-	if v == nil {
+	if v == nil && !top.has("capabilities") {
 		n.c.warn(ptr, CodeMissingRequired, "capabilities is required")
 	}
 	o := n.c.open(v, ptr, capabilitiesSchema)
