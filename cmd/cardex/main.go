@@ -36,6 +36,7 @@ type command struct {
 // commands is the CLI's route table.
 var commands = []command{
 	{"version", "print the Cardex version", runVersion},
+	{"serve", "run the registry server (REST API)", runServe},
 }
 
 func main() {

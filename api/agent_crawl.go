@@ -1,0 +1,25 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// crawlAgent is POST /api/v1/agents/{id}/crawl {} (admin, or the owner's
+// publisher token): fetch as soon as possible.
+func (s *server) crawlAgent(c echo.Context) error {
+	body, raw, err := readBody(c, false)
+	if err != nil {
+		return err
+	}
+	var req struct{}
+	if err := decodeObject(body, raw, &req); err != nil {
+		return err
+	}
+	a, err := s.svc.RequestCrawl(c.Request().Context(), principal(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeAgent(c, http.StatusAccepted, a)
+}

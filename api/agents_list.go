@@ -1,0 +1,84 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Page sizes of CONTRACT.md §5.
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+type agentPage struct {
+	Agents        []registry.Agent `json:"agents"`
+	NextPageToken string           `json:"nextPageToken"`
+	TotalSize     int              `json:"totalSize"`
+}
+
+// listAgents is GET /api/v1/agents: the agents the caller may list, from
+// SQL, keyset-paginated (RELIABILITY.md I.82: no offsets to page deep with).
+func (s *server) listAgents(c echo.Context) error {
+	q, err := listQuery(c)
+	if err != nil {
+		return err
+	}
+	page, err := s.svc.List(c.Request().Context(), principal(c), q)
+	if err != nil {
+		return err
+	}
+	out := agentPage{Agents: make([]registry.Agent, 0, len(page.Agents)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
+	for _, a := range page.Agents {
+		out.Agents = append(out.Agents, agentJSON(a))
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+func listQuery(c echo.Context) (registry.ListQuery, error) {
+	var q registry.ListQuery
+	if err := checkParams(c.QueryParams(), "status", "health", "trust", "visibility", "pageSize", "pageToken", "sort"); err != nil {
+		return q, err
+	}
+	var err error
+	if q.Status, err = enumParam(c, "status", registry.StatusPending, registry.StatusApproved,
+		registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved); err != nil {
+		return q, err
+	}
+	if q.Health, err = enumParam(c, "health", registry.HealthUnknown, registry.HealthOK,
+		registry.HealthFailing, registry.HealthGone); err != nil {
+		return q, err
+	}
+	if q.Trust, err = enumParam(c, "trust", registry.TrustUnknown, registry.TrustUnsigned,
+		registry.TrustVerified, registry.TrustInvalid, registry.TrustUntrusted, registry.TrustError); err != nil {
+		return q, err
+	}
+	if q.Visibility, err = enumParam(c, "visibility", registry.VisibilityPublic, registry.VisibilityInternal); err != nil {
+		return q, err
+	}
+	size, err := intParam(c, "pageSize", defaultPageSize, 0, maxPageSize)
+	if err != nil {
+		return q, err
+	}
+	if size == 0 {
+		size = defaultPageSize
+	}
+	q.PageSize = int(size)
+	q.PageToken = c.QueryParam("pageToken")
+	sorts, err := enumParam(c, "sort", "updated", "name")
+	if err != nil {
+		return q, err
+	}
+	switch len(sorts) {
+	case 0:
+		q.Sort = "updated"
+	case 1:
+		q.Sort = sorts[0]
+	default:
+		return q, fieldProblem("/sort", "repeated", "sort may be given only once")
+	}
+	return q, nil
+}

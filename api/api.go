@@ -1,0 +1,102 @@
+// Package api is the Cardex REST API under /api/v1 (CONTRACT.md §5): one
+// route table (routes.go), one file per resource or action, handlers that
+// return errors, and one error handler that renders every failure as an
+// RFC 9457 problem. The API only talks to registry.Service; it never sees
+// the SQL store's types.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Readiness is what /readyz asks of the store; *registry.Store has it.
+type Readiness interface {
+	Ping(ctx context.Context) error
+	MigrationsCurrent(ctx context.Context) (bool, error)
+}
+
+// Config wires the API. Service is required; a zero Limits disables every
+// rate limit (cmd/cardex serve always fills it, see DefaultLimits).
+type Config struct {
+	Service *registry.Service
+	Ready   Readiness
+	Logger  *slog.Logger
+	Limits  Limits
+	// TrustedProxies are the peers whose X-Forwarded-For header is believed.
+	// Empty (the default) means the client address is the TCP peer, so a
+	// client cannot pick its own rate-limit bucket by sending the header.
+	TrustedProxies []netip.Prefix
+	// BaseURL is the server's public URL (--base-url), for absolute
+	// Location headers; empty means they are relative.
+	BaseURL string
+	// Now is the rate limiters' clock; nil means time.Now.
+	Now func() time.Time
+	// MaxLimiterKeys bounds each limiter's table of client addresses or
+	// domains; 0 means 100,000. Idle entries are evicted first.
+	MaxLimiterKeys int
+}
+
+// ErrNoService is returned by New without a registry.Service.
+var ErrNoService = errors.New("api: Config.Service is required")
+
+// server holds the handlers' dependencies.
+type server struct {
+	svc     *registry.Service
+	ready   Readiness
+	log     *slog.Logger
+	now     func() time.Time
+	proxies []netip.Prefix
+	baseURL string
+
+	submitAddr   *limiter
+	submitDomain *limiter
+	read         *limiter
+	authFail     *limiter
+}
+
+// New builds the API handler: /api/v1/…, /problems/{slug}, /healthz and
+// /readyz.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Service == nil {
+		return nil, ErrNoService
+	}
+	s := &server{
+		svc:     cfg.Service,
+		ready:   cfg.Ready,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		proxies: cfg.TrustedProxies,
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	maxKeys := cfg.MaxLimiterKeys
+	if maxKeys <= 0 {
+		maxKeys = 100_000
+	}
+	s.submitAddr = newLimiter(cfg.Limits.SubmitPerAddress, maxKeys)
+	s.submitDomain = newLimiter(cfg.Limits.SubmitPerDomain, maxKeys)
+	s.read = newLimiter(cfg.Limits.ReadPerAddress, maxKeys)
+	s.authFail = newLimiter(cfg.Limits.AuthFailures, maxKeys)
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	s.routes(e)
+	return e, nil
+}

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// genericUnauthorized is the one message for every credential failure, so a
+// prober learns nothing about which tokens exist (RELIABILITY.md I.78).
+const genericUnauthorized = "the credentials are not valid"
+
+func principal(c echo.Context) registry.Principal {
+	p, _ := c.Get(keyPrincipal).(registry.Principal)
+	return p
+}
+
+func roleName(r registry.Role) string {
+	if r == "" {
+		return "anonymous"
+	}
+	return string(r)
+}
+
+// authenticate resolves Authorization: Bearer into a principal. No header
+// is the anonymous caller. A token in the query string is refused outright:
+// URLs end up in proxy logs, browser history and Referer headers (I.78).
+// Failed attempts are counted per client address; past the budget the
+// address gets 429 before any token is looked at, which bounds guessing.
+func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		q := r.URL.Query()
+		if q.Has("token") || q.Has("access_token") {
+			p := newProblem("unauthorized", "credentials are not accepted in the URL; send Authorization: Bearer <token>")
+			p.authError = "invalid_request"
+			return p
+		}
+		values := r.Header.Values(echo.HeaderAuthorization)
+		if len(values) == 0 {
+			c.Set(keyPrincipal, registry.Anonymous)
+			return next(c)
+		}
+		addr := limitKey(s.clientAddr(r))
+		now := s.now()
+		if blocked, wait := s.authFail.empty(addr, now); blocked {
+			return rateLimited(wait, "too many failed authentications from this address")
+		}
+		scheme, token, ok := strings.Cut(values[0], " ")
+		token = strings.TrimSpace(token)
+		if len(values) != 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return s.authFailed(addr, now)
+		}
+		p, err := s.svc.Authenticate(r.Context(), token)
+		if errors.Is(err, registry.ErrUnauthorized) {
+			return s.authFailed(addr, now)
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(keyPrincipal, p)
+		return next(c)
+	}
+}
+
+func (s *server) authFailed(addr string, now time.Time) error {
+	s.authFail.take(addr, now)
+	p := newProblem("unauthorized", genericUnauthorized)
+	p.authError = "invalid_token"
+	return p
+}

@@ -1,0 +1,89 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// problemType is one entry of the problem catalogue: the slugs of
+// CONTRACT.md §5, plus method-not-allowed, unavailable (RELIABILITY.md F.63,
+// F.66) and internal-error. The explanation is served at /problems/{slug}.
+type problemType struct {
+	status  int
+	title   string
+	explain string
+}
+
+var problemTypes = map[string]problemType{
+	"invalid-json": {http.StatusBadRequest, "Invalid JSON",
+		"The request body is not exactly one well-formed JSON value in UTF-8: a syntax error, invalid UTF-8, a lone surrogate, a duplicate key, nesting deeper than 32 levels, or data after the value."},
+	"unknown-field": {http.StatusBadRequest, "Unknown field",
+		"The request body has a member the operation does not define. Names are matched exactly, including case; see /api/v1/openapi.yaml."},
+	"unsupported-media-type": {http.StatusUnsupportedMediaType, "Unsupported media type",
+		"Request bodies must be sent as Content-Type: application/json (optionally with charset=utf-8)."},
+	"body-too-large": {http.StatusRequestEntityTooLarge, "Request body too large",
+		"Request bodies are limited to 64 KiB."},
+	"validation-failed": {http.StatusBadRequest, "Validation failed",
+		"One or more fields or query parameters are invalid. The errors member lists each one with a JSON pointer (for a query parameter, / and its name), a code and a message."},
+	"invalid-url": {http.StatusBadRequest, "Invalid card URL",
+		"The card URL cannot be registered: it must be an absolute https URL (or a bare host) without userinfo or fragment, on port 443 unless the server allows otherwise."},
+	"reserved-address": {http.StatusBadRequest, "Reserved address",
+		"The card URL names an IP address in a reserved range (loopback, private, link-local, multicast and the other IANA special-purpose ranges), which this server does not fetch from."},
+	"duplicate-agent": {http.StatusConflict, "Agent already registered",
+		"The card URL is already registered. The agentId member names the existing agent; read it at /api/v1/agents/{agentId}."},
+	"agent-removed": {http.StatusConflict, "Agent removed",
+		"The card URL belongs to an agent an administrator removed. It cannot be submitted again until an administrator restores it."},
+	"version-conflict": {http.StatusConflict, "Card changed, review again",
+		"The version named in versionSeq is not the agent's current version (or nothing has been fetched yet). currentVersionSeq names the version to review."},
+	"invalid-transition": {http.StatusConflict, "Invalid transition",
+		"The action does not apply to the agent's current status. Approve applies to pending (and flagged approved) agents, reject to pending, suspend to approved, restore to suspended, rejected or removed agents."},
+	"unauthorized": {http.StatusUnauthorized, "Unauthorized",
+		"The credentials are not valid. Send a valid token as Authorization: Bearer <token>; tokens in the URL are refused."},
+	"forbidden": {http.StatusForbidden, "Forbidden",
+		"The caller's role or token scope does not allow this operation on this agent."},
+	"not-found": {http.StatusNotFound, "Not found",
+		"There is no such resource, or the caller may not know of it."},
+	"method-not-allowed": {http.StatusMethodNotAllowed, "Method not allowed",
+		"The resource exists but does not support this method; the Allow header lists the methods it does support."},
+	"rate-limited": {http.StatusTooManyRequests, "Too many requests",
+		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. Requests with a valid token are not rate-limited."},
+	"unavailable": {http.StatusServiceUnavailable, "Service unavailable",
+		"The database is busy or cannot be written right now. Nothing was changed; retry after the number of seconds in Retry-After."},
+	"internal-error": {http.StatusInternalServerError, "Internal error",
+		"The server failed unexpectedly. The detail names the request id to quote to the operator."},
+}
+
+// problem is an API error on its way to the client. Handlers return it (or
+// a registry error, which handleError translates through errorTable).
+type problem struct {
+	Type              string                `json:"type"`
+	Title             string                `json:"title"`
+	Status            int                   `json:"status"`
+	Detail            string                `json:"detail,omitempty"`
+	Errors            []registry.FieldError `json:"errors,omitempty"`
+	AgentID           string                `json:"agentId,omitempty"`
+	CurrentVersionSeq *int64                `json:"currentVersionSeq,omitempty"`
+
+	retryAfter int    // seconds; sets Retry-After when > 0
+	authError  string // RFC 6750 error code for WWW-Authenticate
+}
+
+func (p *problem) Error() string { return p.Type + ": " + p.Detail }
+
+// newProblem makes the problem of a catalogue slug.
+func newProblem(slug, detail string) *problem {
+	t, ok := problemTypes[slug]
+	if !ok {
+		panic(fmt.Sprintf("api: unknown problem slug %q", slug))
+	}
+	return &problem{Type: "/problems/" + slug, Title: t.title, Status: t.status, Detail: detail}
+}
+
+// fieldProblem is validation-failed for one field or query parameter.
+func fieldProblem(pointer, code, message string) *problem {
+	p := newProblem("validation-failed", message)
+	p.Errors = []registry.FieldError{{Pointer: pointer, Code: code, Message: message}}
+	return p
+}

@@ -1,0 +1,61 @@
+package api
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+)
+
+// checkParams refuses query parameters an operation does not define, so a
+// typo (or a filter this server does not implement) is an error instead of
+// an unfiltered answer.
+func checkParams(q url.Values, known ...string) error {
+	for name := range q {
+		if !slices.Contains(known, name) {
+			n := clip(name, 64)
+			return fieldProblem("/"+n, "unknown-parameter", "unknown query parameter "+strconv.Quote(n))
+		}
+	}
+	return nil
+}
+
+// intParam reads an optional integer query parameter within [lo, +inf);
+// values above hi are clamped to hi (CONTRACT.md §5: pageSize over 100 is
+// 100, limit over 1000 is 1000), so "1e9" costs no more than the cap.
+func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
+	q := c.QueryParams()
+	vals, ok := q[name]
+	if !ok {
+		return def, nil
+	}
+	if len(vals) != 1 {
+		return 0, fieldProblem("/"+name, "repeated", name+" may be given only once")
+	}
+	n, err := strconv.ParseInt(vals[0], 10, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && vals[0][0] != '-' {
+			return hi, nil
+		}
+		return 0, fieldProblem("/"+name, "type", name+" must be an integer")
+	}
+	if n < lo {
+		return 0, fieldProblem("/"+name, "minimum", name+" must be at least "+strconv.FormatInt(lo, 10))
+	}
+	return min(n, hi), nil
+}
+
+// enumParam reads a repeatable enumerated query parameter (repeat = OR).
+func enumParam[T ~string](c echo.Context, name string, allowed ...T) ([]T, error) {
+	var out []T
+	for _, v := range c.QueryParams()[name] {
+		if !slices.Contains(allowed, T(v)) {
+			return nil, fieldProblem("/"+name, "enum", strconv.Quote(clip(v, 64))+" is not a valid "+name)
+		}
+		if !slices.Contains(out, T(v)) {
+			out = append(out, T(v))
+		}
+	}
+	return out, nil
+}
