@@ -69,6 +69,7 @@ const (
 type Principal struct {
 	Role    Role     // "" for anonymous
 	TokenID string   // "" for anonymous
+	Name    string   // the token's name, recorded in the audit log
 	Hosts   []string // publisher tokens: the hosts they may act on
 }
 

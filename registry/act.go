@@ -1,0 +1,183 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// lockAgent reads the agent row for update inside a write transaction. On
+// PostgreSQL the row lock orders concurrent admin actions and crawl results
+// (RELIABILITY.md F.64); SQLite's BEGIN IMMEDIATE already holds the only
+// write lock.
+func (s *Service) lockAgent(tx *gorm.DB, id string) (*agentRow, error) {
+	var r agentRow
+	q := "SELECT * FROM agents WHERE id = ?"
+	if s.store.dialect == DialectPostgres {
+		q += " FOR UPDATE"
+	}
+	res := tx.Raw(q, id).Scan(&r)
+	if res.Error != nil {
+		return nil, translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	return &r, nil
+}
+
+var actionChange = map[Action]string{
+	ActionApprove: ChangeApproved, ActionReject: ChangeRejected, ActionSuspend: ChangeSuspended,
+	ActionRestore: ChangeRestored, ActionRemove: ChangeRemoved,
+}
+
+// Act applies a curation action (CONTRACT.md §4), admins only. Repeating an
+// action already in effect returns the agent and writes nothing
+// (RELIABILITY.md I.80): approve on an approved, unflagged agent; reject on
+// rejected; suspend on suspended; remove on removed; restore on an agent
+// that is already approved or pending. Approve names the version under
+// review in VersionSeq: the current version for a pending agent, the
+// candidate for an approved agent flagged needsReview (re-approval makes the
+// candidate current). Anything else is *VersionConflictError carrying the
+// version under review (F.65), including 0 when nothing was fetched yet.
+func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req ActionRequest) (*Agent, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if _, ok := actionChange[a]; !ok {
+		return nil, invalidField("/action", "enum", "unknown action "+string(a))
+	}
+	if a == ActionApprove && req.VersionSeq == nil {
+		return nil, invalidField("/versionSeq", "required", "versionSeq is required to approve")
+	}
+	var out *agentRow
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		r, err := s.lockAgent(tx, id)
+		if err != nil {
+			return err
+		}
+		out = r
+		now := s.now()
+		from := Status(r.Status)
+		upd, err := s.transition(tx, r, a, req, now)
+		if err != nil || upd == nil {
+			return err
+		}
+		upd["updated_at"] = now
+		if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+			return err
+		}
+		detail := map[string]any{"from": from, "to": upd["status"]}
+		if req.VersionSeq != nil {
+			detail["versionSeq"] = *req.VersionSeq
+		}
+		if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
+			return err
+		}
+		if out, err = s.lockAgent(tx, id); err != nil {
+			return err
+		}
+		if Trust(out.Trust) != Trust(r.Trust) {
+			if err := s.addChange(tx, id, ChangeTrust, now); err != nil {
+				return err
+			}
+		}
+		return s.addChange(tx, id, actionChange[a], now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "curation action", "agent_id", id, "action", string(a), "status", out.Status, "actor", actorName(p))
+	return s.agentRecord(s.store.read(ctx), out)
+}
+
+// transition returns the column updates of action a on r, nil for a repeat
+// already in effect, or the error that refuses it.
+func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionRequest, now time.Time) (map[string]any, error) {
+	st := Status(r.Status)
+	switch a {
+	case ActionApprove:
+		switch {
+		case st == StatusApproved && r.NeedsReview:
+			if *req.VersionSeq != r.CandidateVersionSeq {
+				return nil, &VersionConflictError{CurrentVersionSeq: r.CandidateVersionSeq}
+			}
+			return s.promoteCandidate(tx, r)
+		case st == StatusApproved:
+			return nil, nil
+		case st == StatusPending:
+			if r.CurrentVersionSeq == 0 || *req.VersionSeq != r.CurrentVersionSeq {
+				return nil, &VersionConflictError{CurrentVersionSeq: r.CurrentVersionSeq}
+			}
+			return map[string]any{"status": string(StatusApproved)}, nil
+		}
+	case ActionReject:
+		switch st {
+		case StatusRejected:
+			return nil, nil
+		case StatusPending:
+			return map[string]any{"status": string(StatusRejected)}, nil
+		}
+	case ActionSuspend:
+		switch st {
+		case StatusSuspended:
+			return nil, nil
+		case StatusApproved:
+			return map[string]any{"status": string(StatusSuspended)}, nil
+		}
+	case ActionRestore:
+		switch st {
+		case StatusApproved, StatusPending:
+			return nil, nil
+		case StatusSuspended:
+			return map[string]any{"status": string(StatusApproved)}, nil
+		case StatusRejected, StatusRemoved:
+			// Back to review, crawled again at once: the card may have changed
+			// while nobody looked.
+			return map[string]any{"status": string(StatusPending), "next_fetch_at": now}, nil
+		}
+	case ActionRemove:
+		if st == StatusRemoved {
+			return nil, nil
+		}
+		// Dropping the lease makes an in-flight crawl's RecordFetch answer
+		// ErrLeaseLost and write nothing (RELIABILITY.md F.64).
+		return map[string]any{"status": string(StatusRemoved), "lease_owner": "", "lease_until": nil}, nil
+	}
+	return nil, ErrInvalidTransition
+}
+
+// promoteCandidate makes a flagged agent's candidate current: the admin has
+// reviewed the trust regression (CONTRACT.md §4) and accepts the new card,
+// and any key that verified it becomes one seen verified for this agent.
+func (s *Service) promoteCandidate(tx *gorm.DB, r *agentRow) (map[string]any, error) {
+	var v versionRow
+	if err := tx.Select("seq, trust, verdict, card").Where("agent_id = ? AND seq = ?", r.ID, r.CandidateVersionSeq).Take(&v).Error; err != nil {
+		return nil, translate(err)
+	}
+	var vd verdict
+	_ = json.Unmarshal([]byte(v.Verdict), &vd)
+	seen := parseList(r.VerifiedThumbprints)
+	if Trust(v.Trust) == TrustVerified {
+		for _, t := range vd.Thumbprints {
+			if !slices.Contains(seen, t) {
+				seen = append(seen, t)
+			}
+		}
+	}
+	return map[string]any{
+		"current_version_seq": v.Seq, "candidate_version_seq": 0, "needs_review": false,
+		"trust": v.Trust, "verified_thumbprints": jsonList(seen), "name": cardName(v.Card),
+	}, nil
+}
+
+func cardName(cardJSON string) string {
+	var c struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal([]byte(cardJSON), &c)
+	return c.Name
+}

@@ -1,0 +1,89 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the use cases. The API maps them to problem types
+// (CONTRACT.md §5); callers test them with errors.Is.
+var (
+	ErrNotFound          = errors.New("not found")
+	ErrForbidden         = errors.New("forbidden")
+	ErrUnauthorized      = errors.New("unauthorized")
+	ErrInvalidTransition = errors.New("invalid transition")
+	ErrAgentRemoved      = errors.New("agent removed")
+	// ErrUnavailable means the database cannot take the request right now
+	// (busy past the wait, read-only, disk full, connection lost): answer
+	// 503 with Retry-After (RELIABILITY.md F.63, F.66).
+	ErrUnavailable      = errors.New("storage unavailable")
+	ErrLeaseLost        = errors.New("lease lost")
+	ErrInvalidPageToken = errors.New("invalid page token")
+	ErrDuplicate        = errors.New("duplicate agent")
+	ErrVersionConflict  = errors.New("version conflict")
+	ErrInvalidURL       = errors.New("invalid card URL")
+	ErrValidation       = errors.New("validation failed")
+	// ErrDataDirLocked is returned by Open when another server holds the
+	// data directory's lock file (RELIABILITY.md F.67).
+	ErrDataDirLocked = errors.New("data directory is locked by another Cardex server")
+)
+
+// DuplicateError says the card URL is already registered as AgentID.
+type DuplicateError struct{ AgentID string }
+
+func (e *DuplicateError) Error() string { return "duplicate agent: already registered as " + e.AgentID }
+
+// Is makes errors.Is(err, ErrDuplicate) true.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// VersionConflictError says an approval named a version that is not the one
+// under review (RELIABILITY.md F.65).
+type VersionConflictError struct{ CurrentVersionSeq int64 }
+
+func (e *VersionConflictError) Error() string {
+	return fmt.Sprintf("card changed, review again: the version under review is %d", e.CurrentVersionSeq)
+}
+
+// Is makes errors.Is(err, ErrVersionConflict) true.
+func (e *VersionConflictError) Is(target error) bool { return target == ErrVersionConflict }
+
+// URL error codes (CONTRACT.md §5 problem slugs).
+const (
+	URLCodeInvalid  = "invalid-url"
+	URLCodeReserved = "reserved-address"
+)
+
+// URLError rejects a submitted card URL.
+type URLError struct {
+	Code   string // URLCodeInvalid or URLCodeReserved
+	Reason string
+}
+
+func (e *URLError) Error() string { return e.Code + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalidURL) true.
+func (e *URLError) Is(target error) bool { return target == ErrInvalidURL }
+
+// FieldError is one invalid input field, located by a JSON pointer.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists invalid input fields.
+type ValidationError struct{ Errors []FieldError }
+
+func (e *ValidationError) Error() string {
+	if len(e.Errors) == 0 {
+		return "validation failed"
+	}
+	return "validation failed: " + e.Errors[0].Pointer + ": " + e.Errors[0].Message
+}
+
+// Is makes errors.Is(err, ErrValidation) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrValidation }
+
+func invalidField(pointer, code, message string) error {
+	return &ValidationError{Errors: []FieldError{{Pointer: pointer, Code: code, Message: message}}}
+}

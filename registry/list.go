@@ -1,0 +1,190 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Page sizes (CONTRACT.md §5, RELIABILITY.md I.82).
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+// pageToken is the keyset cursor: the sort key and id of the last agent of
+// the previous page, bound to the sort and filters it was issued for.
+type pageToken struct {
+	Sort   string `json:"s"`
+	Key    string `json:"k"`
+	ID     string `json:"i"`
+	Filter string `json:"f"`
+	Check  string `json:"c"`
+}
+
+func (t pageToken) checksum() string {
+	h := sha256.Sum256([]byte("cardex-page\x00" + t.Sort + "\x00" + t.Key + "\x00" + t.ID + "\x00" + t.Filter))
+	return base64.RawURLEncoding.EncodeToString(h[:8])
+}
+
+func (t pageToken) encode() string {
+	t.Check = t.checksum()
+	b, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePageToken(s, sort, filter string) (*pageToken, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > 2048 {
+		return nil, ErrInvalidPageToken
+	}
+	var t pageToken
+	if json.Unmarshal(b, &t) != nil || t.Check != t.checksum() || t.Sort != sort || t.Filter != filter || t.ID == "" {
+		return nil, ErrInvalidPageToken
+	}
+	if sort == "updated" {
+		if _, err := time.Parse(time.RFC3339Nano, t.Key); err != nil {
+			return nil, ErrInvalidPageToken
+		}
+	}
+	return &t, nil
+}
+
+// scope restricts a query to what p may list (CONTRACT.md §4): anonymous
+// callers see approved, public agents whose health is not gone; readers add
+// internal ones; a publisher sees what a reader sees plus every agent of
+// its own hosts in any status but removed; admins see everything.
+func scope(db *gorm.DB, p Principal) *gorm.DB {
+	listed := "(status = 'approved' AND visibility = 'public' AND health <> 'gone')"
+	if p.Role == RoleReader || p.Role == RolePublisher {
+		listed = "(status = 'approved' AND visibility IN ('public', 'internal') AND health <> 'gone')"
+	}
+	switch {
+	case p.isAdmin():
+		return db
+	case p.Role == RolePublisher && len(p.Hosts) > 0:
+		return db.Where("("+listed+" OR (host IN ? AND status <> 'removed'))", p.Hosts)
+	}
+	return db.Where(listed)
+}
+
+func validateQuery(p Principal, q *ListQuery) error {
+	if !p.isAdmin() && (len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0) {
+		return ErrForbidden
+	}
+	check := func(ptr string, vals []string, allowed ...string) error {
+		for _, v := range vals {
+			if !slices.Contains(allowed, v) {
+				return invalidField(ptr, "enum", "unknown value "+v)
+			}
+		}
+		return nil
+	}
+	for _, err := range []error{
+		check("/status", strs(q.Status), "pending", "approved", "rejected", "suspended", "removed"),
+		check("/health", strs(q.Health), "unknown", "ok", "failing", "gone"),
+		check("/trust", strs(q.Trust), "unknown", "unsigned", "verified", "invalid", "untrusted", "error"),
+		check("/visibility", strs(q.Visibility), "public", "internal"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	switch q.Sort {
+	case "":
+		q.Sort = "updated"
+	case "updated", "name":
+	default:
+		return invalidField("/sort", "enum", `sort must be "updated" or "name"`)
+	}
+	switch {
+	case q.PageSize <= 0:
+		q.PageSize = defaultPageSize
+	case q.PageSize > maxPageSize:
+		q.PageSize = maxPageSize
+	}
+	return nil
+}
+
+func strs[T ~string](v []T) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func filterKey(p Principal, q ListQuery) string {
+	parts := []string{string(p.Role), strings.Join(p.Hosts, ","), strings.Join(strs(q.Status), ","), strings.Join(strs(q.Health), ","),
+		strings.Join(strs(q.Trust), ","), strings.Join(strs(q.Visibility), ",")}
+	h := sha256.Sum256([]byte(strings.Join(parts, "|")))
+	return base64.RawURLEncoding.EncodeToString(h[:9])
+}
+
+// List returns one keyset page of the agents p may list (RELIABILITY.md
+// I.82: capped page size, cursor pagination). Sort "updated" is newest
+// first; "name" is by card name, agents never fetched (no name) first.
+func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPage, error) {
+	if err := validateQuery(p, &q); err != nil {
+		return nil, err
+	}
+	fk := filterKey(p, q)
+	tok, err := decodePageToken(q.PageToken, q.Sort, fk)
+	if err != nil {
+		return nil, err
+	}
+	filtered := func(db *gorm.DB) *gorm.DB {
+		db = scope(db.Model(&agentRow{}), p)
+		for col, vals := range map[string][]string{"status": strs(q.Status), "health": strs(q.Health), "trust": strs(q.Trust), "visibility": strs(q.Visibility)} {
+			if len(vals) > 0 {
+				db = db.Where(col+" IN ?", vals)
+			}
+		}
+		return db
+	}
+	var total int64
+	if err := filtered(s.store.read(ctx)).Count(&total).Error; err != nil {
+		return nil, translate(err)
+	}
+	db := filtered(s.store.read(ctx))
+	if q.Sort == "name" {
+		if tok != nil {
+			db = db.Where("(name > ? OR (name = ? AND id > ?))", tok.Key, tok.Key, tok.ID)
+		}
+		db = db.Order("name ASC, id ASC")
+	} else {
+		if tok != nil {
+			at, _ := time.Parse(time.RFC3339Nano, tok.Key)
+			at = utc(at)
+			db = db.Where("(updated_at < ? OR (updated_at = ? AND id < ?))", at, at, tok.ID)
+		}
+		db = db.Order("updated_at DESC, id DESC")
+	}
+	var rows []agentRow
+	if err := db.Limit(q.PageSize + 1).Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	page := &AgentPage{TotalSize: int(total)}
+	if len(rows) > q.PageSize {
+		rows = rows[:q.PageSize]
+		last := rows[len(rows)-1]
+		t := pageToken{Sort: q.Sort, ID: last.ID, Filter: fk, Key: last.Name}
+		if q.Sort == "updated" {
+			t.Key = last.UpdatedAt.UTC().Format(time.RFC3339Nano)
+		}
+		page.NextPageToken = t.encode()
+	}
+	if page.Agents, err = hydrate(s.store.read(ctx), rows); err != nil {
+		return nil, err
+	}
+	return page, nil
+}

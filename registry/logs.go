@@ -1,0 +1,118 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Fetches returns an agent's crawl trace, newest first: admins, and the
+// publisher token of the agent's host (CONTRACT.md §5). limit defaults to
+// and is capped at the number of attempts kept.
+func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int) ([]FetchAttempt, error) {
+	if !p.isAdmin() && p.Role != RolePublisher {
+		return nil, ErrForbidden
+	}
+	r, err := s.readable(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if !p.isAdmin() && !p.owns(r.Host) {
+		return nil, ErrForbidden
+	}
+	if limit <= 0 || limit > s.cfg.KeepFetchAttempts {
+		limit = s.cfg.KeepFetchAttempts
+	}
+	var rows []fetchRow
+	if err := s.store.read(ctx).Where("agent_id = ?", id).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]FetchAttempt, len(rows))
+	for i, f := range rows {
+		out[i] = FetchAttempt{At: f.At.UTC(), URL: f.URL, HTTPStatus: f.HTTPStatus, DurationMS: f.DurationMS,
+			Duration: msDuration(f.DurationMS), Bytes: f.Bytes, ErrorClass: f.ErrorClass, Message: f.Message, Result: f.Result}
+	}
+	return out, nil
+}
+
+// maxChangesLimit is the change log's page cap (CONTRACT.md §5).
+const maxChangesLimit = 1000
+
+func clampLimit(limit int) int {
+	if limit <= 0 || limit > maxChangesLimit {
+		return maxChangesLimit
+	}
+	return limit
+}
+
+// Changes returns change-log entries after seq `after`, oldest first, with
+// the seq to ask after next (unchanged when there is nothing new).
+//
+// Filtered by what p may list (CONTRACT.md §4), judged by the agent's state
+// now. So that mirrors and indexes can drop an agent that left the listing,
+// the withdrawal kinds (removed, suspended, health, visibility) of agents
+// that are no longer listable are shown too, to callers whose scope covers
+// the agent's visibility (for `visibility` changes: to every caller; the
+// agent was public on one side of the change). Only ids and kinds are
+// revealed this way, and a removed agent's id answers not found.
+func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit int) ([]Change, int64, error) {
+	limit = clampLimit(limit)
+	db := s.store.read(ctx).Table("changes c").Select("c.seq, c.agent_id, c.kind, c.at").Where("c.seq > ?", after)
+	if !p.isAdmin() {
+		listed := "(a.status = 'approved' AND a.visibility IN ? AND a.health <> 'gone')"
+		vis := []string{"public"}
+		if p.Role == RoleReader || p.Role == RolePublisher {
+			vis = []string{"public", "internal"}
+		}
+		withdrawn := "(c.kind IN ('removed', 'suspended', 'health') AND a.visibility IN ?) OR c.kind = 'visibility'"
+		cond := listed + " OR " + withdrawn
+		args := []any{vis, vis}
+		if p.Role == RolePublisher && len(p.Hosts) > 0 {
+			cond += " OR a.host IN ?"
+			args = append(args, p.Hosts)
+		}
+		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where("("+cond+")", args...)
+	}
+	var rows []changeRow
+	if err := db.Order("c.seq ASC").Limit(limit).Scan(&rows).Error; err != nil {
+		return nil, after, translate(err)
+	}
+	out := make([]Change, len(rows))
+	next := after
+	for i, r := range rows {
+		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: r.Kind, At: r.At.UTC()}
+		next = r.Seq
+	}
+	return out, next, nil
+}
+
+// LatestChange is the newest change-log seq (0 when empty), for followers
+// that start from "now" and for readiness checks of the index.
+func (s *Store) LatestChange(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.read(ctx).Raw("SELECT COALESCE(MAX(seq), 0) FROM changes").Scan(&seq).Error
+	return seq, translate(err)
+}
+
+// Audit returns audit entries after seq `after`, oldest first (admins only).
+func (s *Service) Audit(ctx context.Context, p Principal, after int64, limit int) ([]AuditEntry, int64, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, after, err
+	}
+	limit = clampLimit(limit)
+	var rows []auditRow
+	if err := s.store.read(ctx).Where("seq > ?", after).Order("seq ASC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, after, translate(err)
+	}
+	out := make([]AuditEntry, len(rows))
+	next := after
+	for i, r := range rows {
+		e := AuditEntry{Seq: r.Seq, At: r.At.UTC(), ActorID: r.ActorTokenID, ActorName: r.ActorName,
+			Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
+		if r.Detail != "" && r.Detail != "{}" {
+			_ = json.Unmarshal([]byte(r.Detail), &e.Detail)
+		}
+		out[i] = e
+		next = r.Seq
+	}
+	return out, next, nil
+}

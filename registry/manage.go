@@ -1,0 +1,179 @@
+package registry
+
+import (
+	"context"
+	"slices"
+
+	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"gorm.io/gorm"
+)
+
+// update runs a single-agent admin change: fn returns the column updates
+// (nil for a no-op repeat) and the change kind; the audit entry and change
+// row are written with it, in one transaction.
+func (s *Service) update(ctx context.Context, p Principal, id, action, reason string, detail map[string]any,
+	fn func(r *agentRow) (map[string]any, string, error)) (*Agent, error) {
+	var out *agentRow
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		r, err := s.lockAgent(tx, id)
+		if err != nil {
+			return err
+		}
+		out = r
+		if !p.canRead(r) {
+			return ErrNotFound
+		}
+		upd, kind, err := fn(r)
+		if err != nil || upd == nil {
+			return err
+		}
+		now := s.now()
+		if kind != "" {
+			upd["updated_at"] = now
+		}
+		if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+			return err
+		}
+		if err := s.addAudit(tx, p, action, id, reason, detail, now); err != nil {
+			return err
+		}
+		if out, err = s.lockAgent(tx, id); err != nil {
+			return err
+		}
+		if kind == "" {
+			return nil
+		}
+		return s.addChange(tx, id, kind, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.agentRecord(s.store.read(ctx), out)
+}
+
+// SetVisibility changes who may list the agent (admins only).
+func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v Visibility) (*Agent, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if v != VisibilityPublic && v != VisibilityInternal {
+		return nil, invalidField("/visibility", "enum", `visibility must be "public" or "internal"`)
+	}
+	return s.update(ctx, p, id, "set-visibility", "", map[string]any{"visibility": v}, func(r *agentRow) (map[string]any, string, error) {
+		if Visibility(r.Visibility) == v {
+			return nil, "", nil
+		}
+		return map[string]any{"visibility": string(v)}, ChangeVisibility, nil
+	})
+}
+
+// maxJWKSBytes and maxJWKSKeys are the key-set limits of CONTRACT.md §2.
+const (
+	maxJWKSBytes = 64 << 10
+	maxJWKSKeys  = 100
+)
+
+// PinKeys pins a JWKS of public keys as the agent's first trusted key
+// source (CONTRACT.md §2), admins only. The agent is made due so the next
+// crawl re-verifies under the pinned keys.
+func (s *Service) PinKeys(ctx context.Context, p Principal, id string, jwks []byte) (*Agent, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if err := validateJWKS(jwks); err != nil {
+		return nil, err
+	}
+	text := string(jwks)
+	return s.update(ctx, p, id, "pin-keys", "", map[string]any{"keys": countKeys(jwks)}, func(r *agentRow) (map[string]any, string, error) {
+		if r.PinnedKeys != nil && *r.PinnedKeys == text {
+			return nil, "", nil
+		}
+		return map[string]any{"pinned_keys": text, "next_fetch_at": s.now()}, ChangeKeys, nil
+	})
+}
+
+// UnpinKeys removes pinned keys (admins only).
+func (s *Service) UnpinKeys(ctx context.Context, p Principal, id string) (*Agent, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, p, id, "unpin-keys", "", nil, func(r *agentRow) (map[string]any, string, error) {
+		if r.PinnedKeys == nil {
+			return nil, "", nil
+		}
+		return map[string]any{"pinned_keys": nil, "next_fetch_at": s.now()}, ChangeKeys, nil
+	})
+}
+
+// RequestCrawl makes the agent due now. Admins may ask for any agent; a
+// publisher token for agents of its own hosts (CONTRACT.md §5; RELIABILITY.md
+// I.79). Removed and rejected agents are not crawled: ErrInvalidTransition.
+func (s *Service) RequestCrawl(ctx context.Context, p Principal, id string) (*Agent, error) {
+	if !p.isAdmin() && p.Role != RolePublisher {
+		return nil, ErrForbidden
+	}
+	return s.update(ctx, p, id, "crawl", "", nil, func(r *agentRow) (map[string]any, string, error) {
+		if !p.isAdmin() && !p.owns(r.Host) {
+			return nil, "", ErrForbidden
+		}
+		if st := Status(r.Status); st == StatusRemoved || st == StatusRejected {
+			return nil, "", ErrInvalidTransition
+		}
+		return map[string]any{"next_fetch_at": s.now()}, "", nil
+	})
+}
+
+// validateJWKS accepts a JSON Web Key Set of public signing keys only:
+// strictly parsed, ≤ 64 KiB, 1–100 keys, each an EC, RSA or OKP key with no
+// private members, `use` empty or "sig", and distinct `kid`s.
+func validateJWKS(b []byte) error {
+	bad := func(ptr, msg string) error { return invalidField(ptr, "invalid-jwks", msg) }
+	if len(b) > maxJWKSBytes {
+		return bad("", "the key set is larger than 64 KiB")
+	}
+	v, err := strictjson.Parse(b)
+	if err != nil {
+		return bad("", "the key set is not valid JSON")
+	}
+	keys := v.Get("keys")
+	if v.Kind != strictjson.Object || keys == nil || keys.Kind != strictjson.Array {
+		return bad("/keys", "a JWKS is an object with a keys array")
+	}
+	if len(keys.Array) == 0 || len(keys.Array) > maxJWKSKeys {
+		return bad("/keys", "a JWKS holds 1 to 100 keys")
+	}
+	var kids []string
+	for i, k := range keys.Array {
+		ptr := strictjson.Pointer("keys", itoa(i))
+		if k.Kind != strictjson.Object {
+			return bad(ptr, "a key is a JSON object")
+		}
+		kty := k.Get("kty")
+		if kty == nil || kty.Kind != strictjson.String || !slices.Contains([]string{"EC", "RSA", "OKP"}, kty.String) {
+			return bad(ptr+"/kty", "kty must be EC, RSA or OKP (symmetric keys are never trusted)")
+		}
+		for _, priv := range []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"} {
+			if k.Get(priv) != nil {
+				return bad(ptr+"/"+priv, "a pinned key set holds public keys only")
+			}
+		}
+		if use := k.Get("use"); use != nil && (use.Kind != strictjson.String || use.String != "sig") {
+			return bad(ptr+"/use", `use must be "sig" when present`)
+		}
+		if kid := k.Get("kid"); kid != nil {
+			if kid.Kind != strictjson.String || slices.Contains(kids, kid.String) {
+				return bad(ptr+"/kid", "kid must be a string, distinct within the set")
+			}
+			kids = append(kids, kid.String)
+		}
+	}
+	return nil
+}
+
+func countKeys(b []byte) int {
+	v, err := strictjson.Parse(b)
+	if err != nil || v.Get("keys") == nil {
+		return 0
+	}
+	return len(v.Get("keys").Array)
+}

@@ -1,0 +1,120 @@
+package registry
+
+import "time"
+
+// The gorm models mirror migrations/*/00001_registry.sql column for column;
+// TestModelsMatchSchema keeps them honest. The schema comes from the
+// migrations only, never from AutoMigrate (STYLE.md habit 6).
+
+type agentRow struct {
+	ID                  string `gorm:"primaryKey"`
+	CardURL             string
+	FetchedURL          string
+	Host                string
+	BareHost            bool
+	Status              string
+	Visibility          string
+	Health              string
+	Trust               string
+	NeedsReview         bool
+	Name                string
+	LastFetchedAt       *time.Time
+	LastChangedAt       *time.Time
+	LastSuccessAt       *time.Time
+	FailingSince        *time.Time
+	ConsecutiveFailures int
+	ConsecutiveMissing  int
+	ETag                string `gorm:"column:etag"`
+	LastModified        string
+	NextFetchAt         time.Time
+	LeaseOwner          string
+	LeaseUntil          *time.Time
+	PinnedKeys          *string
+	VerifiedThumbprints string // JSON list of every thumbprint that ever verified a version of this agent
+	CurrentVersionSeq   int64
+	CandidateVersionSeq int64
+	LatestVersionSeq    int64
+	LastErrorClass      string
+	LastErrorStatus     int
+	LastErrorMessage    string
+	LastErrorAt         *time.Time
+	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
+	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
+}
+
+func (agentRow) TableName() string { return "agents" }
+
+type versionRow struct {
+	AgentID         string `gorm:"primaryKey"`
+	Seq             int64  `gorm:"primaryKey;autoIncrement:false"`
+	Raw             []byte
+	SHA256          string `gorm:"column:sha256"`
+	FetchedAt       time.Time
+	FetchedURL      string
+	ProtocolVersion string
+	Trust           string
+	Verdict         string // JSON verdict{}
+	Problems        string // JSON []agentcard.Problem
+	Card            string // JSON agentcard.Card, or "null"
+	Diff            string // JSON []agentcard.Change from the previous version
+}
+
+func (versionRow) TableName() string { return "card_versions" }
+
+// verdict is the stored verification result of one version.
+type verdict struct {
+	Profile     string            `json:"profile,omitempty"`
+	Signatures  []SignatureResult `json:"signatures"`
+	Thumbprints []string          `json:"thumbprints"`
+}
+
+type fetchRow struct {
+	ID         int64 `gorm:"primaryKey"`
+	AgentID    string
+	At         time.Time
+	URL        string `gorm:"column:url"`
+	HTTPStatus int    `gorm:"column:http_status"`
+	DurationMS int64  `gorm:"column:duration_ms"`
+	Bytes      int64
+	ErrorClass string
+	Message    string
+	Result     string
+}
+
+func (fetchRow) TableName() string { return "fetch_attempts" }
+
+type tokenRow struct {
+	ID         string `gorm:"primaryKey"`
+	Name       string
+	Role       string
+	Hosts      string    // JSON list
+	Hash       string    // hex SHA-256 of the secret; the secret is never stored
+	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+}
+
+func (tokenRow) TableName() string { return "tokens" }
+
+type auditRow struct {
+	Seq          int64 `gorm:"primaryKey"`
+	At           time.Time
+	ActorTokenID string
+	ActorName    string
+	Action       string
+	AgentID      string
+	Reason       string
+	Detail       string // JSON object
+}
+
+func (auditRow) TableName() string { return "audit_log" }
+
+type changeRow struct {
+	Seq     int64 `gorm:"primaryKey"`
+	AgentID string
+	Kind    string
+	At      time.Time
+}
+
+func (changeRow) TableName() string { return "changes" }

@@ -1,0 +1,152 @@
+package registry
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ServiceConfig configures the use cases. The zero value is usable.
+type ServiceConfig struct {
+	Now       func() time.Time // nil → time.Now
+	URLPolicy URLPolicy
+	Logger    *slog.Logger
+	// GoneAfter is how long an agent may fail before its health is gone
+	// (DESIGN.md crawl policy; `--gone-after`). Zero means 168h.
+	GoneAfter time.Duration
+	// KeepFetchAttempts is how many crawl-trace rows are kept per agent.
+	// Zero means 50.
+	KeepFetchAttempts int
+}
+
+// Service holds the use cases of the registry. It is safe for concurrent
+// use; all state lives in the Store.
+type Service struct {
+	store *Store
+	cfg   ServiceConfig
+	log   *slog.Logger
+
+	// tokenUse remembers when each token's last_used_at was last written, so
+	// Authenticate writes at most once a minute per token and process.
+	tokenUse sync.Map // token id → time.Time
+}
+
+// NewService returns the use cases over store.
+func NewService(store *Store, cfg ServiceConfig) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.GoneAfter <= 0 {
+		cfg.GoneAfter = 168 * time.Hour
+	}
+	if cfg.KeepFetchAttempts <= 0 {
+		cfg.KeepFetchAttempts = 50
+	}
+	return &Service{store: store, cfg: cfg, log: cfg.Logger}
+}
+
+// Store is the service's store (for /readyz and the CLI).
+func (s *Service) Store() *Store { return s.store }
+
+func (s *Service) now() time.Time { return utc(s.cfg.Now()) }
+
+// newID returns 128 random bits, URL-safe (CONTRACT.md §1: ids are opaque
+// and unguessable).
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// changeLockKey is the PostgreSQL advisory lock that orders change-log
+// inserts: sequence values are handed out at insert time but become visible
+// at commit, so two overlapping transactions could commit seq 8 before seq
+// 7 and a follower reading "after 7" would never see 7. Taking this lock
+// for the rest of the transaction makes commit order equal seq order. The
+// change row is written last in each transaction to keep the hold short.
+// SQLite's single writer needs nothing.
+const changeLockKey = 0x63617264_65780001
+
+func (s *Service) addChange(tx *gorm.DB, agentID, kind string, at time.Time) error {
+	if s.store.dialect == DialectPostgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(changeLockKey)).Error; err != nil {
+			return err
+		}
+	}
+	return tx.Create(&changeRow{AgentID: agentID, Kind: kind, At: at}).Error
+}
+
+func actorName(p Principal) string {
+	switch {
+	case p.Name != "":
+		return p.Name
+	case p.Role == "":
+		return "anonymous"
+	}
+	return string(p.Role)
+}
+
+func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason string, detail map[string]any, at time.Time) error {
+	d := "{}"
+	if len(detail) > 0 {
+		b, err := json.Marshal(detail)
+		if err != nil {
+			return err
+		}
+		d = string(b)
+	}
+	return tx.Create(&auditRow{At: at, ActorTokenID: p.TokenID, ActorName: actorName(p), Action: action,
+		AgentID: agentID, Reason: reason, Detail: d}).Error
+}
+
+func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }
+
+// owns reports whether p is a publisher token scoped to host (RELIABILITY.md
+// I.79: exact host match).
+func (p Principal) owns(host string) bool {
+	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)
+}
+
+// canRead is the rule for reading one agent by id (CONTRACT.md §1): whoever
+// holds the id may read it, except a removed agent, which only admins see
+// (to everyone else it answers ErrNotFound, as if it never existed).
+func (p Principal) canRead(r *agentRow) bool {
+	return p.isAdmin() || Status(r.Status) != StatusRemoved
+}
+
+func requireAdmin(p Principal) error {
+	if !p.isAdmin() {
+		return ErrForbidden
+	}
+	return nil
+}
+
+func jsonList(v []string) string {
+	if v == nil {
+		v = []string{}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func parseList(s string) []string {
+	var v []string
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &v)
+	}
+	return v
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,0 +1,214 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/net/idna"
+	"gorm.io/gorm"
+)
+
+// Token format: "cdx_" + 16 hex id + "_" + 43 base64url characters of a
+// 256-bit secret. The id is public (token list, audit log) and selects the
+// row; only the SHA-256 of the secret is stored, compared in constant time
+// (RELIABILITY.md I.78). A slow hash buys nothing for 256 random bits.
+const (
+	tokenPrefix   = "cdx_"
+	tokenIDLen    = 16
+	tokenSecretLn = 43
+)
+
+// tokenTouchEvery bounds last_used_at writes: at most one a minute per token.
+const tokenTouchEvery = time.Minute
+
+var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func hashSecret(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+func splitToken(t string) (id, secret string, ok bool) {
+	if len(t) != len(tokenPrefix)+tokenIDLen+1+tokenSecretLn || !strings.HasPrefix(t, tokenPrefix) {
+		return "", "", false
+	}
+	rest := t[len(tokenPrefix):]
+	if rest[tokenIDLen] != '_' {
+		return "", "", false
+	}
+	return rest[:tokenIDLen], rest[tokenIDLen+1:], true
+}
+
+// dummyHash is compared against when no row matches, so unknown ids cost
+// the same as known ones.
+var dummyHash = hashSecret("cardex-no-such-token")
+
+// Authenticate resolves a bearer token. Unknown, malformed, revoked and
+// expired tokens all answer the same ErrUnauthorized (RELIABILITY.md I.78:
+// a generic message; nothing tells which part was wrong).
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	id, secret, ok := splitToken(token)
+	var row tokenRow
+	found := false
+	if ok {
+		err := s.store.read(ctx).Where("id = ?", id).Take(&row).Error
+		switch {
+		case err == nil:
+			found = true
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return Principal{}, translate(err)
+		}
+	}
+	want := dummyHash
+	if found {
+		want = row.Hash
+	}
+	match := subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(want)) == 1
+	now := s.now()
+	if !found || !match || row.RevokedAt != nil || (row.ExpiresAt != nil && !now.Before(*row.ExpiresAt)) {
+		return Principal{}, ErrUnauthorized
+	}
+	s.touchToken(ctx, &row, now)
+	return Principal{Role: Role(row.Role), TokenID: row.ID, Name: row.Name, Hosts: parseList(row.Hosts)}, nil
+}
+
+// touchToken records last use cheaply: skipped when this process or the
+// row says it was recorded within the last minute; a failure to record is
+// logged, never a reason to refuse the request.
+func (s *Service) touchToken(ctx context.Context, row *tokenRow, now time.Time) {
+	if row.LastUsedAt != nil && now.Sub(*row.LastUsedAt) < tokenTouchEvery {
+		return
+	}
+	if last, ok := s.tokenUse.Load(row.ID); ok && now.Sub(last.(time.Time)) < tokenTouchEvery {
+		return
+	}
+	s.tokenUse.Store(row.ID, now)
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&tokenRow{}).Where("id = ?", row.ID).Update("last_used_at", now).Error
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "recording token use failed", "token_id", row.ID, "err", err)
+	}
+}
+
+// CreateToken makes a token and returns its secret, shown once. Publisher
+// tokens need at least one host (CONTRACT.md §8: scoped with --host); other
+// roles take none. An empty name becomes "{role}-{id prefix}".
+func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, Token, error) {
+	switch req.Role {
+	case RoleAdmin, RoleReader:
+		if len(req.Hosts) > 0 {
+			return "", Token{}, invalidField("/hosts", "not-allowed", "only publisher tokens are scoped to hosts")
+		}
+	case RolePublisher:
+		if len(req.Hosts) == 0 {
+			return "", Token{}, invalidField("/hosts", "required", "a publisher token needs at least one host")
+		}
+	default:
+		return "", Token{}, invalidField("/role", "enum", "role must be admin, publisher or reader")
+	}
+	hosts := []string{}
+	for _, h := range req.Hosts {
+		n, err := normalizeTokenHost(h)
+		if err != nil {
+			return "", Token{}, err
+		}
+		if !slices.Contains(hosts, n) {
+			hosts = append(hosts, n)
+		}
+	}
+	now := s.now()
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
+		return "", Token{}, invalidField("/expiresAt", "past", "the expiry is not in the future")
+	}
+	var idb [tokenIDLen / 2]byte
+	var sec [32]byte
+	rand.Read(idb[:])
+	rand.Read(sec[:])
+	id := hex.EncodeToString(idb[:])
+	secret := base64.RawURLEncoding.EncodeToString(sec[:])
+	name := req.Name
+	if name == "" {
+		name = string(req.Role) + "-" + id[:8]
+	}
+	if !tokenNameRE.MatchString(name) {
+		return "", Token{}, invalidField("/name", "pattern", "a token name is 1–64 letters, digits, '.', '_' or '-'")
+	}
+	row := tokenRow{ID: id, Name: name, Role: string(req.Role), Hosts: jsonList(hosts), Hash: hashSecret(secret),
+		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt)}
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return s.addAudit(tx, Principal{Name: "cli"}, "token-create", "", "", map[string]any{"tokenId": id, "name": name, "role": req.Role, "hosts": hosts}, now)
+	})
+	if errors.Is(err, errUniqueViolation) {
+		return "", Token{}, invalidField("/name", "duplicate", "a token named "+name+" exists")
+	}
+	if err != nil {
+		return "", Token{}, err
+	}
+	return tokenPrefix + id + "_" + secret, toToken(&row), nil
+}
+
+func normalizeTokenHost(h string) (string, error) {
+	h = strings.TrimSuffix(strings.TrimSpace(h), ".")
+	if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && a.Zone() == "" {
+		return a.Unmap().String(), nil
+	}
+	if err := checkCharacters(h); err != nil || h == "" {
+		return "", invalidField("/hosts", "invalid-host", "not a host name: "+h)
+	}
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil || strings.ContainsAny(ascii, "/:@") {
+		return "", invalidField("/hosts", "invalid-host", "not a host name: "+h)
+	}
+	return ascii, nil
+}
+
+func toToken(r *tokenRow) Token {
+	return Token{ID: r.ID, Name: r.Name, Role: Role(r.Role), Hosts: parseList(r.Hosts), CreatedAt: r.CreatedAt.UTC(),
+		LastUsedAt: utcPtr(r.LastUsedAt), ExpiresAt: utcPtr(r.ExpiresAt), RevokedAt: utcPtr(r.RevokedAt)}
+}
+
+// ListTokens lists every token, oldest first, without secrets.
+func (s *Service) ListTokens(ctx context.Context) ([]Token, error) {
+	var rows []tokenRow
+	if err := s.store.read(ctx).Order("created_at ASC, id ASC").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Token, len(rows))
+	for i := range rows {
+		out[i] = toToken(&rows[i])
+	}
+	return out, nil
+}
+
+// RevokeToken revokes a token by id or name; revoking a revoked token is a
+// no-op, an unknown one ErrNotFound.
+func (s *Service) RevokeToken(ctx context.Context, idOrName string) error {
+	return s.store.tx(ctx, func(tx *gorm.DB) error {
+		var row tokenRow
+		if err := tx.Where("id = ? OR name = ?", idOrName, idOrName).Take(&row).Error; err != nil {
+			return translate(err)
+		}
+		if row.RevokedAt != nil {
+			return nil
+		}
+		now := s.now()
+		if err := tx.Model(&tokenRow{}).Where("id = ?", row.ID).Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		return s.addAudit(tx, Principal{Name: "cli"}, "token-revoke", "", "", map[string]any{"tokenId": row.ID, "name": row.Name}, now)
+	})
+}

@@ -1,0 +1,154 @@
+package registry
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/cardexhq/cardex/registry/agentcard"
+)
+
+// Version is one stored card version (CONTRACT.md §5 "Versions"). Raw is the
+// card exactly as fetched; it is filled only by Service.Version.
+type Version struct {
+	Seq             int64               `json:"seq"`
+	SHA256          string              `json:"sha256"`
+	FetchedAt       time.Time           `json:"fetchedAt"`
+	FetchedURL      string              `json:"fetchedUrl"`
+	ProtocolVersion string              `json:"protocolVersion"`
+	Trust           Trust               `json:"trust"`
+	Current         bool                `json:"current"`
+	Candidate       bool                `json:"candidate"`
+	Diff            []agentcard.Change  `json:"diff"`
+	Raw             []byte              `json:"-"`
+	Profile         string              `json:"profile,omitempty"`
+	Signatures      []SignatureResult   `json:"signatures"`
+	Thumbprints     []string            `json:"thumbprints"`
+	Problems        []agentcard.Problem `json:"problems"`
+}
+
+// Action is an admin curation action (CONTRACT.md §4).
+type Action string
+
+// Curation actions.
+const (
+	ActionApprove Action = "approve"
+	ActionReject  Action = "reject"
+	ActionSuspend Action = "suspend"
+	ActionRestore Action = "restore"
+	ActionRemove  Action = "remove"
+)
+
+// ActionRequest is the body of an admin action. VersionSeq is required for
+// approve (CONTRACT.md §5) and ignored by the other actions.
+type ActionRequest struct {
+	Reason     string
+	VersionSeq *int64
+}
+
+// URLPolicy is the submission side of the network policy (CONTRACT.md §2).
+type URLPolicy struct {
+	AllowInsecureHTTP bool
+	AllowNetworks     []netip.Prefix
+}
+
+// ListQuery selects and orders agents. Filters on Status, Health and
+// Visibility are for admins only (CONTRACT.md §4).
+type ListQuery struct {
+	Status     []Status
+	Health     []Health
+	Trust      []Trust
+	Visibility []Visibility
+	PageSize   int    // default 20, clamped to 100
+	PageToken  string // opaque, from AgentPage.NextPageToken
+	Sort       string // "updated" (default, newest first) or "name"
+}
+
+// AgentPage is one page of a list.
+type AgentPage struct {
+	Agents        []Agent `json:"agents"`
+	NextPageToken string  `json:"nextPageToken"`
+	TotalSize     int     `json:"totalSize"`
+}
+
+// FetchAttempt is one entry of an agent's crawl trace.
+type FetchAttempt struct {
+	At         time.Time     `json:"at"`
+	URL        string        `json:"url"`
+	HTTPStatus int           `json:"httpStatus,omitempty"`
+	Duration   time.Duration `json:"-"`
+	DurationMS int64         `json:"durationMs"`
+	Bytes      int64         `json:"bytes"`
+	ErrorClass string        `json:"errorClass,omitempty"` // "" on success; CONTRACT.md §2 classes
+	Message    string        `json:"message,omitempty"`
+	// Result is filled by the store: "new-version", "unchanged" (304 or the
+	// same bytes) or "error".
+	Result string `json:"result"`
+}
+
+// Fetch attempt results.
+const (
+	ResultNewVersion = "new-version"
+	ResultUnchanged  = "unchanged"
+	ResultError      = "error"
+)
+
+// Token is an API token without its secret.
+type Token struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Role       Role       `json:"role"`
+	Hosts      []string   `json:"hosts"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	ExpiresAt  *time.Time `json:"expiresAt"`
+	RevokedAt  *time.Time `json:"revokedAt"`
+}
+
+// TokenRequest describes a token to create. An empty Name gets a generated
+// one; Hosts are required for (and only allowed on) publisher tokens.
+type TokenRequest struct {
+	Role      Role
+	Name      string
+	Hosts     []string
+	ExpiresAt *time.Time
+}
+
+// AuditEntry is one admin action in the audit log.
+type AuditEntry struct {
+	Seq       int64          `json:"seq"`
+	At        time.Time      `json:"at"`
+	ActorID   string         `json:"actorId"`   // token id, "" for anonymous
+	ActorName string         `json:"actorName"` // token name, "anonymous" or "cli"
+	Action    string         `json:"action"`
+	AgentID   string         `json:"agentId,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+	Detail    map[string]any `json:"detail,omitempty"`
+}
+
+// DueAgent is an agent the crawler has claimed with a lease.
+type DueAgent struct {
+	ID, CardURL, FetchedURL, Host string
+	ETag, LastModified            string
+	PinnedKeys                    []byte // JWKS text pinned by an admin, nil when none
+	ConsecutiveFailures           int
+	ConsecutiveMissing            int
+	FailingSince                  *time.Time
+	BareHost                      bool // the legacy agent.json fallback applies
+	LeaseUntil                    time.Time
+}
+
+// FetchResult is what the crawler reports for one claimed agent.
+type FetchResult struct {
+	Attempt                        FetchAttempt // At, URL, HTTPStatus, Duration, Bytes, ErrorClass ("" on success), Message
+	NotModified                    bool         // 304
+	FetchedURL, ETag, LastModified string
+	Raw                            []byte
+	Card                           *agentcard.Card
+	Problems                       []agentcard.Problem
+	ProtocolVersion                string
+	Trust                          Trust
+	Profile                        string
+	Signatures                     []SignatureResult
+	Thumbprints                    []string  // RFC 7638 thumbprints of the keys that verified
+	NextFetchAt                    time.Time // the crawler's schedule; zero means one hour later
+}
