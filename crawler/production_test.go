@@ -1,0 +1,94 @@
+package crawler_test
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// The production policy with no allowances never sends a single request to
+// the loopback fleet, plain or TLS, and records blocked_address.
+func TestProductionPolicyNeverReachesFleet(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 3, TLS: tlsOn})
+		var agents []*crawlertest.AgentHandle
+		for range 6 {
+			agents = append(agents, fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal}))
+		}
+		p := crawler.DefaultPolicy()
+		p.RootCAs = fleet.CertPool()
+		f := newFetcher(t, crawler.Config{Policy: p})
+		for _, a := range agents {
+			_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
+			wantClass(t, err, crawler.ClassBlockedAddress)
+		}
+		for _, h := range fleet.Hosts() {
+			if n := h.Requests(); n != 0 {
+				t.Errorf("tls=%v: host %s received %d requests under the production policy", tlsOn, h.Origin(), n)
+			}
+		}
+	}
+}
+
+// B.11: a name resolving to loopback, private, link-local, CGNAT or metadata
+// addresses: no connection, "refusing to connect to reserved address".
+func TestNameResolvingToReservedB11(t *testing.T) {
+	res := newResolver()
+	targets := []string{"127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.0.10", "169.254.169.254", "fd00:ec2::254", "100.64.0.1"}
+	for _, a := range targets {
+		res.set("agent.example", addrs(a))
+		dial, dials := noDial(t)
+		f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: res, DialContext: dial})
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: "https://agent.example/.well-known/agent-card.json"})
+		fe := wantClass(t, err, crawler.ClassBlockedAddress)
+		if !errors.Is(err, crawler.ErrReservedAddress) || !strings.Contains(err.Error(), "refusing to connect to reserved address "+netip.MustParseAddr(a).String()) {
+			t.Errorf("%s: error %q does not say it refused the reserved address", a, err)
+		}
+		if fe.Hop != "https://agent.example/.well-known/agent-card.json" {
+			t.Errorf("hop = %q", fe.Hop)
+		}
+		if dials.Load() != 0 {
+			t.Errorf("%s: %d dials", a, dials.Load())
+		}
+	}
+}
+
+// A.2 at the fetch level: numeric spellings never reach a resolver.
+func TestNumericHostsNeverResolved(t *testing.T) {
+	res := newResolver()
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy(), Resolver: res})
+	for _, host := range []string{"2130706433", "0x7f.1", "127.1", "0177.0.0.1", "a.b.0x7f"} {
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: "http://" + host + "/"})
+		wantClass(t, err, crawler.ClassBlockedAddress)
+		if !errors.Is(err, crawler.ErrBadURL) {
+			t.Errorf("%s: %v, want ErrBadURL", host, err)
+		}
+		if res.lookups(host) != 0 {
+			t.Errorf("%s was looked up", host)
+		}
+	}
+}
+
+func TestURLPolicy(t *testing.T) {
+	f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: newResolver()})
+	cases := map[string]error{
+		"http://agent.example/":          crawler.ErrSchemeNotAllowed,
+		"gopher://agent.example/":        crawler.ErrUnsupportedScheme,
+		"file:///etc/passwd":             crawler.ErrUnsupportedScheme,
+		"ftp://agent.example/card.json":  crawler.ErrUnsupportedScheme,
+		"https://user:pw@agent.example/": crawler.ErrBadURL,
+		"https:///no-host":               crawler.ErrBadURL,
+		"https://a b/":                   crawler.ErrBadURL,
+	}
+	for url, want := range cases {
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: url})
+		wantClass(t, err, crawler.ClassBlockedAddress)
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", url, err, want)
+		}
+	}
+}
