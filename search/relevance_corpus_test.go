@@ -14,19 +14,19 @@ import (
 // realCards are published cards copied from shared/testdata/cards (names
 // kept), keyed by the agent id the relevance queries use.
 var realCards = map[string]string{
-	"route-planner":  "A2A_v1.0.0_docs_specification.md_8.5-sample-agent-card.json",
-	"invoice-aiar":   "A2A_pr1592_examples_aiar-identity_agent-card.signed.json",
-	"raydium-lp":     "A2A_pr300_samples_python_agents_autogen_lp_.well-known_agent.json",
-	"air-ticketing":  "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_air_ticketing_agent.json",
-	"car-rental":     "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_car_rental_agent.json",
-	"hotel-booking":  "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_hotel_booking_agent.json",
-	"orchestrator":   "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_orchestrator_agent.json",
-	"planner":        "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_planner_agent.json",
-	"currency":       "a2a-samples_samples_python_agents_adk_currency_agent_src_currency_agent_agent_card.json",
-	"narrativeos":    "wild_0xYuvi_NarrativeOS_.well-known_agent-card.json_SIGNED-EdDSA.json",
-	"buywhere":       "wild_BuyWhere_buywhere_public_.well-known_agent-card.json",
-	"toolroute":      "wild_Instabidsai_toolroute_public_.well-known_agent-card.json",
-	"laisky-blog":    "wild_Laisky_laisky-blog_public_.well-known_agent-card.json",
+	"route-planner": "A2A_v1.0.0_docs_specification.md_8.5-sample-agent-card.json",
+	"invoice-aiar":  "A2A_pr1592_examples_aiar-identity_agent-card.signed.json",
+	"raydium-lp":    "A2A_pr300_samples_python_agents_autogen_lp_.well-known_agent.json",
+	"air-ticketing": "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_air_ticketing_agent.json",
+	"car-rental":    "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_car_rental_agent.json",
+	"hotel-booking": "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_hotel_booking_agent.json",
+	"orchestrator":  "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_orchestrator_agent.json",
+	"planner":       "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_planner_agent.json",
+	"currency":      "a2a-samples_samples_python_agents_adk_currency_agent_src_currency_agent_agent_card.json",
+	"narrativeos":   "wild_0xYuvi_NarrativeOS_.well-known_agent-card.json_SIGNED-EdDSA.json",
+	"buywhere":      "wild_BuyWhere_buywhere_public_.well-known_agent-card.json",
+	"toolroute":     "wild_Instabidsai_toolroute_public_.well-known_agent-card.json",
+	"laisky-blog":   "wild_Laisky_laisky-blog_public_.well-known_agent-card.json",
 }
 
 // handCard is a hand-written card in the same normalized form Parse gives.
