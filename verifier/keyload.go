@@ -12,7 +12,6 @@ import (
 	"github.com/go-jose/go-jose/v4"
 )
 
-
 // LoadSigningKey reads a private key for Sign: a PEM block (PKCS#8 "PRIVATE
 // KEY", SEC1 "EC PRIVATE KEY", PKCS#1 "RSA PRIVATE KEY") or a private JWK.
 // The result is a *jose.JSONWebKey for JWK input (keeping its alg) or the

@@ -131,7 +131,9 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 			continue
 		}
 		if key.err != nil {
-			errs = append(errs, fmt.Sprintf("%s: key %q is unusable: %v", describeSource(src), h.kid, key.err))
+			// The source names this key but it cannot be a valid key for
+			// any allowed algorithm (bad curve point, e=1…, D.41).
+			invalidReason, invalidSource = fmt.Sprintf("key %q from %s is unusable: %v (RELIABILITY D.41)", h.kid, describeSource(src), key.err), src.name
 			continue
 		}
 		if key.alg != "" && key.alg != h.alg {
