@@ -91,7 +91,7 @@ func TestKeyAlgMismatchIsInvalid(t *testing.T) {
 	}
 	cases := []struct {
 		name, alg, header, jwks, reason string
-		signer                           crypto.Signer
+		signer                          crypto.Signer
 	}{
 		{"ES256 header, P-384 key", "ES256", `{"alg":"ES256","kid":"k"}`, string(publicJWKS(t, p384, "k", "")), "needs EC P-256, key is EC P-384", p256},
 		{"ES384 header, P-256 key", "ES384", `{"alg":"ES384","kid":"k"}`, string(publicJWKS(t, p256, "k", "")), "needs EC P-384, key is EC P-256", p384},
