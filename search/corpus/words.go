@@ -1,0 +1,5 @@
+package corpus
+
+import "strings"
+
+func w(s string) []string { return strings.Fields(s) }
