@@ -50,4 +50,3 @@ func TestVocabularyIsRealistic(t *testing.T) {
 	}
 	t.Logf("2000 agents, %d skills, %d distinct words, top count %d, %d words seen once", skills, len(counts), top, ones)
 }
-
