@@ -81,6 +81,9 @@ func checkKey(alg string, pub crypto.PublicKey) error {
 		if k.E < 3 || k.E%2 == 0 {
 			return fmt.Errorf("%w: RSA exponent %d is not an odd number ≥ 3", errKeyMismatch, k.E)
 		}
+		if rocaFingerprint(k.N) {
+			return fmt.Errorf("%w: RSA modulus has the ROCA fingerprint (CVE-2017-15361)", errKeyMismatch)
+		}
 	default:
 		return fmt.Errorf("%w: %s needs %s, key is %T", errKeyMismatch, alg, keyNeed(spec), pub)
 	}
