@@ -145,7 +145,22 @@ func findExtension(list []Extension, uri string) *Extension {
 
 func extensionEqual(a, b *Extension) bool {
 	return a.URI == b.URI && a.Description == b.Description && a.Required == b.Required &&
-		string(a.Params) == string(b.Params)
+		sameJSON(a.Params, b.Params)
+}
+
+// sameJSON compares two params documents by their strict trees, so a card
+// read back from storage (where encoding/json may have escaped "<" as
+// \u003c) equals the freshly parsed one.
+func sameJSON(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	ta, errA := sj.Parse(a)
+	tb, errB := sj.Parse(b)
+	return errA == nil && errB == nil && string(sj.Marshal(ta)) == string(sj.Marshal(tb))
 }
 
 func diffSkills(d []Change, old, new []Skill) []Change {
