@@ -37,6 +37,7 @@ type command struct {
 var commands = []command{
 	{"version", "print the Cardex version", runVersion},
 	{"serve", "run the registry server (REST API)", runServe},
+	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
 }
 
 func main() {

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+)
+
+// cardFetcher fetches the body of a card URL. The crawler's hardened client
+// (SSRF guard, limits of CONTRACT.md §2) is the one to wire in; lint never
+// opens connections of its own.
+type cardFetcher func(ctx context.Context, url string) ([]byte, error)
+
+// lintCommand is `cardex lint [--json] CARD.json|URL|-` (CONTRACT.md §6).
+type lintCommand struct {
+	fetch cardFetcher // nil: URL arguments are refused
+}
+
+func newLintCommand(fetch cardFetcher) *lintCommand { return &lintCommand{fetch: fetch} }
+
+const lintUsage = "Usage: cardex lint [--json] CARD.json|URL|-"
+
+// lintReport is the --json output.
+type lintReport struct {
+	Valid    bool                `json:"valid"`
+	Problems []agentcard.Problem `json:"problems"`
+}
+
+func (l *lintCommand) run(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print {\"valid\", \"problems\"} as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), lintUsage)
+		fmt.Fprintln(fs.Output(), "Checks an agent card (a file, - for stdin, or a URL) and lists its problems.")
+		fmt.Fprintln(fs.Output(), "Exit status: 0 no errors (warnings allowed), 1 errors, 2 unreadable input or bad flags.")
+		fs.PrintDefaults()
+	}
+	target, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if target == "" {
+		fmt.Fprintln(e.stderr, "cardex lint: exactly one card (file, - or URL) is required")
+		fs.Usage()
+		return exitUsage
+	}
+	data, opts, err := l.read(ctx, e, target)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cardex lint: %v\n", err)
+		return exitUsage
+	}
+	rep := lintReport{Valid: true}
+	shape := ""
+	parsed, err := agentcard.Parse(data, opts)
+	var inv *agentcard.InvalidError
+	switch {
+	case err == nil:
+		rep.Problems = parsed.Problems
+		shape = parsed.Card.Shape
+	case errors.As(err, &inv):
+		rep.Valid = false
+		rep.Problems = inv.Problems
+	default:
+		fmt.Fprintf(e.stderr, "cardex lint: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "cardex lint: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		printLintText(e.stdout, rep, shape)
+	}
+	if !rep.Valid {
+		return exitFail
+	}
+	return exitOK
+}
+
+// parseInterspersed accepts flags before or after the one argument, as
+// people type them (`cardex lint card.json --json`).
+func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
+	target := ""
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return target, nil
+		}
+		if target != "" {
+			fmt.Fprintf(fs.Output(), "cardex lint: unexpected argument %q\n", rest[0])
+			fs.Usage()
+			return "", errors.New("too many arguments")
+		}
+		target, args = rest[0], rest[1:]
+	}
+}
+
+// read returns the card bytes. It reads one byte more than the card limit
+// so an oversized card is reported by Parse as "too-large", not cut short.
+func (l *lintCommand) read(ctx context.Context, e *env, target string) ([]byte, agentcard.Options, error) {
+	limit := int64(strictjson.DefaultLimits.MaxBytes) + 1
+	lower := strings.ToLower(target)
+	switch {
+	case strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://"):
+		if l.fetch == nil {
+			return nil, agentcard.Options{}, errors.New("fetching a URL is not available in this build; save the card to a file and lint the file")
+		}
+		data, err := l.fetch(ctx, target)
+		if err != nil {
+			return nil, agentcard.Options{}, fmt.Errorf("fetch %s: %w", target, err)
+		}
+		return data, agentcard.Options{CardURL: target}, nil
+	case target == "-":
+		data, err := io.ReadAll(io.LimitReader(e.stdin, limit))
+		return data, agentcard.Options{}, err
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		return nil, agentcard.Options{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return nil, agentcard.Options{}, fmt.Errorf("read %s: %w", target, err)
+	}
+	return data, agentcard.Options{}, nil
+}
+
+// printLintText prints one line per problem, `severity code pointer:
+// message`, then a summary line. The root pointer "" prints as "/".
+func printLintText(w io.Writer, rep lintReport, shape string) {
+	errs, warns := 0, 0
+	for _, p := range rep.Problems {
+		ptr := p.Pointer
+		if ptr == "" {
+			ptr = "/"
+		}
+		fmt.Fprintf(w, "%s %s %s: %s\n", p.Severity, p.Code, ptr, p.Message)
+		if p.Severity == agentcard.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	verdict := "invalid card"
+	if rep.Valid {
+		verdict = "valid " + shape + " card"
+	}
+	fmt.Fprintf(w, "%s: %s, %s\n", verdict, plural(errs, "error"), plural(warns, "warning"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
