@@ -30,6 +30,7 @@ type Config struct {
 // for concurrent use; connections to a host are reused.
 type Fetcher struct {
 	policy    Policy
+	check     AddrCheck
 	transport *http.Transport
 	log       *slog.Logger
 	now       func() time.Time
@@ -72,7 +73,7 @@ func New(cfg Config) (*Fetcher, error) {
 		MaxIdleConnsPerHost: 2, // CONTRACT.md §8: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Fetcher{policy: cfg.Policy, transport: t, log: cfg.Logger, now: time.Now}, nil
+	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, log: cfg.Logger, now: time.Now}, nil
 }
 
 // Policy returns the policy the fetcher enforces.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
@@ -122,3 +124,7 @@ func noDial(t *testing.T) (func(ctx context.Context, network, addr string) (net.
 		return nil, fmt.Errorf("test: refusing to dial %s", addr)
 	}, &n
 }
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func discardLog() *log.Logger { return slog.NewLogLogger(slog.DiscardHandler, slog.LevelError) }

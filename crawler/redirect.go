@@ -2,7 +2,9 @@ package crawler
 
 import (
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +51,13 @@ func (f *Fetcher) nextHop(cur *url.URL, origin string, resp *http.Response, req 
 		fe.HTTPStatus, fe.Hop = code, hop
 		return nil, fe
 	}
+	// An IP literal target is refused here, before any dial (B.15); names
+	// are checked by the dialer on every address they resolve to.
+	if ip, err := netip.ParseAddr(next.Hostname()); err == nil {
+		if err := f.check(netip.AddrPortFrom(ip, defaultPort(next))); err != nil {
+			return nil, fail(ClassBlockedAddress, err)
+		}
+	}
 	key := next.String()
 	if visited[key] {
 		return nil, fail(ClassRedirectLoop, ErrRedirectLoop)
@@ -58,4 +67,15 @@ func (f *Fetcher) nextHop(cur *url.URL, origin string, resp *http.Response, req 
 	}
 	visited[key] = true
 	return next, nil
+}
+
+// defaultPort is the URL's port, or the scheme's default.
+func defaultPort(u *url.URL) uint16 {
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return uint16(p)
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return 80
+	}
+	return 443
 }

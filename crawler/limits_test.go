@@ -1,0 +1,97 @@
+package crawler_test
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// B.20: 2 GiB of chunked JSON, and a truthful 2 GiB Content-Length, fail
+// with too_large after reading at most the limit.
+func TestHugeBodyB20(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	for _, declare := range []bool{false, true} {
+		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeBody, DeclareLength: declare})
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+		wantClass(t, err, crawler.ClassTooLarge)
+		if !errors.Is(err, crawler.ErrBodyTooLarge) {
+			t.Errorf("declared=%v: %v", declare, err)
+		}
+	}
+}
+
+// B.20 (Boulder TestLimitedReader): exactly the limit is a card; one byte
+// more is too_large, never a truncated card.
+func TestBodyLimitBoundaryB20(t *testing.T) {
+	p := loopbackPolicy()
+	p.MaxBodyBytes = 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
+		w.Write(bytes.Repeat([]byte(" "), n))
+	}))
+	defer srv.Close()
+	f := newFetcher(t, crawler.Config{Policy: p})
+	for _, mode := range []string{"", "&chunked=1"} {
+		resp, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL + "/?n=1000" + mode})
+		if err != nil || len(resp.Body) != 1000 {
+			t.Errorf("at the limit%s: %v", mode, err)
+		}
+		_, err = f.Fetch(t.Context(), crawler.Request{URL: srv.URL + "/?n=1001" + mode})
+		wantClass(t, err, crawler.ClassTooLarge)
+	}
+}
+
+// B.21: 10 GiB of gzip bomb; the limit applies to inflated bytes and the
+// fetch stops after about the limit's worth of compressed data.
+func TestGzipBombB21(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.GzipBomb})
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+	wantClass(t, err, crawler.ClassTooLarge)
+	if !errors.Is(err, crawler.ErrBodyTooLarge) {
+		t.Errorf("err = %v", err)
+	}
+	// A bomb below the limit inflates fine: the transport really decompresses.
+	small := fleet.Add(crawlertest.Agent{Behavior: crawlertest.GzipBomb, Size: 1})
+	p := loopbackPolicy()
+	p.MaxBodyBytes = 1 << 20
+	f2 := newFetcher(t, crawler.Config{Policy: p})
+	resp, err := f2.Fetch(t.Context(), crawler.Request{URL: small.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Body) != 1<<20 || resp.Bytes > 64<<10 {
+		t.Errorf("inflated %d bytes from %d read; want 1 MiB from a few KiB", len(resp.Body), resp.Bytes)
+	}
+}
+
+// B.22: 100 KiB of response headers fail cleanly with too_large.
+func TestHugeHeadersB22(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeHeaders})
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+	wantClass(t, err, crawler.ClassTooLarge)
+	if !errors.Is(err, crawler.ErrHeadersTooLarge) {
+		t.Errorf("err = %v", err)
+	}
+	// With a limit above the block the same agent is fine.
+	p := loopbackPolicy()
+	p.MaxHeaderBytes = 256 << 10
+	f2 := newFetcher(t, crawler.Config{Policy: p})
+	if _, err := f2.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+		t.Errorf("with a 256 KiB header limit: %v", err)
+	}
+}

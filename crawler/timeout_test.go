@@ -1,0 +1,85 @@
+package crawler_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// B.18: a slow drip and a hang after the headers both end at the total
+// deadline, classified as timeouts while reading the body.
+func TestSlowlorisAndHangB18(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{DripInterval: 20 * time.Millisecond})
+	p := loopbackPolicy()
+	p.Timeout = 300 * time.Millisecond
+	f := newFetcher(t, crawler.Config{Policy: p})
+	for _, b := range []crawlertest.Behavior{crawlertest.SlowDrip, crawlertest.HangAfterHeaders} {
+		a := fleet.Add(crawlertest.Agent{Behavior: b})
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+		wantClass(t, err, crawler.ClassTimeout)
+		if !errors.Is(err, crawler.ErrBodyTimeout) {
+			t.Errorf("%s: %v, want ErrBodyTimeout", b, err)
+		}
+	}
+	// The worker is free: the next agent on the same fleet proceeds.
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	if _, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+		t.Errorf("next fetch: %v", err)
+	}
+}
+
+// B.18: a server that never sends headers fails at the header timeout.
+func TestNoHeadersB18(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	p := loopbackPolicy()
+	p.ResponseHeaderTimeout = 100 * time.Millisecond
+	p.Timeout = time.Minute
+	f := newFetcher(t, crawler.Config{Policy: p})
+	_, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL})
+	wantClass(t, err, crawler.ClassTimeout)
+	if !errors.Is(err, crawler.ErrHeaderTimeout) {
+		t.Errorf("err = %v, want ErrHeaderTimeout", err)
+	}
+	// The total deadline ends a header wait too, with the same class.
+	p.ResponseHeaderTimeout = time.Minute
+	p.Timeout = 100 * time.Millisecond
+	f = newFetcher(t, crawler.Config{Policy: p})
+	_, err = f.Fetch(t.Context(), crawler.Request{URL: srv.URL})
+	if !errors.Is(err, crawler.ErrHeaderTimeout) {
+		t.Errorf("total deadline while waiting for headers: %v", err)
+	}
+}
+
+// A caller that cancels (shutdown) gets context.Canceled in the chain, so
+// the scheduler does not record the host as failing.
+func TestCallerCancel(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		// Cancel once the agent is answering (bounded polling).
+		for deadline := time.Now().Add(5 * time.Second); a.InFlight() == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := f.Fetch(ctx, crawler.Request{URL: a.URL()})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled in the chain", err)
+	}
+}
