@@ -78,35 +78,34 @@ func (c *collector) open(v *sj.Value, ptr string, s *schema) obj {
 	o.keys = make([]string, len(s.fields))
 	for _, m := range v.Object {
 		i, ok := s.lookup(m.Key)
-		mptr := ptr + "/" + sj.EscapePointerToken(m.Key)
 		if !ok {
 			// RELIABILITY.md C.30: a key that matches a model field only
 			// case-insensitively is what a lenient decoder would read as
 			// that field while the signed bytes say otherwise.
 			if f, bad := s.caseVariant(m.Key); bad {
-				c.fail(mptr, CodeCaseVariantKey, "key %q differs only in case from the field %q", m.Key, f)
+				c.fail(memberPtr(ptr, m.Key), CodeCaseVariantKey, "key %q differs only in case from the field %q", m.Key, f)
 			}
 			continue
 		}
 		f := s.fields[i]
 		if o.keys[i] != "" {
-			c.fail(mptr, CodeDuplicateField, "%q and %q are the same field", o.keys[i], m.Key)
+			c.fail(memberPtr(ptr, m.Key), CodeDuplicateField, "%q and %q are the same field", o.keys[i], m.Key)
 			continue
 		}
 		o.keys[i] = m.Key
 		if m.Value.Kind == sj.Null {
-			c.warn(mptr, CodeNullValue, "%s is null; read as absent", m.Key)
+			c.warn(memberPtr(ptr, m.Key), CodeNullValue, "%s is null; read as absent", m.Key)
 			continue
 		}
 		if f.kind != anyKind && m.Value.Kind != f.kind {
-			c.fail(mptr, CodeWrongType, "%s must be %s %s, not %s", m.Key, article(f.kind), f.kind, m.Value.Kind)
+			c.fail(memberPtr(ptr, m.Key), CodeWrongType, "%s must be %s %s, not %s", m.Key, article(f.kind), f.kind, m.Value.Kind)
 			continue
 		}
 		if f.kind == sj.Array && f.elem != anyKind {
 			bad := false
 			for j, e := range m.Value.Array {
 				if e.Kind != f.elem {
-					c.fail(mptr+"/"+strconv.Itoa(j), CodeWrongType, "%s[%d] must be %s %s, not %s", m.Key, j, article(f.elem), f.elem, e.Kind)
+					c.fail(memberPtr(ptr, m.Key)+"/"+strconv.Itoa(j), CodeWrongType, "%s[%d] must be %s %s, not %s", m.Key, j, article(f.elem), f.elem, e.Kind)
 					bad = true
 				}
 			}
@@ -173,5 +172,7 @@ func article(k sj.Kind) string {
 	}
 	return "a"
 }
+
+func memberPtr(ptr, key string) string { return ptr + "/" + sj.EscapePointerToken(key) }
 
 func itemPtr(ptr string, i int) string { return ptr + "/" + strconv.Itoa(i) }

@@ -1,0 +1,29 @@
+package registry
+
+import (
+	"context"
+	"io/fs"
+
+	"gorm.io/gorm"
+)
+
+// Test hooks: the external test package reaches the store's internals only
+// through these.
+
+// WriteDB is the write handle (SQLite: the single writer connection).
+func (s *Store) WriteDB() *gorm.DB { return s.db }
+
+// MigrateFS applies the migrations of fsys.
+func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) error { return s.migrateFS(ctx, fsys) }
+
+// EmbeddedMigrations is the store's own migration set.
+func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
+
+// Models are the gorm models, for the schema check.
+var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}}
+
+// NormalizeCardURL exposes the URL normalization.
+func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {
+	c, err := normalizeCardURL(raw, pol)
+	return c.URL, c.Host, c.BareHost, err
+}

@@ -1,0 +1,121 @@
+package registry_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+func TestSubmitCreatesPendingAgent(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		a, err := svc.Submit(t.Context(), anonymous, "HTTPS://Agent.Example.COM/", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.ID) < 16 || a.CardURL != "https://agent.example.com"+wk || a.Host != "agent.example.com" ||
+			a.Status != registry.StatusPending || a.Health != registry.HealthUnknown || a.Trust != registry.TrustUnknown ||
+			a.Visibility != registry.VisibilityPublic || a.VersionSeq != 0 || a.Card != nil || a.LastError != nil ||
+			a.NextFetchAt == nil || !a.NextFetchAt.Equal(c.Now()) || !a.CreatedAt.Equal(c.Now()) {
+			t.Fatalf("record: %+v", a)
+		}
+		changes, next, err := svc.Changes(t.Context(), admin, 0, 10)
+		if err != nil || len(changes) != 1 || changes[0].Kind != registry.ChangeSubmitted || changes[0].AgentID != a.ID || next != changes[0].Seq {
+			t.Fatalf("changes %+v next %d err %v", changes, next, err)
+		}
+		audit, _, err := svc.Audit(t.Context(), admin, 0, 10)
+		if err != nil || len(audit) != 1 || audit[0].Action != "submit" || audit[0].AgentID != a.ID || audit[0].ActorName != "anonymous" {
+			t.Fatalf("audit %+v err %v", audit, err)
+		}
+		// Whoever holds the id can follow the submission (CONTRACT.md §1).
+		got, err := svc.Get(t.Context(), anonymous, a.ID)
+		if err != nil || got.ID != a.ID || got.Status != registry.StatusPending {
+			t.Fatalf("Get: %+v, %v", got, err)
+		}
+		// Internal visibility is for admins only.
+		if _, err := svc.Submit(t.Context(), reader, "https://b.example.com/", registry.VisibilityInternal); !errors.Is(err, registry.ErrForbidden) {
+			t.Fatalf("reader internal submit: %v", err)
+		}
+		b, err := svc.Submit(t.Context(), admin, "https://b.example.com/", registry.VisibilityInternal)
+		if err != nil || b.Visibility != registry.VisibilityInternal {
+			t.Fatalf("admin internal submit: %+v, %v", b, err)
+		}
+		var ve *registry.ValidationError
+		if _, err := svc.Submit(t.Context(), admin, "https://c.example.com/", "secret"); !errors.As(err, &ve) || ve.Errors[0].Pointer != "/visibility" {
+			t.Fatalf("bad visibility: %v", err)
+		}
+		var ue *registry.URLError
+		if _, err := svc.Submit(t.Context(), anonymous, "https://127.0.0.1/", ""); !errors.As(err, &ue) || ue.Code != registry.URLCodeReserved {
+			t.Fatalf("reserved: %v", err)
+		}
+	})
+}
+
+// TestSubmitRaceMakesOneRow (RELIABILITY.md A.6): 100 concurrent
+// submissions of equivalent spellings make exactly one agent; every other
+// one answers DuplicateError with its id.
+func TestSubmitRaceMakesOneRow(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		svc := newService(s, newClock())
+		spellings := []string{"A.com", "a.com", "https://a.com.", "https://A.COM/", "https://a.com:443/.well-known/agent-card.json"}
+		var (
+			mu      sync.Mutex
+			created []string
+			dupIDs  = map[string]int{}
+			others  []error
+			wg      sync.WaitGroup
+		)
+		for i := range 100 {
+			wg.Go(func() {
+				a, err := svc.Submit(t.Context(), anonymous, spellings[i%len(spellings)], "")
+				mu.Lock()
+				defer mu.Unlock()
+				var de *registry.DuplicateError
+				switch {
+				case err == nil:
+					created = append(created, a.ID)
+				case errors.As(err, &de) && errors.Is(err, registry.ErrDuplicate):
+					dupIDs[de.AgentID]++
+				default:
+					others = append(others, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(others) > 0 || len(created) != 1 || len(dupIDs) != 1 || dupIDs[created[0]] != 99 {
+			t.Fatalf("created %v, duplicates %v, other errors %v", created, dupIDs, others)
+		}
+		page, err := svc.List(t.Context(), admin, registry.ListQuery{})
+		if err != nil || page.TotalSize != 1 {
+			t.Fatalf("rows: %+v, %v", page, err)
+		}
+		changes, _, _ := svc.Changes(t.Context(), admin, 0, 1000)
+		if len(changes) != 1 {
+			t.Fatalf("%d submitted changes, want 1", len(changes))
+		}
+	})
+}
+
+func TestSubmitRemovedAgentRefused(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		svc := newService(s, newClock())
+		a := mustSubmit(t, svc, "https://a.example.com/")
+		if _, err := svc.Act(t.Context(), admin, a.ID, registry.ActionRemove, registry.ActionRequest{Reason: "spam"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Submit(t.Context(), anonymous, "a.example.com", ""); !errors.Is(err, registry.ErrAgentRemoved) {
+			t.Fatalf("resubmit removed: %v", err)
+		}
+		if _, err := svc.Act(t.Context(), admin, a.ID, registry.ActionRestore, registry.ActionRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		var de *registry.DuplicateError
+		if _, err := svc.Submit(t.Context(), anonymous, "a.example.com", ""); !errors.As(err, &de) || de.AgentID != a.ID {
+			t.Fatalf("resubmit restored: %v", err)
+		}
+	})
+}
