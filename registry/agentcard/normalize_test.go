@@ -146,6 +146,11 @@ func TestSkillNormalization(t *testing.T) {
 	if !strings.Contains(string(b), `"examples":[],"inputModes":[],"outputModes":[]`) || strings.Contains(string(b), "securityRequirements") {
 		t.Fatalf("skill JSON = %s", b)
 	}
+	// A real card: a2a-samples write tags as phrases in title case.
+	air := mustParse(t, readCard(t, "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_air"), Options{}).Card
+	if !slices.Equal(air.Skills[0].Tags, []string{"book air tickets"}) || !slices.Equal(air.DefaultInputModes, []string{"text", "text/plain"}) {
+		t.Fatalf("air ticketing skill = %+v", air.Skills[0])
+	}
 	if s := c.Skills[1]; !slices.Equal(s.InputModes, []string{"text/plain"}) || !slices.Equal(s.OutputModes, []string{"image/png"}) ||
 		!slices.Equal(s.Examples, []string{"e"}) {
 		t.Fatalf("skill = %+v", s)

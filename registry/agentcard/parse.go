@@ -37,6 +37,12 @@ type Parsed struct {
 // field; a field written in both its camelCase and snake_case spelling; and
 // a known field of the wrong JSON type (CONTRACT.md §7).
 //
+// A null member of an object is read as absent with a "null-value" warning
+// (ProtoJSON reads null as unset; CONTRACT.md §7 makes missing REQUIRED
+// fields warnings), also in REQUIRED fields. A null array element
+// (`"skills":[null]`) or a null security scheme is "wrong-type": there is
+// nothing to read as absent there. A null scope list is an empty one.
+//
 // Everything else is a warning in Parsed.Problems: missing or empty v1
 // REQUIRED fields, null values (read as absent), URLs that are not absolute
 // https or use dangerous schemes, interfaces off the card's host, bidi and
