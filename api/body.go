@@ -45,18 +45,21 @@ func readBody(c echo.Context, required bool, media ...string) (*strictjson.Value
 	if err := checkMediaType(ct, media); err != nil {
 		return nil, nil, err
 	}
-	if r.ContentLength > maxBodyBytes {
-		return nil, nil, newProblem("body-too-large", "the request body is larger than 64 KiB")
-	}
-	// MaxBytesReader also makes the server close the connection instead of
-	// draining the rest of a huge body.
+	// MaxBytesReader stops at the limit whatever Content-Length claims, and
+	// makes the server close the connection instead of draining the rest of
+	// a huge body.
 	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, nil, newProblem("body-too-large", "the request body is larger than 64 KiB")
+		if !errors.As(err, &mbe) {
+			return nil, nil, newProblem("invalid-json", "the request body could not be read")
 		}
-		return nil, nil, newProblem("invalid-json", "the request body could not be read")
+		// A document nested past the depth limit within its first 64 KiB
+		// is invalid whatever its length: say so rather than "too large".
+		if nestsDeeperThan(data, maxBodyDepth) {
+			return nil, nil, newProblem("invalid-json", "the request body nests deeper than 32 levels")
+		}
+		return nil, nil, newProblem("body-too-large", "the request body is larger than 64 KiB")
 	}
 	if len(data) == 0 {
 		if required {
@@ -138,4 +141,34 @@ func clip(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// nestsDeeperThan scans a JSON prefix (strings and escapes skipped) for
+// array or object nesting deeper than max.
+func nestsDeeperThan(data []byte, max int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch b {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '[' || b == '{':
+			depth++
+			if depth > max {
+				return true
+			}
+		case b == ']' || b == '}':
+			depth--
+		}
+	}
+	return false
 }

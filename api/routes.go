@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,15 +12,16 @@ import (
 // routes is the API's one route table (STYLE.md habit 2). Every route here
 // is documented in openapi.yaml; the tests check each response against it.
 func (s *server) routes(e *echo.Echo) {
-	e.Use(s.observe, cors)
-	e.RouteNotFound("/*", notFound)
+	// Middleware runs for every request, matched or not; a Group with its
+	// own middleware would register catch-all routes that turn 405s into
+	// 404s, so the API-only steps check the path themselves.
+	e.Use(s.observe, cors, apiOnly(s.authenticate), apiOnly(s.limitReads))
 
 	get(e, "/healthz", s.healthz)
 	get(e, "/readyz", s.readyz)
 	get(e, "/problems/:slug", problemPage)
 
-	v1 := e.Group("/api/v1", s.authenticate, s.limitReads)
-	v1.RouteNotFound("/*", notFound)
+	v1 := e.Group("/api/v1")
 	get(v1, "/openapi.yaml", openAPIDocument)
 
 	get(v1, "/agents", s.listAgents)
@@ -42,12 +44,24 @@ func (s *server) routes(e *echo.Echo) {
 	get(v1, "/audit", s.listAudit)
 }
 
-func notFound(echo.Context) error { return newProblem("not-found", "no such resource") }
-
 // get registers a read route for GET and HEAD (net/http drops a HEAD
 // response's body).
 func get(r interface {
 	Match([]string, string, echo.HandlerFunc, ...echo.MiddlewareFunc) []*echo.Route
 }, path string, h echo.HandlerFunc) {
 	r.Match([]string{http.MethodGet, http.MethodHead}, path, h)
+}
+
+// apiOnly applies mw to requests under /api/ only: probes and problem pages
+// need neither credentials nor rate limits.
+func apiOnly(mw echo.MiddlewareFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		withMW := mw(next)
+		return func(c echo.Context) error {
+			if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+				return withMW(c)
+			}
+			return next(c)
+		}
+	}
 }

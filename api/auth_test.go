@@ -1,0 +1,128 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// RELIABILITY.md I.78: missing, forged, expired and revoked credentials.
+func TestAuthentication(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		h := newHarness(t, store)
+		admin := h.token(registry.RoleAdmin)
+		// No token: anonymous, allowed to list.
+		h.do(req{method: "GET", path: "/api/v1/agents"}).expectStatus(t, http.StatusOK)
+		h.do(req{method: "GET", path: "/api/v1/audit", token: admin}).expectStatus(t, http.StatusOK)
+
+		soon := h.svcClock.Now().Add(time.Hour)
+		expired, _, err := h.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "expired", ExpiresAt: &soon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		revoked, tok, err := h.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "revoked"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.svc.RevokeToken(t.Context(), tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		h.do(req{method: "GET", path: "/api/v1/audit", token: expired}).expectStatus(t, http.StatusOK)
+		h.svcClock.Advance(2 * time.Hour)
+		forged := admin[:len(admin)-4] + "AAAA"
+		var details []string
+		for name, header := range map[string]string{
+			"forged":       "Bearer " + forged,
+			"expired":      "Bearer " + expired,
+			"revoked":      "Bearer " + revoked,
+			"garbage":      "Bearer not-a-token",
+			"basic scheme": "Basic YWRtaW46YWRtaW4=",
+			"empty bearer": "Bearer ",
+			"scheme only":  "Bearer",
+		} {
+			r := h.do(req{method: "GET", path: "/api/v1/audit", header: []string{"Authorization", header}})
+			p := r.expectProblem(t, http.StatusUnauthorized, "unauthorized")
+			if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s: WWW-Authenticate %q", name, r.header.Get("WWW-Authenticate"))
+			}
+			details = append(details, p.Detail)
+		}
+		// One generic message, whatever was wrong.
+		for _, d := range details {
+			if d != genericUnauthorized {
+				t.Fatalf("detail %q, want the generic %q", d, genericUnauthorized)
+			}
+		}
+		// A token in the query string is refused, even a valid one.
+		for _, q := range []string{"token", "access_token"} {
+			h.do(req{method: "GET", path: "/api/v1/agents?" + q + "=" + admin}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
+		}
+		// Tokens never reach the logs (the access log names route templates).
+		logs := h.logs.String()
+		_, secret, _ := strings.Cut(strings.TrimPrefix(admin, "cdx_"), "_")
+		for _, s := range []string{admin, secret, forged, expired, revoked} {
+			if strings.Contains(logs, s) {
+				t.Fatalf("a token appears in the logs:\n%s", logs)
+			}
+		}
+		if !strings.Contains(logs, "route=/api/v1/agents") {
+			t.Fatalf("access log lacks the route template:\n%s", logs)
+		}
+	})
+}
+
+// RELIABILITY.md I.78: guessing tokens from one address is cut off with 429;
+// a valid token from another address is unaffected.
+func TestAuthenticationBruteForceIsLimited(t *testing.T) {
+	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
+		c.Limits.AuthFailures = Rate{N: 5, Per: time.Minute}
+	})
+	for i := range 5 {
+		h.do(req{method: "GET", path: "/api/v1/agents", token: "cdx_guess" + strings.Repeat("x", i)}).
+			expectProblem(t, http.StatusUnauthorized, "unauthorized")
+	}
+	r := h.do(req{method: "GET", path: "/api/v1/agents", token: "cdx_guess-again"})
+	r.expectProblem(t, http.StatusTooManyRequests, "rate-limited")
+	if r.header.Get("Retry-After") != "12" {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Anonymous requests are not authentication attempts.
+	h.do(req{method: "GET", path: "/api/v1/agents"}).expectStatus(t, http.StatusOK)
+	h.clock.Advance(12 * time.Second)
+	h.do(req{method: "GET", path: "/api/v1/agents", token: h.token(registry.RoleReader)}).expectStatus(t, http.StatusOK)
+}
+
+// RELIABILITY.md I.79: a publisher token is scoped to its hosts and never
+// curates.
+func TestPublisherScope(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		h := newHarness(t, store)
+		mine := h.submit("https://mine.example.com/", "")
+		theirs := h.submit("https://theirs.example.com/", "")
+		pub := h.token(registry.RolePublisher, "mine.example.com")
+
+		h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/crawl", token: pub, body: jsonBody(`{}`)}).
+			expectStatus(t, http.StatusAccepted)
+		h.do(req{method: "GET", path: "/api/v1/agents/" + mine.ID + "/fetches", token: pub}).expectStatus(t, http.StatusOK)
+
+		h.do(req{method: "POST", path: "/api/v1/agents/" + theirs.ID + "/crawl", token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "GET", path: "/api/v1/agents/" + theirs.ID + "/fetches", token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		for _, action := range []string{"approve", "reject", "suspend", "restore"} {
+			h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/" + action, token: pub, body: jsonBody(`{"versionSeq":0}`)}).
+				expectProblem(t, http.StatusForbidden, "forbidden")
+		}
+		h.do(req{method: "DELETE", path: "/api/v1/agents/" + mine.ID, token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "PATCH", path: "/api/v1/agents/" + mine.ID, token: pub, body: jsonBody(`{"visibility":"internal"}`)}).
+			expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "PUT", path: "/api/v1/agents/" + mine.ID + "/keys", token: pub, body: jsonBody(`{"keys":[]}`)}).
+			expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "GET", path: "/api/v1/audit", token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		// Anonymous callers neither.
+		h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/crawl"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "GET", path: "/api/v1/audit"}).expectProblem(t, http.StatusForbidden, "forbidden")
+	})
+}
