@@ -1,0 +1,161 @@
+package crawlertest_test
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/gowebpki/jcs"
+
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+)
+
+// jcsSigner signs a generated card the way the spec does for cards without
+// default-valued members: JCS of the card, detached ES256 JWS. It stands in
+// for the verifier's Sign in these self-tests.
+func jcsSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	payload, err := jcs.Transform(card)
+	if err != nil {
+		return nil, err
+	}
+	hdr, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JOSE", "kid": kid, "jku": jku})
+	protected := base64.RawURLEncoding.EncodeToString(hdr)
+	digest := sha256.Sum256([]byte(protected + "." + base64.RawURLEncoding.EncodeToString(payload)))
+	r, s, err := ecdsa.Sign(rand.Reader, key.(*ecdsa.PrivateKey), digest[:])
+	if err != nil {
+		return nil, err
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	v, err := strictjson.Parse(card)
+	if err != nil {
+		return nil, err
+	}
+	entry := &strictjson.Value{Kind: strictjson.Object, Object: []strictjson.Member{
+		{Key: "protected", Value: &strictjson.Value{Kind: strictjson.String, String: protected}},
+		{Key: "signature", Value: &strictjson.Value{Kind: strictjson.String, String: base64.RawURLEncoding.EncodeToString(sig)}},
+	}}
+	v.Object = append(v.Object, strictjson.Member{Key: "signatures", Value: &strictjson.Value{Kind: strictjson.Array, Array: []*strictjson.Value{entry}}})
+	return strictjson.Marshal(v), nil
+}
+
+
+// verify checks a served card against the key set at jwksURL: it returns
+// the protected header's jku, or an error if the signature does not verify.
+func verify(t *testing.T, card []byte, jwksURL string) (string, error) {
+	t.Helper()
+	v, err := strictjson.Parse(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := v.Get("signatures")
+	if sigs == nil || len(sigs.Array) != 1 {
+		t.Fatalf("card has no signature")
+	}
+	protected := sigs.Array[0].Get("protected").String
+	signature := sigs.Array[0].Get("signature").String
+	var rest []strictjson.Member
+	for _, m := range v.Object {
+		if m.Key != "signatures" {
+			rest = append(rest, m)
+		}
+	}
+	v.Object = rest
+	payload, err := jcs.Transform(strictjson.Marshal(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hdr struct{ Kid, Jku string }
+	raw, _ := base64.RawURLEncoding.DecodeString(protected)
+	json.Unmarshal(raw, &hdr)
+	resp, err := http.Get(jwksURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(body, &set); err != nil {
+		t.Fatalf("JWKS %s: %v", body, err)
+	}
+	keys := set.Key(hdr.Kid)
+	if len(keys) != 1 {
+		return hdr.Jku, errors.New("kid not in key set")
+	}
+	jws, err := jose.ParseDetached(protected+".."+signature, payload, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		return hdr.Jku, err
+	}
+	_, err = jws.Verify(keys[0].Key)
+	return hdr.Jku, err
+}
+
+func get(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return b
+}
+
+func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.60", Signer: jcsSigner})
+	signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: fleet.Hosts()[0]})
+	jku, err := verify(t, get(t, signed.URL()), signed.Host().JWKSURL())
+	if err != nil || jku != signed.Origin()+crawlertest.JWKSPath {
+		t.Errorf("signed: jku %s, %v", jku, err)
+	}
+	if signed.KeyID() == "" {
+		t.Error("no kid")
+	}
+
+	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: fleet.Hosts()[0]})
+	body := get(t, tampered.URL())
+	if !strings.Contains(string(body), "(tampered)") {
+		t.Error("tampered card unchanged")
+	}
+	if _, err := verify(t, body, tampered.Host().JWKSURL()); err == nil {
+		t.Error("tampered card verifies")
+	}
+
+	off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: fleet.Hosts()[0]})
+	body = get(t, off.URL())
+	other := fleet.Hosts()[1]
+	jku, err = verify(t, body, other.JWKSURL())
+	if err != nil || jku != other.JWKSURL() {
+		t.Errorf("off-origin: jku %s, %v (want it to verify with the other host's key set)", jku, err)
+	}
+	if _, err := verify(t, body, off.Host().JWKSURL()); err == nil {
+		t.Error("off-origin agent's key is on its own origin too")
+	}
+}
+
+func TestSignedNeedsSigner(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
+	for _, b := range []crawlertest.Behavior{crawlertest.Signed, crawlertest.Tampered, crawlertest.OffOriginJKU} {
+		if _, err := fleet.TryAdd(crawlertest.Agent{Behavior: b}); !errors.Is(err, crawlertest.ErrNoSigner) {
+			t.Errorf("%s without a signer: %v", b, err)
+		}
+	}
+	single := crawlertest.Start(t, crawlertest.Options{Signer: jcsSigner})
+	if _, err := single.TryAdd(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU}); err == nil {
+		t.Error("off-origin jku accepted on a one-host fleet")
+	}
+}
