@@ -50,7 +50,6 @@ func jcsSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) 
 	return strictjson.Marshal(v), nil
 }
 
-
 // verify checks a served card against the key set at jwksURL: it returns
 // the protected header's jku, or an error if the signature does not verify.
 func verify(t *testing.T, card []byte, jwksURL string) (string, error) {
