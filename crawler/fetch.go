@@ -42,7 +42,12 @@ type Response struct {
 // Fetch GETs req.URL under the policy and returns the body of a 2xx or a
 // 304. Every failure is a *FetchError.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
-	return f.fetch(ctx, req, f.policy.MaxBodyBytes)
+	resp, err := f.fetch(ctx, req, f.policy.MaxBodyBytes)
+	if err != nil {
+		// Never the body: a failed fetch logs its class and hop only.
+		f.log.DebugContext(ctx, "fetch failed", "url", truncate(req.URL, 512), "class", ClassOf(err), "err", err)
+	}
+	return resp, err
 }
 
 func (f *Fetcher) fetch(ctx context.Context, req Request, limit int64) (*Response, error) {

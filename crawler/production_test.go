@@ -34,11 +34,14 @@ func TestProductionPolicyNeverReachesFleet(t *testing.T) {
 	}
 }
 
-// B.11: a name resolving to loopback, private, link-local, CGNAT or metadata
-// addresses: no connection, "refusing to connect to reserved address".
-func TestNameResolvingToReservedB11(t *testing.T) {
+// B.11, B.12: a name resolving to loopback, private, link-local, CGNAT or
+// metadata addresses, or to the ranges naive checks miss: no connection,
+// "refusing to connect to reserved address".
+func TestNameResolvingToReservedB11B12(t *testing.T) {
 	res := newResolver()
-	targets := []string{"127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.0.10", "169.254.169.254", "fd00:ec2::254", "100.64.0.1"}
+	targets := []string{"127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.0.10", "169.254.169.254", "fd00:ec2::254", "100.64.0.1",
+		"64:ff9b::a9fe:a9fe", "2002:7f00:1::", "::ffff:127.0.0.1", "0.0.0.0", "192.0.0.1", "198.18.0.1", "240.0.0.1",
+		"255.255.255.255", "224.0.0.1", "ff02::1", "::"}
 	for _, a := range targets {
 		res.set("agent.example", addrs(a))
 		dial, dials := noDial(t)

@@ -130,3 +130,31 @@ func TestTLSHandshakeStallB18(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// B.23: a server that answers an HTTP/1.1 request with HTTP/2 frames (an h2c
+// preface) is a failed connection with a clear cause, not a card.
+func TestHTTP2PrefaceOnPlainHTTPB23(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.43:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				c.Read(buf)
+				// An empty SETTINGS frame, then a GOAWAY.
+				c.Write([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"))
+			}()
+		}
+	}()
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	_, err = f.Fetch(t.Context(), crawler.Request{URL: "http://" + ln.Addr().String() + "/"})
+	wantClass(t, err, crawler.ClassConnect)
+}

@@ -1,0 +1,77 @@
+package crawler_test
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// benchFleet starts agents on several loopback addresses so connection
+// reuse looks like a crawl of many hosts.
+func benchFleet(b *testing.B, behavior crawlertest.Behavior, n int) ([]*crawlertest.AgentHandle, *crawler.Fetcher) {
+	fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 16, BaseAddr: "127.0.2.1"})
+	agents := make([]*crawlertest.AgentHandle, n)
+	for i := range agents {
+		agents[i] = fleet.Add(crawlertest.Agent{Behavior: behavior})
+	}
+	return agents, newFetcher(b, crawler.Config{Policy: loopbackPolicy()})
+}
+
+// BenchmarkFetch measures full fetches of ~2 KiB cards over loopback HTTP
+// (policy checks, conditional headers, body limit), reported as fetches/s.
+func BenchmarkFetch(b *testing.B) {
+	b.Run("sequential", func(b *testing.B) {
+		agents, f := benchFleet(b, crawlertest.Normal, 256)
+		i := 0
+		for b.Loop() {
+			if _, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i%len(agents)].URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
+	})
+	b.Run("parallel", func(b *testing.B) {
+		agents, f := benchFleet(b, crawlertest.Normal, 256)
+		var next atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				a := agents[next.Add(1)%int64(len(agents))]
+				if _, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
+	})
+}
+
+// BenchmarkFetch304 measures revalidation of unchanged cards: the request
+// carries the stored ETag and the agent answers 304 without a body.
+func BenchmarkFetch304(b *testing.B) {
+	agents, f := benchFleet(b, crawlertest.Conditional, 256)
+	etags := make([]string, len(agents))
+	for i, a := range agents {
+		resp, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		etags[i] = resp.Header.Get("ETag")
+	}
+	var next atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1) % int64(len(agents))
+			resp, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i].URL(), ETag: etags[i]})
+			if err != nil || !resp.NotModified {
+				b.Errorf("fetch: %v", err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
+}
