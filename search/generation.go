@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -36,10 +35,6 @@ func openBleve(path string, lockTimeout time.Duration) (idx bleve.Index, err err
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return idx, nil
-}
-
-func createBleve(path string, lockTimeout time.Duration) (bleve.Index, error) {
-	return bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, bleveConfig(lockTimeout))
 }
 
 func readCurrent(dir string) (string, error) {

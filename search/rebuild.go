@@ -7,9 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Rebuild builds a complete new generation from src in a new directory and
@@ -72,11 +77,16 @@ func (x *Index) Rebuild(ctx context.Context, src Source) error {
 	return err
 }
 
-// build writes every searchable agent of src into a new Bleve index at path
-// and closes it, so all segments are persisted before the directory is
-// renamed into place.
+// build writes every searchable agent of src into a new index at path.
+// Batches are written by two goroutines: Bleve analyzes a batch and builds
+// its segment in the calling goroutine, so this keeps both cores of a small
+// server busy. unsafe_batch skips the fsync per batch; the directory is not
+// live, Close persists everything, and the metadata keys are written last
+// in a safe batch, so an interrupted build has no mapping version and is
+// never served.
 func (x *Index) build(ctx context.Context, path string, src Source, head int64) (int, error) {
-	idx, err := createBleve(path, x.opts.LockTimeout)
+	cfg := bleveConfig(x.opts.LockTimeout)
+	idx, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -90,35 +100,70 @@ func (x *Index) build(ctx context.Context, path string, src Source, head int64) 
 	return n, errors.Join(err, idx.Close())
 }
 
+const buildWorkers = 2
+
+// fill reads src page by page and indexes the pages in parallel.
 func fill(ctx context.Context, idx bleve.Index, src Source) (int, error) {
-	after, n := "", 0
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pages := make(chan []registry.Agent, buildWorkers)
+	var wg sync.WaitGroup
+	var indexed atomic.Int64
+	for range buildWorkers {
+		wg.Go(func() {
+			for page := range pages {
+				b := idx.NewBatch()
+				for _, a := range page {
+					if err := b.Index(a.ID, NewDocument(a).fields()); err != nil {
+						cancel(fmt.Errorf("index agent %s: %w", a.ID, err))
+						return
+					}
+				}
+				if err := idx.Batch(b); err != nil {
+					cancel(err)
+					return
+				}
+				indexed.Add(int64(len(page)))
+			}
+		})
+	}
+	err := readPages(ctx, src, pages)
+	close(pages)
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && err == nil {
+		err = cause
+	}
+	return int(indexed.Load()), err
+}
+
+// readPages sends the searchable agents of src, in pages of ≤ maxBatch.
+func readPages(ctx context.Context, src Source, pages chan<- []registry.Agent) error {
+	after := ""
 	for {
 		if err := ctx.Err(); err != nil {
-			return n, err
+			return context.Cause(ctx)
 		}
 		page, err := src.ListAgents(ctx, after, maxBatch)
 		if err != nil {
-			return n, err
+			return err
 		}
 		if len(page) == 0 {
-			return n, nil
+			return nil
 		}
-		b := idx.NewBatch()
+		keep := page[:0:0]
 		for _, a := range page {
 			if a.ID <= after {
-				return n, fmt.Errorf("source listed agent %q after %q: ids must ascend", a.ID, after)
+				return fmt.Errorf("source listed agent %q after %q: ids must ascend", a.ID, after)
 			}
 			after = a.ID
-			if !searchable(a) {
-				continue
+			if searchable(a) {
+				keep = append(keep, a)
 			}
-			if err := b.Index(a.ID, NewDocument(a).fields()); err != nil {
-				return n, fmt.Errorf("index agent %s: %w", a.ID, err)
-			}
-			n++
 		}
-		if err := idx.Batch(b); err != nil {
-			return n, err
+		select {
+		case pages <- keep:
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 	}
 }

@@ -1,0 +1,164 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/corpus"
+)
+
+// corpusSource serves generated agents page by page without keeping them
+// in memory, so the RSS measured after a rebuild is the index's.
+type corpusSource struct {
+	gen *corpus.Generator
+	n   int
+}
+
+func (c corpusSource) Changes(_ context.Context, after int64, _ int) ([]registry.Change, int64, error) {
+	return nil, after, nil
+}
+func (c corpusSource) LatestSeq(context.Context) (int64, error) { return int64(c.n), nil }
+func (c corpusSource) Agents(_ context.Context, ids []string) ([]registry.Agent, error) {
+	var out []registry.Agent
+	for _, id := range ids {
+		i, err := strconv.Atoi(strings.TrimPrefix(id, "agent-"))
+		if err == nil && i < c.n {
+			out = append(out, c.gen.Agent(i))
+		}
+	}
+	return out, nil
+}
+func (c corpusSource) ListAgents(_ context.Context, afterID string, limit int) ([]registry.Agent, error) {
+	start := 0
+	if afterID != "" {
+		i, err := strconv.Atoi(strings.TrimPrefix(afterID, "agent-"))
+		if err != nil {
+			return nil, err
+		}
+		start = i + 1
+	}
+	var out []registry.Agent
+	for i := start; i < c.n && len(out) < limit; i++ {
+		out = append(out, c.gen.Agent(i))
+	}
+	return out, nil
+}
+
+func benchAgents() int {
+	if n, err := strconv.Atoi(os.Getenv("CARDEX_BENCH_AGENTS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+// BenchmarkRebuild100k builds the whole index from the generated corpus
+// (CARDEX_BENCH_AGENTS overrides the size) and reports the index size on
+// disk and the process RSS after the build.
+func BenchmarkRebuild100k(b *testing.B) {
+	n := benchAgents()
+	src := corpusSource{gen: corpus.New(42), n: n}
+	for b.Loop() {
+		dir := b.TempDir()
+		x, err := Open(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := x.Rebuild(context.Background(), src); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/rebuild")
+		b.ReportMetric(float64(dirSize(dir))/(1<<20), "MiB-on-disk")
+		runtime.GC()
+		b.ReportMetric(float64(rssBytes())/(1<<20), "MiB-RSS")
+		if err := x.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchQueries are 1–3-word queries drawn from the corpus vocabulary.
+var benchQueries = []string{
+	"invoice", "payment reconciliation", "flight booking", "hotel", "code review",
+	"sql dashboard", "customer ticket", "patient appointment", "contract clause",
+	"video transcript", "resume interview", "lead crm", "incident alert",
+	"recipe", "audit expense report", "deploy kubernetes", "forecast revenue",
+	"translate subtitle", "fraud score", "data pipeline etl",
+}
+
+// BenchmarkSearch100k runs 1–3-word queries with two filters and every
+// facet against a 100k-agent index, and reports p50/p99 latency.
+func BenchmarkSearch100k(b *testing.B) {
+	n := benchAgents()
+	dir := b.TempDir()
+	x, err := Open(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Rebuild(context.Background(), corpusSource{gen: corpus.New(42), n: n}); err != nil {
+		b.Fatal(err)
+	}
+	filters := []Filters{
+		{Bindings: []string{"JSONRPC"}, Capabilities: []string{CapabilityStreaming}},
+		{InputModes: []string{"text/plain"}, Trust: []string{"unsigned", "verified"}},
+		{SecuritySchemes: []string{"oauth2"}, ProtocolVersions: []string{"1.0", "0.3"}},
+	}
+	var lat []time.Duration
+	ctx := context.Background()
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		q := Query{Q: benchQueries[i%len(benchQueries)], Filters: filters[i%len(filters)]}
+		i++
+		start := time.Now()
+		r, err := x.Search(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		if r.TotalSize == 0 {
+			b.Fatalf("%q: no results", q.Q)
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// rssBytes reads the resident set size from /proc (0 where unavailable).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
