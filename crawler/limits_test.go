@@ -95,3 +95,30 @@ func TestHugeHeadersB22(t *testing.T) {
 		t.Errorf("with a 256 KiB header limit: %v", err)
 	}
 }
+
+// B.20–B.22 hold over TLS too (the header accounting counts decrypted bytes).
+func TestLimitsOverTLS(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, BaseAddr: "127.0.0.44"})
+	p := loopbackPolicy()
+	p.RootCAs = fleet.CertPool()
+	f := newFetcher(t, crawler.Config{Policy: p})
+	for _, c := range []struct {
+		b   crawlertest.Behavior
+		err error
+	}{
+		{crawlertest.HugeHeaders, crawler.ErrHeadersTooLarge},
+		{crawlertest.GzipBomb, crawler.ErrBodyTooLarge},
+		{crawlertest.HugeBody, crawler.ErrBodyTooLarge},
+	} {
+		a := fleet.Add(crawlertest.Agent{Behavior: c.b})
+		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+		wantClass(t, err, crawler.ClassTooLarge)
+		if !errors.Is(err, c.err) {
+			t.Errorf("%s over TLS: %v", c.b, err)
+		}
+	}
+	ok := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	if _, err := f.Fetch(t.Context(), crawler.Request{URL: ok.URL()}); err != nil {
+		t.Errorf("normal agent over TLS: %v", err)
+	}
+}

@@ -1,0 +1,52 @@
+package crawler_test
+
+import (
+	"crypto"
+	"testing"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// verifierSigner plugs the verifier's Sign into the fleet.
+func verifierSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
+}
+
+// The fetcher is the verifier's key-set source: signed fleet agents verify
+// through it, a tampered card does not, and an off-origin jku is never
+// fetched (RELIABILITY.md D.43).
+func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.100", Signer: verifierSigner})
+	home, evil := fleet.Hosts()[0], fleet.Hosts()[1]
+	signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home})
+	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: home})
+	off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: home})
+	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	v := verifier.New(verifier.Config{Fetcher: f})
+	verdict := func(a *crawlertest.AgentHandle) verifier.Verdict {
+		resp, err := f.Fetch(t.Context(), cardRequest(a.URL()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := strictjson.Parse(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Verify(t.Context(), tree, verifier.VerifyOptions{Origin: a.Origin()})
+	}
+	if got := verdict(signed); !got.Verified() {
+		t.Errorf("signed agent: %+v", got)
+	}
+	if got := verdict(tampered); got.Verified() || got.Status != verifier.StatusInvalid {
+		t.Errorf("tampered agent: %+v", got)
+	}
+	if got := verdict(off); got.Verified() {
+		t.Errorf("off-origin jku agent verified: %+v", got)
+	}
+	if evil.JWKSRequests() != 0 || evil.Requests() != 0 {
+		t.Errorf("the off-origin key set was fetched %d times", evil.JWKSRequests())
+	}
+}
