@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
-	"github.com/gowebpki/jcs"
 )
 
 // Profile names one way of turning a received card into the bytes a signer
@@ -66,16 +65,11 @@ func Canonicalize(profile Profile, card *strictjson.Value) ([]byte, error) {
 	return jcsBytes(tree)
 }
 
-// jcsBytes serializes tree with RFC 8785. The tree is written back to JSON
-// text by strictjson (never by re-marshalling a Go struct, STYLE.md) and the
-// text handed to the JCS transform, which sorts members by UTF-16 code units
-// and prints numbers in their ECMAScript form (RELIABILITY.md E.54, E.58).
+// jcsBytes serializes tree with RFC 8785 (members sorted by UTF-16 code
+// units, ECMAScript numbers: RELIABILITY.md E.54, E.58), from the strict tree
+// and never from a re-marshalled Go struct (STYLE.md). See appendJCS.
 func jcsBytes(tree *strictjson.Value) ([]byte, error) {
-	out, err := jcs.Transform(strictjson.Marshal(tree))
-	if err != nil {
-		return nil, fmt.Errorf("verifier: RFC 8785: %w", err)
-	}
-	return out, nil
+	return appendJCS(make([]byte, 0, 4096), tree), nil
 }
 
 // sdkTree is the v1 projection with empty values removed (a2a-js cleanEmpty,

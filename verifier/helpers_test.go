@@ -26,7 +26,13 @@ func withSignatures(card, sigs string) string {
 // header text, the way a hostile or buggy signer could.
 func signWith(t testing.TB, card string, signer crypto.Signer, alg, header string) (protected, signature string) {
 	t.Helper()
-	payload, err := Canonicalize(ProfileSpec, parseTree(t, []byte(card)))
+	return signProfile(t, ProfileSpec, card, signer, alg, header)
+}
+
+// signProfile signs the canonical bytes of card under profile p.
+func signProfile(t testing.TB, p Profile, card string, signer crypto.Signer, alg, header string) (protected, signature string) {
+	t.Helper()
+	payload, err := Canonicalize(p, parseTree(t, []byte(card)))
 	if err != nil {
 		t.Fatal(err)
 	}
