@@ -115,3 +115,7 @@ func isErr(err, target error) bool { return errors.Is(err, target) }
 func seq(n int64) *int64 { return &n }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+func asValidation(err error, target **registry.ValidationError) bool {
+	return errors.As(err, target) && errors.Is(err, registry.ErrValidation)
+}

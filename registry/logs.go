@@ -49,11 +49,13 @@ func clampLimit(limit int) int {
 //
 // Filtered by what p may list (CONTRACT.md §4), judged by the agent's state
 // now. So that mirrors and indexes can drop an agent that left the listing,
-// the withdrawal kinds (removed, suspended, health, visibility) of agents
-// that are no longer listable are shown too, to callers whose scope covers
-// the agent's visibility (for `visibility` changes: to every caller; the
-// agent was public on one side of the change). Only ids and kinds are
-// revealed this way, and a removed agent's id answers not found.
+// some withdrawals of agents that are no longer listable are shown too: the
+// `removed` of a removed agent (its id answers not found to non-admins), and
+// the `suspended` and `health` changes of an approved or suspended agent
+// whose visibility the caller may list, and `visibility` changes of an
+// approved or suspended agent (it was public on one side of the change).
+// Pending and rejected agents never show through, so the log never hands
+// out the id of an agent still under review.
 func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit int) ([]Change, int64, error) {
 	limit = clampLimit(limit)
 	db := s.store.read(ctx).Table("changes c").Select("c.seq, c.agent_id, c.kind, c.at").Where("c.seq > ?", after)
@@ -63,7 +65,9 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 		if p.Role == RoleReader || p.Role == RolePublisher {
 			vis = []string{"public", "internal"}
 		}
-		withdrawn := "(c.kind IN ('removed', 'suspended', 'health') AND a.visibility IN ?) OR c.kind = 'visibility'"
+		withdrawn := "(c.kind = 'removed' AND a.status = 'removed')" +
+			" OR (c.kind IN ('suspended', 'health') AND a.status IN ('approved', 'suspended') AND a.visibility IN ?)" +
+			" OR (c.kind = 'visibility' AND a.status IN ('approved', 'suspended'))"
 		cond := listed + " OR " + withdrawn
 		args := []any{vis, vis}
 		if p.Role == RolePublisher && len(p.Hosts) > 0 {

@@ -53,6 +53,7 @@ type Store struct {
 	wsql    *sql.DB
 	rsql    *sql.DB
 	unlock  func() error
+	dataDir string
 	log     *slog.Logger
 }
 
@@ -187,7 +188,7 @@ func openSQLite(o OpenOptions) (*Store, error) {
 		var gr *gorm.DB
 		gr, err = gorm.Open(sqlite.New(sqlite.Config{Conn: r}), gormConfig())
 		if err == nil {
-			return &Store{dialect: DialectSQLite, db: gw, rdb: gr, wsql: w, rsql: r, unlock: unlock}, nil
+			return &Store{dialect: DialectSQLite, db: gw, rdb: gr, wsql: w, rsql: r, unlock: unlock, dataDir: o.DataDir}, nil
 		}
 	}
 	w.Close()
@@ -205,6 +206,9 @@ func (s *Store) Close() error {
 	errs = append(errs, s.wsql.Close(), s.unlock())
 	return errors.Join(errs...)
 }
+
+// DataDir is the SQLite data directory ("" for PostgreSQL).
+func (s *Store) DataDir() string { return s.dataDir }
 
 // Dialect is DialectSQLite or DialectPostgres.
 func (s *Store) Dialect() string { return s.dialect }
