@@ -103,6 +103,9 @@ func (x *Index) nextGeneration() (string, error) {
 		return "", err
 	}
 	var max int64
+	if cur, err := readCurrent(x.dir); err == nil {
+		max, _ = genNumber(cur)
+	}
 	for _, e := range entries {
 		if n, ok := genNumber(strings.TrimSuffix(e.Name(), buildingSufx)); ok && n > max {
 			max = n

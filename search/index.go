@@ -91,7 +91,7 @@ type Status struct {
 	Reason     error  // when not ready: wraps ErrMissing, ErrCorrupt or ErrOldMapping
 	Generation string // name of the live generation
 	AppliedSeq int64  // last change-log sequence applied
-	DocCount   uint64 // agents plus nested skill documents
+	DocCount   uint64 // agents in the live generation
 }
 
 // Open opens the index in dir, creating dir if needed. It fails with

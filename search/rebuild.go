@@ -70,8 +70,11 @@ func (x *Index) Rebuild(ctx context.Context, src Source) error {
 	}
 	if old != nil {
 		// No query or write holds old any more: swap took the write lock.
-		err = errors.Join(old.idx.Close(), os.RemoveAll(filepath.Join(x.dir, old.name)))
+		err = old.idx.Close()
 	}
+	// Deletes the previous generation, or a damaged one that was never
+	// opened (G.69).
+	x.removeStale()
 	x.opts.Logger.Info("search index rebuilt", "generation", name, "agents", agents,
 		"applied_seq", head, "duration", time.Since(start).String())
 	return err
