@@ -56,8 +56,9 @@ type Agent struct {
 	Size int64
 	// DeclareLength sends HugeBody's true Content-Length instead of chunks.
 	DeclareLength bool
-	// Key signs Signed, Tampered and OffOriginJKU cards (default: a new
-	// P-256 key).
+	// Key signs Signed, Tampered and OffOriginJKU cards. Default: the
+	// host's P-256 key, shared by its signing agents (a fresh key for
+	// OffOriginJKU).
 	Key crypto.Signer
 }
 
@@ -188,11 +189,19 @@ func (a *AgentHandle) sign(f *Fleet) error {
 		return ErrNoSigner
 	}
 	if a.a.Key == nil {
-		k, err := NewSigningKey()
+		// Agents of one host share its key, like one organisation signing
+		// all its agents, so a host's key set stays small (the verifier
+		// takes at most 100 keys). An off-origin agent gets its own key:
+		// its home origin must never vouch for it.
+		var err error
+		if a.a.Behavior == OffOriginJKU {
+			a.a.Key, err = NewSigningKey()
+		} else {
+			a.a.Key, err = a.host.signingKey()
+		}
 		if err != nil {
 			return err
 		}
-		a.a.Key = k
 	}
 	jwk, err := publicJWK(a.a.Key)
 	if err != nil {

@@ -10,6 +10,7 @@
 package crawlertest
 
 import (
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -213,6 +214,7 @@ type Host struct {
 
 	mu       sync.RWMutex
 	agents   map[string]*AgentHandle
+	key      crypto.Signer
 	keys     []jose.JSONWebKey
 	jwks     []byte
 	requests counter
@@ -237,8 +239,27 @@ func (h *Host) JWKSRequests() int64 { return h.jwksReqs.n.Load() }
 func (h *Host) publishKey(k jose.JSONWebKey) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for _, have := range h.keys {
+		if have.KeyID == k.KeyID {
+			return
+		}
+	}
 	h.keys = append(h.keys, k)
 	h.jwks = jwksJSON(h.keys)
+}
+
+// signingKey is the host's shared key, made on first use.
+func (h *Host) signingKey() (crypto.Signer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		k, err := NewSigningKey()
+		if err != nil {
+			return nil, err
+		}
+		h.key = k
+	}
+	return h.key, nil
 }
 
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -18,8 +18,12 @@ import (
 
 // Signer signs a card: it returns the card with a signature (A2A §8.4,
 // detached JWS over the canonical form) whose protected header carries kid
-// and jku. Tests plug in the verifier's Sign; the fleet does not
-// canonicalize by itself.
+// and jku. The fleet does not canonicalize by itself; plug in the
+// verifier's Sign:
+//
+//	func(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+//		return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
+//	}
 type Signer func(card []byte, key crypto.Signer, kid, jku string) ([]byte, error)
 
 // ErrNoSigner: a signed behaviour was asked of a fleet without Options.Signer.

@@ -124,6 +124,15 @@ func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
 	if signed.KeyID() == "" {
 		t.Error("no kid")
 	}
+	// Agents of one host share its key: the key set holds one key.
+	second := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: fleet.Hosts()[0]})
+	if _, err := verify(t, get(t, second.URL()), second.Host().JWKSURL()); err != nil || second.KeyID() != signed.KeyID() {
+		t.Errorf("second signed agent: %v (kid %s vs %s)", err, second.KeyID(), signed.KeyID())
+	}
+	var set struct{ Keys []json.RawMessage }
+	if err := json.Unmarshal(get(t, signed.Host().JWKSURL()), &set); err != nil || len(set.Keys) != 1 {
+		t.Errorf("host key set has %d keys (%v), want 1", len(set.Keys), err)
+	}
 
 	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: fleet.Hosts()[0]})
 	body := get(t, tampered.URL())

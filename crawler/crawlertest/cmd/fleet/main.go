@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/verifier"
 )
 
 type config struct {
@@ -32,6 +34,7 @@ type config struct {
 	out         string
 	behavior    string
 	changeEvery int
+	signedPct   int
 }
 
 func main() {
@@ -56,6 +59,7 @@ func parse(args []string) (config, error) {
 	fs.StringVar(&c.out, "out", "", "write the agent URLs here instead of stdout")
 	fs.StringVar(&c.behavior, "behavior", "normal", "normal, conditional or changing")
 	fs.IntVar(&c.changeEvery, "change-every", 10, "requests per card version (with -behavior changing)")
+	fs.IntVar(&c.signedPct, "signed-percent", 0, "percentage of agents serving a card signed with their host's ES256 key (JWKS at /.well-known/jwks.json)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -70,10 +74,18 @@ func parse(args []string) (config, error) {
 	default:
 		return c, fmt.Errorf("-behavior %q: want normal, conditional or changing", c.behavior)
 	}
+	if c.signedPct < 0 || c.signedPct > 100 {
+		return c, fmt.Errorf("-signed-percent must be between 0 and 100")
+	}
 	if c.caOut != "" && !c.tls {
 		return c, fmt.Errorf("-ca-out needs -tls")
 	}
 	return c, nil
+}
+
+// sign signs with the verifier's spec profile, so signed agents verify.
+func sign(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
 }
 
 // run starts the fleet, writes the URLs, and serves until ctx ends.
@@ -82,7 +94,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	fleet, err := crawlertest.New(crawlertest.Options{Hosts: c.hosts, BaseAddr: c.listen, Port: c.port, TLS: c.tls})
+	fleet, err := crawlertest.New(crawlertest.Options{Hosts: c.hosts, BaseAddr: c.listen, Port: c.port, TLS: c.tls, Signer: sign})
 	if err != nil {
 		return err
 	}
@@ -102,8 +114,12 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 		w = f
 	}
 	bw := bufio.NewWriter(w)
-	for range c.agents {
-		a, err := fleet.TryAdd(crawlertest.Agent{Behavior: crawlertest.Behavior(c.behavior), ChangeEvery: c.changeEvery})
+	for i := range c.agents {
+		b := crawlertest.Behavior(c.behavior)
+		if i%100 < c.signedPct {
+			b = crawlertest.Signed
+		}
+		a, err := fleet.TryAdd(crawlertest.Agent{Behavior: b, ChangeEvery: c.changeEvery})
 		if err != nil {
 			return err
 		}

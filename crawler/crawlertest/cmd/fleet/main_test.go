@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +21,7 @@ func TestParse(t *testing.T) {
 	if err != nil || c.hosts != 100 || c.listen != "127.0.0.1" || c.behavior != "normal" {
 		t.Errorf("defaults: %+v %v", c, err)
 	}
-	for _, bad := range [][]string{{"-agents", "0"}, {"-behavior", "gzip-bomb"}, {"-ca-out", "x.pem"}, {"-nope"}} {
+	for _, bad := range [][]string{{"-agents", "0"}, {"-behavior", "gzip-bomb"}, {"-ca-out", "x.pem"}, {"-signed-percent", "101"}, {"-nope"}} {
 		if _, err := parse(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
@@ -32,7 +35,7 @@ func TestRunServesAndPrintsURLs(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-agents", "250", "-hosts", "5", "-listen", "127.0.0.90", "-out", out, "-tls", "-ca-out", ca},
+		done <- run(ctx, []string{"-agents", "250", "-hosts", "5", "-listen", "127.0.0.90", "-out", out, "-tls", "-ca-out", ca, "-signed-percent", "30"},
 			io.Discard, slog.New(slog.DiscardHandler))
 	}()
 	var urls []string
@@ -50,6 +53,20 @@ func TestRunServesAndPrintsURLs(t *testing.T) {
 	// A plain client without the CA must fail; the fleet is really TLS.
 	if _, err := http.Get(urls[0]); err == nil {
 		t.Error("TLS fleet answered a client without its CA")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// Agents 0-29 of every hundred are signed, 30-99 are not.
+	for i, wantSigned := range map[int]bool{0: true, 29: true, 30: false, 99: false, 129: true} {
+		body := fetch(t, client, urls[i])
+		if strings.Contains(body, `"signatures"`) != wantSigned {
+			t.Errorf("agent %d: signed=%v, want %v", i, !wantSigned, wantSigned)
+		}
+	}
+	u, _ := url.Parse(urls[0])
+	if jwks := fetch(t, client, "https://"+u.Host+"/.well-known/jwks.json"); !strings.Contains(jwks, `"kty":"EC"`) {
+		t.Errorf("key set: %s", jwks)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -69,4 +86,18 @@ func readLines(t *testing.T, path string) []string {
 		lines = append(lines, s.Text())
 	}
 	return lines
+}
+
+func fetch(t *testing.T, c *http.Client, u string) string {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", u, resp.StatusCode, err)
+	}
+	return string(b)
 }
