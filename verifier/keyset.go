@@ -119,3 +119,11 @@ func (s *keySet) lookup(kid string) (*setKey, bool) {
 	k, ok := s.keys[kid]
 	return k, ok
 }
+
+// CheckKeySet reports whether raw is a JWKS Cardex accepts as a trust root
+// (the checks of parseKeySet). Use it before pinning keys for an agent or
+// accepting `--jwks`.
+func CheckKeySet(raw []byte) error {
+	_, err := parseKeySet(raw)
+	return err
+}

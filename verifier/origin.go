@@ -69,3 +69,14 @@ func (o origin) contains(rawURL string) bool {
 	other, err := originOf(u)
 	return err == nil && other == o
 }
+
+// NormalizeOrigin returns the origin (scheme://host[:port]) of an http(s)
+// URL, or an error when s has none. Whether the scheme and port are
+// acceptable is the caller's network policy (CONTRACT.md §2).
+func NormalizeOrigin(s string) (string, error) {
+	o, err := parseOrigin(s)
+	if err != nil {
+		return "", err
+	}
+	return o.String(), nil
+}

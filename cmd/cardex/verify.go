@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// verifyCmd is `cardex verify`. Its fields are the outside world it needs,
+// wired in the commands table (nil fields use the defaults below).
+type verifyCmd struct {
+	// cards fetches a card URL (the same hardened fetcher `cardex lint`
+	// takes, lint.go); nil: URL arguments are refused.
+	cards cardFetcher
+	// keys builds the key set fetcher; default verifier.NewHTTPKeySetFetcher.
+	keys func(allowHTTP bool) verifier.KeySetFetcher
+}
+
+func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet("cardex verify", e)
+	jwksFile := fs.String("jwks", "", "JWKS `FILE` of trusted (pinned) keys")
+	origin := fs.String("origin", "", "agent origin `URL` whose jku and /.well-known/jwks.json key sets may be fetched")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	allowHTTP := fs.Bool("allow-insecure-http", false, "accept http:// origins and key set URLs")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: cardex verify [--jwks FILE] [--origin URL] [--json] [--allow-insecure-http] CARD.json|URL|-")
+		fmt.Fprintln(e.stderr, "Exit status: 0 verified, 1 not verified, 2 bad input.")
+		fs.PrintDefaults()
+	}
+	pos, code := parseFlagsAndArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "cardex verify: exactly one card (file, URL or -) is required")
+		fs.Usage()
+		return exitUsage
+	}
+	opts := verifier.VerifyOptions{}
+	if *jwksFile != "" {
+		raw, err := os.ReadFile(*jwksFile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: --jwks: %v\n", err)
+			return exitUsage
+		}
+		if err := verifier.CheckKeySet(raw); err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: --jwks %s: %v\n", *jwksFile, err)
+			return exitUsage
+		}
+		opts.Pinned = raw
+	}
+	if *origin != "" {
+		o, err := verifier.NormalizeOrigin(*origin)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: --origin %q: %v\n", *origin, err)
+			return exitUsage
+		}
+		opts.Origin = o
+	}
+
+	raw, err := c.readCard(ctx, e, pos[0], &opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cardex verify: %v\n", err)
+		return exitUsage
+	}
+	card, err := strictjson.Parse(raw)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cardex verify: %s is not valid JSON: %v\n", pos[0], err)
+		return exitUsage
+	}
+	if card.Kind != strictjson.Object {
+		fmt.Fprintf(e.stderr, "cardex verify: %s is a JSON %s, not an agent card object\n", pos[0], card.Kind)
+		return exitUsage
+	}
+	if opts.Origin != "" && strings.HasPrefix(opts.Origin, "http://") && !*allowHTTP {
+		fmt.Fprintf(e.stderr, "cardex verify: origin %s is http; pass --allow-insecure-http to fetch its key sets\n", opts.Origin)
+		return exitUsage
+	}
+	cfg := verifier.Config{}
+	if opts.Origin != "" {
+		newKeys := c.keys
+		if newKeys == nil {
+			newKeys = func(allowHTTP bool) verifier.KeySetFetcher {
+				return verifier.NewHTTPKeySetFetcher(verifier.HTTPFetcherOptions{AllowHTTP: allowHTTP})
+			}
+		}
+		cfg.Fetcher = newKeys(*allowHTTP)
+	}
+	verdict := verifier.New(cfg).Verify(ctx, card, opts)
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(verdict); err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: %v\n", err)
+			return exitFail
+		}
+	} else {
+		printVerdict(e.stdout, verdict)
+	}
+	if verdict.Verified() {
+		return exitOK
+	}
+	return exitFail
+}
+
+// readCard reads the card from a file, stdin ("-") or a URL. A URL also
+// supplies the origin when --origin is not given.
+func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, opts *verifier.VerifyOptions) ([]byte, error) {
+	switch {
+	case arg == "-":
+		return io.ReadAll(io.LimitReader(e.stdin, int64(strictjson.DefaultLimits.MaxBytes)+1))
+	case strings.HasPrefix(strings.ToLower(arg), "https://") || strings.HasPrefix(strings.ToLower(arg), "http://"):
+		if c.cards == nil {
+			return nil, errors.New("fetching a card by URL is not available here: download the card and run `cardex verify --origin URL FILE`")
+		}
+		if opts.Origin == "" {
+			o, err := verifier.NormalizeOrigin(arg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", arg, err)
+			}
+			opts.Origin = o
+		}
+		data, err := c.cards(ctx, arg)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", arg, err)
+		}
+		return data, nil
+	}
+	return os.ReadFile(arg)
+}
+
+func printVerdict(w io.Writer, v verifier.Verdict) {
+	for _, s := range v.Signatures {
+		fmt.Fprintf(w, "signature %d: %s\n", s.Index, s.Status)
+		fmt.Fprintf(w, "  kid:        %q\n", s.Kid)
+		fmt.Fprintf(w, "  alg:        %s\n", orDash(s.Alg))
+		fmt.Fprintf(w, "  key source: %s\n", s.KeySource)
+		fmt.Fprintf(w, "  profile:    %s\n", orDash(s.Profile))
+		fmt.Fprintf(w, "  reason:     %s\n", s.Reason)
+	}
+	switch {
+	case v.Status == verifier.StatusUnsigned:
+		fmt.Fprintln(w, "card: unsigned (no signatures)")
+	case v.Profile != "":
+		fmt.Fprintf(w, "card: %s (profile %s)\n", v.Status, v.Profile)
+	default:
+		fmt.Fprintf(w, "card: %s\n", v.Status)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newFlagSet(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parseFlagsAndArgs parses flags that may follow positional arguments
+// (`cardex verify card.json --json`). It returns the positional arguments,
+// and an exit code ≥ 0 when parsing ended the command.
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string) ([]string, int) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK
+			}
+			return nil, exitUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, -1
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
