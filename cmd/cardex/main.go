@@ -36,6 +36,8 @@ type command struct {
 // commands is the CLI's route table.
 var commands = []command{
 	{"version", "print the Cardex version", runVersion},
+	{"verify", "verify an agent card's signatures", (&verifyCmd{}).run},
+	{"sign", "sign an agent card with a private key", runSign},
 	{"serve", "run the registry server (REST API)", runServe},
 	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
 }
