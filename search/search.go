@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -72,6 +73,10 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		req.Query = buildQuery(textQuery(q.Q, ws), q.Viewer, q.Filters)
 		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
 		req.Highlight.Fields = highlightFields
+	} else if strings.TrimSpace(q.Q) != "" {
+		// q had only stop words or punctuation ("the", "/.*a/"): it names
+		// nothing, so it matches nothing rather than everything.
+		req.Query = bleve.NewMatchNoneQuery()
 	} else {
 		req.Query = buildQuery(nil, q.Viewer, q.Filters)
 	}

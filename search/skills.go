@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -86,6 +87,9 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 	// Every agent hit carries at least one matching skill, so size+1
 	// agents always fill a page.
 	req := bleve.NewSearchRequestOptions(buildQuery(skillQuery(ws), q.Viewer, q.Filters), size+1, 0, false)
+	if len(ws) == 0 && strings.TrimSpace(q.Q) != "" {
+		req.Query = bleve.NewMatchNoneQuery() // only stop words: see Search
+	}
 	if s != SortRelevance {
 		req.Score = bleve.ScoreNone
 	}
