@@ -65,14 +65,18 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 
-// parseServeConfig fills the config from args and the environment.
-func parseServeConfig(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
+// parseServeConfig fills the config from args and the environment. --help
+// prints the settings to stdout and returns flag.ErrHelp.
+func parseServeConfig(args []string, getenv func(string) string, stdout, stderr io.Writer) (*serveConfig, error) {
 	c := &serveConfig{}
 	fs := flag.NewFlagSet("cardex serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.flags(fs)
-	fs.Usage = func() { serveUsage(fs, stderr) }
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			serveUsage(fs, stdout)
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -129,15 +133,15 @@ func (c *serveConfig) Validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return bad("tls-cert", "--tls-cert and --tls-key go together")
 	}
-	for name, path := range map[string]string{"tls-cert": c.TLSCert, "tls-key": c.TLSKey} {
-		if path == "" {
+	for _, f := range []struct{ name, path string }{{"tls-cert", c.TLSCert}, {"tls-key", c.TLSKey}} {
+		if f.path == "" {
 			continue
 		}
-		if f, err := os.Open(path); err != nil {
-			return bad(name, "%v", err)
-		} else {
-			f.Close()
+		file, err := os.Open(f.path)
+		if err != nil {
+			return bad(f.name, "%v", err)
 		}
+		file.Close()
 	}
 	if c.BaseURL != "" {
 		u, err := url.Parse(c.BaseURL)

@@ -32,12 +32,13 @@ const (
 // until ctx ends (SIGINT/SIGTERM in main), then stop accepting, finish
 // in-flight requests within shutdownTimeout and close the store.
 func runServe(ctx context.Context, e *env, args []string) int {
-	cfg, err := parseServeConfig(args, e.getenv, e.stderr)
+	cfg, err := parseServeConfig(args, e.getenv, e.stdout, e.stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "cardex serve:", err)
+		fmt.Fprintln(e.stderr, "Run 'cardex serve --help' for the settings.")
 		return exitUsage
 	}
 	log := cfg.logger(e.stderr)
