@@ -40,6 +40,8 @@ var commands = []command{
 	{"sign", "sign an agent card with a private key", runSign},
 	{"serve", "run the registry server (REST API)", runServe},
 	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
+	{"migrate", "apply the SQL migrations", runMigrate},
+	{"token", "create, list and revoke API tokens", runToken},
 }
 
 func main() {

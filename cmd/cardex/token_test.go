@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// runCLIEnv runs the CLI in-process with an environment.
+func runCLIEnv(t *testing.T, envv map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return envv[k] }}
+	code = run(t.Context(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func authenticate(t *testing.T, dir, token string) (registry.Principal, error) {
+	t.Helper()
+	s, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return registry.NewService(s, registry.ServiceConfig{}).Authenticate(t.Context(), token)
+}
+
+func TestTokenCreatePrintsTokenFirst(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "", "token", "create", "--role", "admin", "--name", "ops", "--data", dir)
+	if code != exitOK {
+		t.Fatalf("code %d stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "cdx_") || len(lines[0]) != 64 {
+		t.Fatalf("stdout %q", out)
+	}
+	p, err := authenticate(t, dir, lines[0])
+	if err != nil || p.Role != registry.RoleAdmin || p.Name != "ops" {
+		t.Fatalf("the printed token does not authenticate: %+v, %v", p, err)
+	}
+}
+
+func TestTokenCreateJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATA": dir},
+		"token", "create", "--role", "publisher", "--host", "a.example.com", "--host", "B.example.com", "--expires", "90d", "--json")
+	if code != exitOK {
+		t.Fatalf("code %d stderr %q", code, errs)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(first), &got); err != nil {
+		t.Fatalf("first line %q: %v", first, err)
+	}
+	if len(got) != 6 || got["role"] != "publisher" || !strings.HasPrefix(got["name"].(string), "publisher-") {
+		t.Fatalf("json %v", got)
+	}
+	hosts, _ := got["hosts"].([]any)
+	if len(hosts) != 2 || hosts[0] != "a.example.com" || hosts[1] != "b.example.com" {
+		t.Fatalf("hosts %v", got["hosts"])
+	}
+	exp, err := time.Parse(time.RFC3339, got["expiresAt"].(string))
+	if err != nil || exp.Sub(time.Now()) < 89*24*time.Hour || exp.Sub(time.Now()) > 91*24*time.Hour {
+		t.Fatalf("expiresAt %v, %v", got["expiresAt"], err)
+	}
+	// CARDEX_DATA chose the store.
+	p, err := authenticate(t, dir, got["token"].(string))
+	if err != nil || p.TokenID != got["id"] || len(p.Hosts) != 2 {
+		t.Fatalf("%+v, %v", p, err)
+	}
+}
+
+func TestTokenBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"token"},
+		{"token", "mint"},
+		{"token", "create", "--data", dir},
+		{"token", "create", "--role", "root", "--data", dir},
+		{"token", "create", "--role", "publisher", "--data", dir},
+		{"token", "create", "--role", "admin", "--host", "a.com", "--data", dir},
+		{"token", "create", "--role", "admin", "--expires", "soon", "--data", dir},
+		{"token", "create", "--role", "admin", "--expires", "-3d", "--data", dir},
+		{"token", "create", "--role", "admin", "--frobnicate", "--data", dir},
+		{"token", "create", "--role", "admin", "extra", "--data", dir},
+		{"token", "create", "--role", "admin", "--database-url", "mysql://x"},
+		{"token", "revoke", "--data", dir},
+		{"token", "list", "x", "--data", dir},
+	} {
+		code, out, errs := runCLI(t, "", args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "cardex token") {
+			t.Errorf("%v: code %d stdout %q stderr %q", args, code, out, errs)
+		}
+	}
+}
+
+func TestTokenListAndRevoke(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"alpha", "beta"} {
+		if code, _, errs := runCLI(t, "", "token", "create", "--role", "reader", "--name", name, "--data", dir); code != exitOK {
+			t.Fatalf("create %s: %s", name, errs)
+		}
+	}
+	code, out, _ := runCLI(t, "", "token", "revoke", "beta", "--data", dir)
+	if code != exitOK || out != "revoked beta\n" {
+		t.Fatalf("revoke: %d %q", code, out)
+	}
+	code, out, errs := runCLI(t, "", "token", "list", "--data", dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") ||
+		!strings.Contains(lines[1], "alpha") || !strings.HasSuffix(lines[1], "active") ||
+		!strings.Contains(lines[2], "beta") || !strings.HasSuffix(lines[2], "revoked") {
+		t.Fatalf("list: %d %q %q", code, out, errs)
+	}
+	for _, col := range []string{"NAME", "ROLE", "HOSTS", "CREATED", "LAST USED", "EXPIRES"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header lacks %s: %q", col, lines[0])
+		}
+	}
+	code, _, errs = runCLI(t, "", "token", "revoke", "gamma", "--data", dir)
+	if code != exitFail || !strings.Contains(errs, `no token with id or name "gamma"`) {
+		t.Fatalf("revoke unknown: %d %q", code, errs)
+	}
+	code, out, _ = runCLI(t, "", "token", "list", "--json", "--data", dir)
+	var toks []registry.Token
+	if code != exitOK || json.Unmarshal([]byte(out), &toks) != nil || len(toks) != 2 || toks[1].RevokedAt == nil {
+		t.Fatalf("list --json: %d %q", code, out)
+	}
+}
+
+// A token can be created while a server holds the data directory
+// (CONTRACT.md §5; RELIABILITY.md F.67 locks out second servers only).
+func TestTokenCreateBesideServer(t *testing.T) {
+	dir := t.TempDir()
+	server, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: dir, ServerLock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	code, out, errs := runCLI(t, "", "token", "create", "--role", "admin", "--data", dir)
+	if code != exitOK {
+		t.Fatalf("code %d stderr %q", code, errs)
+	}
+	p, err := registry.NewService(server, registry.ServiceConfig{}).Authenticate(t.Context(), strings.TrimSpace(out))
+	if err != nil || p.Role != registry.RoleAdmin {
+		t.Fatalf("the server does not see the new token: %+v, %v", p, err)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "", "migrate", "--data", dir)
+	if code != exitOK || out != "schema version 1 (sqlite)\n" {
+		t.Fatalf("migrate: %d %q %q", code, out, errs)
+	}
+	// Again: nothing to do, same answer.
+	if code, out, _ := runCLI(t, "", "migrate", "--data", dir); code != exitOK || out != "schema version 1 (sqlite)\n" {
+		t.Fatalf("second migrate: %d %q", code, out)
+	}
+	for _, args := range [][]string{{"migrate", "now"}, {"migrate", "--bogus"}, {"migrate", "--database-url", "sqlite://x"}} {
+		if code, out, errs := runCLI(t, "", args...); code != exitUsage || out != "" || errs == "" {
+			t.Errorf("%v: %d %q %q", args, code, out, errs)
+		}
+	}
+}
+
+func TestMigratePostgres(t *testing.T) {
+	url := registrytest.PostgresURL(t)
+	code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": url}, "migrate")
+	if code != exitOK || out != "schema version 1 (postgres)\n" {
+		t.Fatalf("migrate: %d %q %q", code, out, errs)
+	}
+	s, err := registry.Open(context.Background(), registry.OpenOptions{DatabaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ok, err := s.MigrationsCurrent(t.Context()); !ok || err != nil {
+		t.Fatalf("MigrationsCurrent %v %v", ok, err)
+	}
+}
