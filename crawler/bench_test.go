@@ -10,20 +10,36 @@ import (
 
 // benchFleet starts agents on several loopback addresses so connection
 // reuse looks like a crawl of many hosts.
-func benchFleet(b *testing.B, behavior crawlertest.Behavior, n int) ([]*crawlertest.AgentHandle, *crawler.Fetcher) {
-	fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 16, BaseAddr: "127.0.2.1"})
+func benchFleet(b *testing.B, behavior crawlertest.Behavior, n int, tls bool) ([]*crawlertest.AgentHandle, *crawler.Fetcher) {
+	fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 16, BaseAddr: "127.0.2.1", TLS: tls})
 	agents := make([]*crawlertest.AgentHandle, n)
 	for i := range agents {
 		agents[i] = fleet.Add(crawlertest.Agent{Behavior: behavior})
 	}
-	return agents, newFetcher(b, crawler.Config{Policy: loopbackPolicy()})
+	p := loopbackPolicy()
+	p.RootCAs = fleet.CertPool()
+	return agents, newFetcher(b, crawler.Config{Policy: p})
+}
+
+func fetchParallel(b *testing.B, agents []*crawlertest.AgentHandle, f *crawler.Fetcher) {
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			a := agents[next.Add(1)%int64(len(agents))]
+			if _, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
 }
 
 // BenchmarkFetch measures full fetches of ~2 KiB cards over loopback HTTP
 // (policy checks, conditional headers, body limit), reported as fetches/s.
 func BenchmarkFetch(b *testing.B) {
 	b.Run("sequential", func(b *testing.B) {
-		agents, f := benchFleet(b, crawlertest.Normal, 256)
+		agents, f := benchFleet(b, crawlertest.Normal, 256, false)
 		i := 0
 		for b.Loop() {
 			if _, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i%len(agents)].URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
@@ -34,25 +50,20 @@ func BenchmarkFetch(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
 	})
 	b.Run("parallel", func(b *testing.B) {
-		agents, f := benchFleet(b, crawlertest.Normal, 256)
-		var next atomic.Int64
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				a := agents[next.Add(1)%int64(len(agents))]
-				if _, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
+		agents, f := benchFleet(b, crawlertest.Normal, 256, false)
+		fetchParallel(b, agents, f)
+	})
+	// TLS with connection reuse: handshakes only when a connection is new.
+	b.Run("parallel-tls", func(b *testing.B) {
+		agents, f := benchFleet(b, crawlertest.Normal, 256, true)
+		fetchParallel(b, agents, f)
 	})
 }
 
 // BenchmarkFetch304 measures revalidation of unchanged cards: the request
 // carries the stored ETag and the agent answers 304 without a body.
 func BenchmarkFetch304(b *testing.B) {
-	agents, f := benchFleet(b, crawlertest.Conditional, 256)
+	agents, f := benchFleet(b, crawlertest.Conditional, 256, false)
 	etags := make([]string, len(agents))
 	for i, a := range agents {
 		resp, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL()})
