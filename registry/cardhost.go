@@ -1,0 +1,178 @@
+package registry
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"code.dny.dev/ssrf"
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+)
+
+// Hosts under these names never resolve on the public internet
+// (RELIABILITY.md A.3). localhost is loopback by definition (RFC 6761).
+var (
+	loopbackNames   = []string{"localhost"}
+	nonPublicSuffix = []string{"local", "internal", "arpa", "onion", "test", "invalid", "example", "alt"}
+)
+
+// normalizeHost returns the lowercase ASCII host, and the address when the
+// host is an IP literal accepted by the policy.
+func normalizeHost(h string, pol URLPolicy) (string, netip.Addr, error) {
+	if h == "" {
+		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the card URL has no host")
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return checkIPLiteral(a, pol)
+	}
+	if strings.ContainsAny(h, "%[]") {
+		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is not a valid name or address")
+	}
+	// One trailing dot is the same name (CONTRACT.md §1); two are not.
+	h = strings.TrimSuffix(h, ".")
+	if a, ok := parseLegacyIPv4(h); ok {
+		// 2130706433, 0x7f.1, 0177.0.0.1, 127.1 (RELIABILITY.md A.2): never
+		// let inet_aton spellings reach a resolver.
+		if reserved(a) {
+			return "", netip.Addr{}, urlErr(URLCodeReserved, "the host is a non-canonical spelling of the reserved address "+a.String())
+		}
+		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is a non-canonical IP address spelling")
+	}
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is not a valid internationalized domain name")
+	}
+	if err := checkHostname(ascii); err != nil {
+		return "", netip.Addr{}, err
+	}
+	return ascii, netip.Addr{}, nil
+}
+
+func reserved(a netip.Addr) bool {
+	return ssrf.New(ssrf.WithAnyPort()).SafeAddr(a.Unmap()) != nil
+}
+
+func checkIPLiteral(a netip.Addr, pol URLPolicy) (string, netip.Addr, error) {
+	if a.Zone() != "" {
+		return "", netip.Addr{}, urlErr(URLCodeInvalid, "IPv6 zones are not allowed")
+	}
+	a = a.Unmap() // ::ffff:10.0.0.1 is 10.0.0.1
+	for _, p := range pol.AllowNetworks {
+		if p.Contains(a) {
+			return a.String(), a, nil
+		}
+	}
+	if reserved(a) {
+		return "", netip.Addr{}, urlErr(URLCodeReserved, "the address "+a.String()+" is in a reserved range")
+	}
+	return "", netip.Addr{}, urlErr(URLCodeInvalid, "IP address literals are not accepted; submit a domain name")
+}
+
+// parseLegacyIPv4 recognizes the inet_aton forms: one to four parts, each
+// decimal, octal (leading 0) or hex (0x), the last part filling the
+// remaining bytes.
+func parseLegacyIPv4(h string) (netip.Addr, bool) {
+	parts := strings.Split(h, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		base := 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, p = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, p = 8, p[1:]
+		}
+		v, err := strconv.ParseUint(p, base, 32)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		n |= v << (8 * (3 - i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(8*(5-len(vals))) {
+		return netip.Addr{}, false
+	}
+	n |= last
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+// checkHostname enforces RELIABILITY.md A.3–A.5 on an IDNA ASCII name.
+func checkHostname(h string) error {
+	if len(h) > 253 {
+		return urlErr(URLCodeInvalid, "the host name is longer than 253 bytes")
+	}
+	labels := strings.Split(h, ".")
+	if len(labels) < 2 {
+		if h == "localhost" {
+			return urlErr(URLCodeReserved, "localhost is a loopback name")
+		}
+		return urlErr(URLCodeInvalid, "single-label host names are not public")
+	}
+	if len(labels) > 10 {
+		return urlErr(URLCodeInvalid, "the host name has more than 10 labels")
+	}
+	for _, l := range labels {
+		if err := checkLabel(l); err != nil {
+			return err
+		}
+	}
+	tld := labels[len(labels)-1]
+	if strings.Trim(tld, "0123456789") == "" {
+		return urlErr(URLCodeInvalid, "the top-level domain is all-numeric")
+	}
+	for _, n := range loopbackNames {
+		if h == n || strings.HasSuffix(h, "."+n) {
+			return urlErr(URLCodeReserved, "localhost names are loopback")
+		}
+	}
+	for _, n := range nonPublicSuffix {
+		if h == n || strings.HasSuffix(h, "."+n) {
+			return urlErr(URLCodeInvalid, "."+n+" names are not public")
+		}
+	}
+	if _, icann := publicsuffix.PublicSuffix(tld); !icann {
+		return urlErr(URLCodeInvalid, "the host does not end in a public top-level domain")
+	}
+	if ps, _ := publicsuffix.PublicSuffix(h); ps == h {
+		return urlErr(URLCodeInvalid, "the host is a public suffix ("+h+"), not a registrable name")
+	}
+	return nil
+}
+
+func checkLabel(l string) error {
+	switch {
+	case l == "":
+		return urlErr(URLCodeInvalid, "the host name has an empty label")
+	case len(l) > 63:
+		return urlErr(URLCodeInvalid, "a host name label is longer than 63 bytes")
+	case l[0] == '-' || l[len(l)-1] == '-':
+		return urlErr(URLCodeInvalid, "a host name label starts or ends with a hyphen")
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return urlErr(URLCodeInvalid, "the host name has a character outside letters, digits and hyphens")
+		}
+	}
+	if len(l) >= 4 && l[2:4] == "--" {
+		// R-LDH labels are reserved; only valid A-labels (xn--) may use them.
+		if l[:2] != "xn" {
+			return urlErr(URLCodeInvalid, "the label "+l+" has hyphens in the third and fourth positions")
+		}
+		if _, err := idna.Lookup.ToUnicode(l); err != nil {
+			return urlErr(URLCodeInvalid, "the label "+l+" is not a valid IDNA A-label")
+		}
+	}
+	return nil
+}
