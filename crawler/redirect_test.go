@@ -76,6 +76,7 @@ func TestHostileRedirectTargetsB15B16B17(t *testing.T) {
 		{"ftp://127.0.0.20/card.json", false, crawler.ClassBlockedAddress, crawler.ErrUnsupportedScheme},
 		{long, true, crawler.ClassHTTPStatus, crawler.ErrBadLocation},
 		{"http://user:pw@127.0.0.20/", false, crawler.ClassBlockedAddress, crawler.ErrBadURL},
+		{"https://93.184.215.14:8443/card.json", false, crawler.ClassBlockedAddress, crawler.ErrPortNotAllowed}, // B.17, refused before dialing
 	}
 	p := loopbackPolicy()
 	p.AllowNetworks = p.AllowNetworks[:0]
