@@ -2,6 +2,8 @@ package crawler_test
 
 import (
 	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
 	"testing"
 
 	"github.com/cardexhq/cardex/crawler"
@@ -24,6 +26,13 @@ func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
 	signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home})
 	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: home})
 	off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: home})
+	// An agent with its own Ed25519 key, published beside the host's key
+	// (before anything is verified: the verifier caches key sets).
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eddsa := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home, Key: edKey})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	v := verifier.New(verifier.Config{Fetcher: f})
 	verdict := func(a *crawlertest.AgentHandle) verifier.Verdict {
@@ -39,6 +48,9 @@ func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
 	}
 	if got := verdict(signed); !got.Verified() {
 		t.Errorf("signed agent: %+v", got)
+	}
+	if got := verdict(eddsa); !got.Verified() || len(got.Signatures) != 1 || got.Signatures[0].Alg != "EdDSA" {
+		t.Errorf("EdDSA agent: %+v", got)
 	}
 	if got := verdict(tampered); got.Verified() || got.Status != verifier.StatusInvalid {
 		t.Errorf("tampered agent: %+v", got)
