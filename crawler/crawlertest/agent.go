@@ -58,7 +58,9 @@ type Agent struct {
 	DeclareLength bool
 	// Key signs Signed, Tampered and OffOriginJKU cards. Default: the
 	// host's P-256 key, shared by its signing agents (a fresh key for
-	// OffOriginJKU).
+	// OffOriginJKU). A key is published on its host's key set when the
+	// agent is added; a verifier that cached that key set earlier will not
+	// see it until its cache expires.
 	Key crypto.Signer
 }
 
