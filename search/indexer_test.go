@@ -1,0 +1,231 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// allIDs pages through everything v may list, checking there are no
+// duplicates across pages.
+func allIDs(t *testing.T, x *Index, v Viewer) []string {
+	t.Helper()
+	var ids []string
+	q := Query{Viewer: v, PageSize: 100, Sort: SortName}
+	for range 100 {
+		r := mustSearch(t, x, q)
+		ids = append(ids, hitIDs(r)...)
+		if r.NextPageToken == "" {
+			break
+		}
+		q.PageToken = r.NextPageToken
+	}
+	slices.Sort(ids)
+	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		t.Fatalf("duplicate ids across pages: %v", ids)
+	}
+	return ids
+}
+
+// RELIABILITY.md G.72 and F.64 at the index level: a removed agent is
+// deleted even when a late event for it arrives after the removal, in the
+// same batch or in a later one, because the indexer re-reads current state.
+func TestRemovedAgentStaysDeleted(t *testing.T) {
+	for _, batch := range []int{1, 1000} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
+			src := threeAgents()
+			x := openTest(t, src)
+			ix := NewIndexer(x, src, IndexerOptions{BatchSize: batch})
+
+			a := testAgent("two", "Agent two", "helps with invoices", skill("s", "Invoices", "reads invoices", "finance"))
+			a.Status = registry.StatusRemoved
+			src.put(a, registry.ChangeRemoved)
+			// The crawler's result lands after the removal (F.64).
+			src.event("two", registry.ChangeFetched)
+			src.event("two", registry.ChangeChanged)
+			if err := ix.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range []Viewer{ViewerAnonymous, ViewerAdmin} {
+				if got := allIDs(t, x, v); !slices.Equal(got, []string{"one", "three"}) {
+					t.Fatalf("viewer %d sees %v", v, got)
+				}
+			}
+			// A purged row (absent from the source) is deleted too.
+			src.purge("three")
+			src.event("three", registry.ChangeHealth)
+			if err := ix.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got := allIDs(t, x, ViewerAdmin); !slices.Equal(got, []string{"one"}) {
+				t.Fatalf("after purge: %v", got)
+			}
+			if st := x.Status(); st.AppliedSeq != 8 || ix.Lag() != 0 {
+				t.Fatalf("applied %d lag %d", st.AppliedSeq, ix.Lag())
+			}
+		})
+	}
+}
+
+// The indexer converges to exactly what the source says each viewer may
+// see, whatever the interleaving of writes, syncs, restarts and rebuilds.
+func TestIndexerConvergesUnderRandomInterleavings(t *testing.T) {
+	statuses := []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusApproved,
+		registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved}
+	healths := []registry.Health{registry.HealthOK, registry.HealthOK, registry.HealthUnknown, registry.HealthFailing, registry.HealthGone}
+	vis := []registry.Visibility{registry.VisibilityPublic, registry.VisibilityPublic, registry.VisibilityInternal}
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			src := newMemSource()
+			dir := t.TempDir()
+			x, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = x.Close() }()
+			if err := x.Rebuild(t.Context(), src); err != nil {
+				t.Fatal(err)
+			}
+			ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1 + rng.IntN(20)})
+			for step := range 250 {
+				id := fmt.Sprintf("ag%02d", rng.IntN(40))
+				switch op := rng.IntN(12); {
+				case op < 6:
+					a := testAgent(id, fmt.Sprintf("Agent %d", step), "does things",
+						skill("s", "Thing", fmt.Sprintf("does thing %d", rng.IntN(5)), "misc"))
+					a.Status = statuses[rng.IntN(len(statuses))]
+					a.Health = healths[rng.IntN(len(healths))]
+					a.Visibility = vis[rng.IntN(len(vis))]
+					src.put(a, registry.ChangeChanged)
+				case op < 8:
+					src.event(id, registry.ChangeFetched) // late or duplicate event
+				case op < 9:
+					src.purge(id)
+				case op < 11:
+					if err := ix.Sync(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if rng.IntN(2) == 0 {
+						if err := x.Rebuild(t.Context(), src); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						// Restart: the high-water mark comes back from the index.
+						if err := x.Close(); err != nil {
+							t.Fatal(err)
+						}
+						if x, err = Open(dir, Options{}); err != nil {
+							t.Fatal(err)
+						}
+						ix = NewIndexer(x, src, IndexerOptions{BatchSize: 1 + rng.IntN(20)})
+					}
+				}
+			}
+			if err := ix.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range []Viewer{ViewerAnonymous, ViewerReader, ViewerAdmin} {
+				got, want := allIDs(t, x, v), src.visibleIDs(v)
+				if len(want) == 0 {
+					want = nil
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("viewer %d:\n got %v\nwant %v", v, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Rebuild swaps generations while queries run: no query fails and none sees
+// an empty or partial index.
+func TestRebuildSwapUnderConcurrentQueries(t *testing.T) {
+	src := newMemSource()
+	for i := range 200 {
+		src.put(testAgent(fmt.Sprintf("ag%03d", i), fmt.Sprintf("Agent %d", i), "invoice helper",
+			skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
+	}
+	x := openTest(t, src)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	var queries sync.Map
+	for w := range 3 {
+		wg.Go(func() {
+			n := 0
+			for {
+				select {
+				case <-stop:
+					queries.Store(w, n)
+					return
+				default:
+				}
+				r, err := x.Search(t.Context(), Query{Q: "invoices", PageSize: 5})
+				if err == nil && r.TotalSize != 200 {
+					err = fmt.Errorf("query saw %d agents", r.TotalSize)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				n++
+			}
+		})
+	}
+	for range 2 {
+		if err := x.Rebuild(t.Context(), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := 0
+	queries.Range(func(_, v any) bool { total += v.(int); return true })
+	if total == 0 {
+		t.Fatal("no query ran during the rebuilds")
+	}
+	if st := x.Status(); st.Generation != "gen-0000000003" {
+		t.Fatalf("generation %s after 3 builds", st.Generation)
+	}
+}
+
+// Run catches up in the background; the test polls Status with a deadline.
+func TestRunFollowsSource(t *testing.T) {
+	src := threeAgents()
+	x, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- NewIndexer(x, src, IndexerOptions{PollInterval: 5 * time.Millisecond}).Run(ctx) }()
+	src.put(testAgent("four", "Agent four", "new", skill("s", "New", "new skill", "misc")), registry.ChangeSubmitted)
+	deadline := time.Now().Add(20 * time.Second)
+	for x.Status().AppliedSeq != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("indexer did not catch up: %+v", x.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	if got := allIDs(t, x, ViewerAnonymous); len(got) != 4 {
+		t.Fatalf("ids %v", got)
+	}
+}
