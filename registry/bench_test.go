@@ -1,0 +1,145 @@
+package registry_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// benchStores runs f on SQLite and, when configured, PostgreSQL.
+func benchStores(b *testing.B, f func(b *testing.B, s *registry.Store)) {
+	b.Run("sqlite", func(b *testing.B) { f(b, registrytest.SQLite(b)) })
+	if os.Getenv(registrytest.EnvDatabaseURL) != "" {
+		b.Run("postgres", func(b *testing.B) { f(b, registrytest.Postgres(b)) })
+	}
+}
+
+// seedFetched makes n agents with one stored version each.
+func seedFetched(b *testing.B, svc *registry.Service, c *clock, n int, card *agentcard.Card, raw []byte) {
+	for i := range n {
+		if _, err := svc.Submit(b.Context(), anonymous, fmt.Sprintf("https://b%d.example.com/", i), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for {
+		due, err := svc.ClaimDue(b.Context(), "seed", c.Now(), time.Minute, 500, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(due) == 0 {
+			return
+		}
+		for _, d := range due {
+			res := registry.FetchResult{Attempt: registry.FetchAttempt{At: c.Now(), URL: d.CardURL, HTTPStatus: 200},
+				Raw: raw, Card: card, Trust: registry.TrustUnsigned, NextFetchAt: c.Now().Add(time.Hour)}
+			if err := svc.RecordFetch(b.Context(), "seed", d.ID, res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// crawlRound claims every due agent in batches of 100 and records what
+// result() says for each; it returns how many were recorded.
+func crawlRound(b *testing.B, svc *registry.Service, c *clock, result func(d registry.DueAgent) registry.FetchResult) int {
+	n := 0
+	for {
+		due, err := svc.ClaimDue(b.Context(), "bench", c.Now(), time.Minute, 100, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(due) == 0 {
+			return n
+		}
+		for _, d := range due {
+			if err := svc.RecordFetch(b.Context(), "bench", d.ID, result(d)); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+}
+
+// BenchmarkRecrawlNotModified is the store side of the 304 re-crawl path
+// (DESIGN.md target: ≥ 3,000 cards/s end to end): claim in batches of 100,
+// record a 304 for each.
+func BenchmarkRecrawlNotModified(b *testing.B) {
+	benchStores(b, func(b *testing.B, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		raw := cardJSON("Bench", "1")
+		p, _ := agentcard.Parse(raw, agentcard.Options{})
+		seedFetched(b, svc, c, 1000, p.Card, raw)
+		total := 0
+		start := time.Now()
+		for b.Loop() {
+			c.Advance(2 * time.Hour)
+			total += crawlRound(b, svc, c, func(d registry.DueAgent) registry.FetchResult {
+				return registry.FetchResult{Attempt: registry.FetchAttempt{At: c.Now(), URL: d.CardURL, HTTPStatus: 304},
+					NotModified: true, NextFetchAt: c.Now().Add(time.Hour)}
+			})
+		}
+		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "cards/s")
+	})
+}
+
+// BenchmarkRecordNewVersion is the store side of crawling changed cards
+// (DESIGN.md target: ≥ 1,000 new cards/s end to end): every fetch stores a
+// new version with its diff.
+func BenchmarkRecordNewVersion(b *testing.B) {
+	benchStores(b, func(b *testing.B, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		raw := cardJSON("Bench", "0")
+		p, _ := agentcard.Parse(raw, agentcard.Options{})
+		seedFetched(b, svc, c, 200, p.Card, raw)
+		round := 0
+		total := 0
+		start := time.Now()
+		for b.Loop() {
+			round++
+			c.Advance(2 * time.Hour)
+			raw := cardJSON("Bench", fmt.Sprint(round))
+			np, _ := agentcard.Parse(raw, agentcard.Options{})
+			total += crawlRound(b, svc, c, func(d registry.DueAgent) registry.FetchResult {
+				return registry.FetchResult{Attempt: registry.FetchAttempt{At: c.Now(), URL: d.CardURL, HTTPStatus: 200},
+					Raw: raw, Card: np.Card, Trust: registry.TrustUnsigned, NextFetchAt: c.Now().Add(time.Hour)}
+			})
+		}
+		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "cards/s")
+	})
+}
+
+func BenchmarkSubmit(b *testing.B) {
+	benchStores(b, func(b *testing.B, s *registry.Store) {
+		svc := newService(s, newClock())
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := svc.Submit(b.Context(), anonymous, fmt.Sprintf("https://s%d.example.com/", i), ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkListPage(b *testing.B) {
+	benchStores(b, func(b *testing.B, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		raw := cardJSON("Bench", "1")
+		p, _ := agentcard.Parse(raw, agentcard.Options{})
+		seedFetched(b, svc, c, 1000, p.Card, raw)
+		for b.Loop() {
+			page, err := svc.List(b.Context(), admin, registry.ListQuery{PageSize: 100})
+			if err != nil || len(page.Agents) != 100 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
