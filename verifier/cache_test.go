@@ -2,6 +2,8 @@ package verifier
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,5 +130,27 @@ func TestCacheSharesFetchesAndIgnoresCancellation(t *testing.T) {
 	}
 	if n := f.calls.Load(); n != 2 { // the cancelled attempt and one shared fetch
 		t.Fatalf("fetches = %d, want 2", n)
+	}
+}
+
+// Pinned sets are parsed once per content; the memo is bounded.
+func TestPinnedSetsMemo(t *testing.T) {
+	var p pinnedSets
+	raw := es256JWKS(t)
+	a, err := p.get(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := p.get(append([]byte(nil), raw...)); b != a {
+		t.Fatal("same bytes parsed twice")
+	}
+	if _, err := p.get([]byte(`{"keys":[{"kty":"oct","k":"AA"}]}`)); !errors.Is(err, ErrKeySetPrivate) {
+		t.Fatalf("err=%v", err)
+	}
+	for i := range maxPinnedSets + 10 {
+		p.get([]byte(`{"keys":[],"n":` + strconv.Itoa(i) + `}`))
+	}
+	if len(p.sets) > maxPinnedSets {
+		t.Fatalf("%d sets kept", len(p.sets))
 	}
 }

@@ -44,7 +44,7 @@ func (v *Verifier) newRun(card *strictjson.Value, opts VerifyOptions) *run {
 	}
 	if len(opts.Pinned) > 0 {
 		r.hasPinned = true
-		r.pinned, r.pinnedErr = parseKeySet(opts.Pinned)
+		r.pinned, r.pinnedErr = v.pinned.get(opts.Pinned)
 	}
 	return r
 }

@@ -44,6 +44,7 @@ type Config struct {
 // Verifier verifies cards. It is safe for concurrent use.
 type Verifier struct {
 	cache   *keySetCache
+	pinned  pinnedSets
 	maxSigs int
 	maxURLs int
 	log     *slog.Logger
