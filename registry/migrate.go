@@ -20,6 +20,12 @@ func (s *Store) provider(fsys fs.FS) (*goose.Provider, error) {
 	return newProvider(s.dialect, s.wsql, fsys)
 }
 
+// readProvider reads versions through the read pool, so /readyz never
+// queues behind writes for SQLite's single writer connection.
+func (s *Store) readProvider() (*goose.Provider, error) {
+	return newProvider(s.dialect, s.rsql, s.migrations())
+}
+
 func newProvider(dialect string, db *sql.DB, fsys fs.FS) (*goose.Provider, error) {
 	var opts []goose.ProviderOption
 	gd := goose.DialectSQLite3
@@ -59,7 +65,7 @@ func (s *Store) migrateFS(ctx context.Context, fsys fs.FS) error {
 
 // SchemaVersion is the version of the last applied migration.
 func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
-	p, err := s.provider(s.migrations())
+	p, err := s.readProvider()
 	if err != nil {
 		return 0, err
 	}
@@ -71,7 +77,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
 // (for /readyz: a replica running older code against a newer schema, or the
 // reverse, is not ready).
 func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
-	p, err := s.provider(s.migrations())
+	p, err := s.readProvider()
 	if err != nil {
 		return false, err
 	}

@@ -213,9 +213,10 @@ func (s *Store) DataDir() string { return s.dataDir }
 // Dialect is DialectSQLite or DialectPostgres.
 func (s *Store) Dialect() string { return s.dialect }
 
-// Ping checks that the database answers (for /readyz).
+// Ping checks that the database answers (for /readyz). It uses the read
+// pool so a busy SQLite writer never makes the probe time out.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.wsql.PingContext(ctx); err != nil {
+	if err := s.rsql.PingContext(ctx); err != nil {
 		return translate(err)
 	}
 	return nil
