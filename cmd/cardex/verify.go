@@ -66,7 +66,20 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 		opts.Origin = o
 	}
 
-	raw, err := c.readCard(ctx, e, pos[0], &opts)
+	if opts.Origin == "" && isURL(pos[0]) {
+		// A card fetched by URL is verified against the keys of its origin.
+		o, err := verifier.NormalizeOrigin(pos[0])
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: %s: %v\n", pos[0], err)
+			return exitUsage
+		}
+		opts.Origin = o
+	}
+	if strings.HasPrefix(opts.Origin, "http://") && !*allowHTTP {
+		fmt.Fprintf(e.stderr, "cardex verify: origin %s is http; pass --allow-insecure-http to fetch its key sets\n", opts.Origin)
+		return exitUsage
+	}
+	raw, err := c.readCard(ctx, e, pos[0])
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex verify: %v\n", err)
 		return exitUsage
@@ -78,10 +91,6 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 	}
 	if card.Kind != strictjson.Object {
 		fmt.Fprintf(e.stderr, "cardex verify: %s is a JSON %s, not an agent card object\n", pos[0], card.Kind)
-		return exitUsage
-	}
-	if opts.Origin != "" && strings.HasPrefix(opts.Origin, "http://") && !*allowHTTP {
-		fmt.Fprintf(e.stderr, "cardex verify: origin %s is http; pass --allow-insecure-http to fetch its key sets\n", opts.Origin)
 		return exitUsage
 	}
 	cfg := verifier.Config{}
@@ -111,22 +120,14 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 	return exitFail
 }
 
-// readCard reads the card from a file, stdin ("-") or a URL. A URL also
-// supplies the origin when --origin is not given.
-func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, opts *verifier.VerifyOptions) ([]byte, error) {
+// readCard reads the card from a file, stdin ("-") or a URL.
+func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string) ([]byte, error) {
 	switch {
 	case arg == "-":
 		return io.ReadAll(io.LimitReader(e.stdin, int64(strictjson.DefaultLimits.MaxBytes)+1))
-	case strings.HasPrefix(strings.ToLower(arg), "https://") || strings.HasPrefix(strings.ToLower(arg), "http://"):
+	case isURL(arg):
 		if c.cards == nil {
 			return nil, errors.New("fetching a card by URL is not available here: download the card and run `cardex verify --origin URL FILE`")
-		}
-		if opts.Origin == "" {
-			o, err := verifier.NormalizeOrigin(arg)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", arg, err)
-			}
-			opts.Origin = o
 		}
 		data, err := c.cards(ctx, arg)
 		if err != nil {
@@ -135,6 +136,11 @@ func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, opts *veri
 		return data, nil
 	}
 	return os.ReadFile(arg)
+}
+
+func isURL(arg string) bool {
+	lower := strings.ToLower(arg)
+	return strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://")
 }
 
 func printVerdict(w io.Writer, v verifier.Verdict) {

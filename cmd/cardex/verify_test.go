@@ -198,6 +198,12 @@ func TestVerifyURLWithInjectedFetcher(t *testing.T) {
 	}}
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	// An http card URL needs the allowance; nothing is fetched without it.
+	if code := cmd.run(t.Context(), e, []string{cardURL}); code != exitUsage || len(fetched) != 0 || !strings.Contains(errb.String(), "--allow-insecure-http") {
+		t.Fatalf("without allowance: code=%d fetched=%v stderr=%s", code, fetched, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
 	code = cmd.run(t.Context(), e, []string{"--allow-insecure-http", cardURL})
 	if code != exitOK || len(fetched) != 1 || jwksHits.Load() != 1 || !strings.Contains(out.String(), "key source: well-known") {
 		t.Fatalf("code=%d fetched=%v hits=%d stdout=%s stderr=%s", code, fetched, jwksHits.Load(), out.String(), errb.String())
