@@ -73,6 +73,13 @@ func TestWriterContention(t *testing.T) {
 		if page.TotalSize != 160 {
 			t.Fatalf("%d agents", page.TotalSize)
 		}
+		if second != nil {
+			toks, _ := second.ListTokens(t.Context())
+			var check string
+			if err := s.WriteDB().Raw("PRAGMA integrity_check").Scan(&check).Error; err != nil || check != "ok" || len(toks) != 20 {
+				t.Fatalf("integrity_check %q, %v; %d tokens", check, err, len(toks))
+			}
+		}
 	})
 }
 

@@ -27,3 +27,6 @@ func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, e
 	c, err := normalizeCardURL(raw, pol)
 	return c.URL, c.Host, c.BareHost, err
 }
+
+// ReadDB is the read handle (SQLite: the read-only pool).
+func (s *Store) ReadDB() *gorm.DB { return s.rdb }

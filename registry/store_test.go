@@ -6,6 +6,7 @@ import (
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
+	"gorm.io/gorm"
 )
 
 func TestOpenMigratesAndIsCurrent(t *testing.T) {
@@ -29,4 +30,26 @@ func TestOpenMigratesAndIsCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSQLitePragmasOnEveryConnection: WAL, foreign keys, NORMAL sync and
+// the busy timeout come from the DSN, so the writer and every reader have
+// them (DEPENDENCIES.md; RELIABILITY.md F.63); readers cannot write.
+func TestSQLitePragmasOnEveryConnection(t *testing.T) {
+	s := registrytest.SQLite(t)
+	for name, db := range map[string]*gorm.DB{"writer": s.WriteDB(), "reader": s.ReadDB()} {
+		for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1", "busy_timeout": "5000"} {
+			var got string
+			if err := db.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil || got != want {
+				t.Errorf("%s: PRAGMA %s = %q, %v; want %q", name, pragma, got, err, want)
+			}
+		}
+	}
+	if err := s.ReadDB().Exec("INSERT INTO changes (agent_id, kind, at) VALUES ('x', 'submitted', '2026-01-01')").Error; err == nil {
+		t.Fatal("the read pool accepted a write")
+	}
+	var check string
+	if err := s.WriteDB().Raw("PRAGMA integrity_check").Scan(&check).Error; err != nil || check != "ok" {
+		t.Fatalf("integrity_check %q, %v", check, err)
+	}
 }
