@@ -83,7 +83,7 @@ func parseProtected(b64 string) (*protectedHeader, error) {
 	case k == nil || k.Kind != strictjson.String || k.String == "":
 		return h, fmt.Errorf("%w: protected header has no kid", errMalformed)
 	case len(k.String) > maxKidBytes:
-		h.kid = k.String[:maxKidBytes]
+		h.kid = strings.ToValidUTF8(k.String[:maxKidBytes], "") // shown truncated, never cut mid-character
 		return h, fmt.Errorf("%w: kid is longer than %d bytes (RELIABILITY D.45)", errMalformed, maxKidBytes)
 	}
 	if v.Get("crit") != nil {
