@@ -65,8 +65,26 @@ func TestJSSignedCardsVerifyUnderSDK(t *testing.T) {
 }
 
 // The a2a-go PR #368 writer is not RFC 8785 (1e-06, dropped false): its
-// edge card verifies under no profile.
-func TestGoPR368CardsAreNotVerified(t *testing.T) {
+// edge card verifies under no profile. Its spec §8.5 card is the exception
+// the interop files predict (canon_gopr368_goform.json equals every profile
+// there): the card holds no value the Go writer spells differently, the
+// served bytes are the signed bytes, and the signature is genuinely valid
+// under the spec profile. Refusing it would mean rejecting a correct
+// signature, so it is pinned as verified.
+func TestGoPR368SpecSampleVerifies(t *testing.T) {
+	v := verifyFile(t, "testdata/cards/GENERATED_a2a-go-pr368_a2acrypto.Sign_spec-8.5-sample-v1-goform_SIGNED-ES256.json", VerifyOptions{Pinned: es256JWKS(t)})
+	if v.Status != StatusVerified || v.Profile != "spec" {
+		t.Fatalf("%+v", v)
+	}
+	// Its jku names georoute-agent.example.com; without pinned keys and on
+	// another origin that is never a trust root.
+	v = verifyFile(t, "testdata/cards/GENERATED_a2a-go-pr368_a2acrypto.Sign_spec-8.5-sample-v1-goform_SIGNED-ES256.json", VerifyOptions{Origin: "https://other.example"})
+	if v.Status == StatusVerified {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func TestGoPR368EdgeCardIsNotVerified(t *testing.T) {
 	v := verifyFile(t, "testdata/cards/GENERATED_a2a-go-pr368_a2acrypto.Sign_edge-v1-goform_SIGNED-ES256.json", VerifyOptions{Pinned: es256JWKS(t)})
 	if v.Status != StatusInvalid || v.Signatures[0].Status != StatusInvalid || v.Signatures[0].KeySource != SourcePinned ||
 		!strings.Contains(v.Signatures[0].Reason, "no canonicalization profile") {
