@@ -36,10 +36,17 @@ WHERE d.rn + d.inflight <= ?
 ORDER BY d.next_fetch_at, d.id
 LIMIT ?`
 
+// lockDuePG wraps dueSQL for PostgreSQL: the chosen rows are locked, and
+// rows another transaction holds (an admin removing the agent, a crawl
+// result being recorded) are skipped rather than waited for.
+const lockDuePG = "SELECT id FROM agents WHERE id IN (" + dueSQL + ") FOR UPDATE SKIP LOCKED"
+
 // ClaimDue leases up to limit due agents to owner until now+leaseTTL, at
 // most perHost in flight per host (CONTRACT.md §8; ≤ 0 means 2). Two
 // claimers, in one process or in replicas sharing PostgreSQL, never get the
-// same agent while its lease lives.
+// same agent while its lease lives: on PostgreSQL claimers take turns
+// (claimLockKey) and lock the rows they pick FOR UPDATE SKIP LOCKED; on
+// SQLite the claim is one BEGIN IMMEDIATE transaction on the single writer.
 func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueAgent, error) {
 	if owner == "" {
 		return nil, invalidField("/owner", "required", "a lease owner is required")
@@ -59,14 +66,19 @@ func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, lea
 				return err
 			}
 		}
+		q := dueSQL
+		if s.store.dialect == DialectPostgres {
+			q = lockDuePG
+		}
 		var ids []string
-		if err := tx.Raw(dueSQL, now, now, now, perHost, limit).Scan(&ids).Error; err != nil {
+		if err := tx.Raw(q, now, now, now, perHost, limit).Scan(&ids).Error; err != nil {
 			return err
 		}
 		if len(ids) == 0 {
 			return nil
 		}
-		err := tx.Exec("UPDATE agents SET lease_owner = ?, lease_until = ? WHERE id IN ? AND (lease_owner = '' OR lease_until <= ?)",
+		err := tx.Exec(`UPDATE agents SET lease_owner = ?, lease_until = ?
+			WHERE id IN ? AND status NOT IN ('removed', 'rejected') AND (lease_owner = '' OR lease_until <= ?)`,
 			owner, until, ids, now).Error
 		if err != nil {
 			return err

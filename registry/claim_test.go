@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -164,4 +165,26 @@ func TestClaimDueCarriesPinnedKeysAndRequestCrawl(t *testing.T) {
 			t.Fatalf("publisher pinning: %v", err)
 		}
 	})
+}
+
+// TestClaimDueSkipsLockedRows (PostgreSQL): a row another transaction
+// holds (an admin action or a crawl result in flight) is skipped, not
+// waited for.
+func TestClaimDueSkipsLockedRows(t *testing.T) {
+	s := registrytest.Postgres(t)
+	c := newClock()
+	svc := newService(s, c)
+	held := mustSubmit(t, svc, "https://held.example.com/")
+	free := mustSubmit(t, svc, "https://free.example.com/")
+	tx := s.WriteDB().Begin()
+	defer tx.Rollback()
+	if err := tx.Exec("SELECT id FROM agents WHERE id = ? FOR UPDATE", held.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	got, err := svc.ClaimDue(ctx, "w1", c.Now(), time.Minute, 10, 2)
+	if err != nil || len(got) != 1 || got[0].ID != free.ID {
+		t.Fatalf("claimed %+v, %v; want only %s", got, err, free.ID)
+	}
 }
