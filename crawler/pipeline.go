@@ -1,0 +1,174 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// LegacyCardPath is where cards lived before A2A v0.3 renamed the file.
+// Only a bare-host submission falls back to it (CONTRACT.md §1).
+const LegacyCardPath = "/.well-known/agent.json"
+
+// Target is one agent to crawl: what the registry remembers of it.
+type Target struct {
+	// CardURL is the agent's normalized card URL, its identity (CONTRACT.md
+	// §1); its origin is the origin keys are checked against.
+	CardURL string
+	// FetchedURL is the URL that answered last time ("" before the first
+	// fetch); it is tried first, so an agent found at the legacy path is not
+	// asked for the new one on every crawl.
+	FetchedURL string
+	// BareHost: the submission named only a host, so the legacy path is a
+	// fallback when the well-known card answers 404.
+	BareHost bool
+	// Validators of the last 200 from FetchedURL (conditional re-crawl).
+	ETag, LastModified string
+	// Pinned is a JWKS an admin pinned for the agent (nil when none).
+	Pinned []byte
+}
+
+// Outcome is everything one crawl learnt. Exactly one of Err, NotModified
+// and Parsed describes the result.
+type Outcome struct {
+	// RequestedURL is the candidate URL that answered (CardURL or the legacy
+	// path), or the last one tried when none did; URL is where the answer
+	// came from after same-origin redirects.
+	RequestedURL, URL string
+	Start             time.Time
+	Status            int           // HTTP status of the answer (0 when none)
+	Duration          time.Duration // fetch, parse and verify, every request included
+	Bytes             int64         // response bytes read over every request
+	Header            http.Header   // of the answer; nil when none
+	NotModified       bool
+	// Body is the card as received (nil for 304 and errors).
+	Body    []byte
+	Parsed  *agentcard.Parsed
+	Verdict verifier.Verdict
+	// Err is a *FetchError: the fetcher's classes, or not_json, not_a_card
+	// and invalid_card for a body that is not a valid card (CONTRACT.md §2).
+	Err error
+	// Problems are the parser's findings: the warnings of a valid card, or
+	// the errors of an invalid_card / not_a_card / not_json body.
+	Problems []agentcard.Problem
+}
+
+// Pipeline is fetch → parse → verify for one agent, shared by the scheduler
+// and `cardex crawl`. It stores nothing.
+type Pipeline struct {
+	Fetcher  *Fetcher
+	Verifier *verifier.Verifier
+}
+
+// Crawl fetches t conditionally, falls back to the legacy path for a bare
+// host, parses the body strictly and verifies its signatures against keys
+// bound to the agent's origin.
+func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
+	out.Start = time.Now()
+	origin, err := OriginOf(t.CardURL)
+	if err != nil {
+		out.RequestedURL, out.URL = t.CardURL, t.CardURL
+		out.Err = &FetchError{Class: ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
+		return out
+	}
+	candidates := []string{t.CardURL}
+	if t.FetchedURL != "" && t.FetchedURL != t.CardURL {
+		candidates = []string{t.FetchedURL, t.CardURL}
+	} else if t.BareHost {
+		candidates = append(candidates, origin+LegacyCardPath)
+	}
+	defer func() { out.Duration = time.Since(out.Start) }()
+	var resp *Response
+	for i, u := range candidates {
+		req := Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin}
+		if i == 0 {
+			// Validators belong to the URL that last answered.
+			req.ETag, req.LastModified = t.ETag, t.LastModified
+		}
+		out.RequestedURL, out.URL = u, u
+		resp, err = p.Fetcher.Fetch(ctx, req)
+		if resp != nil {
+			out.Bytes += resp.Bytes
+		}
+		if err == nil || i == len(candidates)-1 || !isNotFound(err) {
+			break
+		}
+		if !t.BareHost {
+			break // a full card URL names exactly one document
+		}
+	}
+	if err != nil {
+		out.Err = err
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			out.Status, out.Header = fe.HTTPStatus, fe.Header
+		}
+		return out
+	}
+	out.URL, out.Status, out.Header = resp.URL, resp.StatusCode, resp.Header
+	if resp.NotModified {
+		out.NotModified = true
+		return out
+	}
+	p.parseAndVerify(ctx, &out, resp, origin, t.Pinned)
+	return out
+}
+
+func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Response, origin string, pinned []byte) {
+	// C.28: an HTML page or prose with status 200 is not_json before the
+	// parser sees it (the fetcher's check looks at the media type too).
+	if err := resp.CheckJSON(); err != nil {
+		out.Err = err
+		return
+	}
+	parsed, err := agentcard.Parse(resp.Body, agentcard.Options{CardURL: resp.URL})
+	if err != nil {
+		out.Err = parseError(resp, err)
+		var inv *agentcard.InvalidError
+		if errors.As(err, &inv) {
+			out.Problems = inv.Problems
+		}
+		return
+	}
+	out.Body, out.Parsed, out.Problems = resp.Body, parsed, parsed.Problems
+	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
+}
+
+// parseError classifies a rejected body (CONTRACT.md §2).
+func parseError(resp *Response, err error) *FetchError {
+	class := ClassInvalidCard
+	switch {
+	case errors.Is(err, agentcard.ErrNotJSON):
+		class = ClassNotJSON
+	case errors.Is(err, agentcard.ErrNotACard):
+		class = ClassNotACard
+	}
+	return &FetchError{Class: class, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+}
+
+func isNotFound(err error) bool {
+	var fe *FetchError
+	return errors.As(err, &fe) && fe.Class == ClassHTTPStatus && fe.HTTPStatus == http.StatusNotFound
+}
+
+// ProtocolVersion is the version a stored card is filed under: the
+// preferred one its interfaces speak, else the one its shape implies
+// (CONTRACT.md §5: a v0.1/v0.2 card without a declared version).
+func ProtocolVersion(c *agentcard.Card) string {
+	if c == nil {
+		return ""
+	}
+	if len(c.ProtocolVersions) > 0 {
+		return c.ProtocolVersions[0]
+	}
+	switch c.Shape {
+	case "v0.1", "v0.2", "v0.3":
+		return strings.TrimPrefix(c.Shape, "v")
+	}
+	return ""
+}

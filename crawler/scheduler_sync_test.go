@@ -1,0 +1,360 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// memQueue is a due queue with leases for the pure scheduling tests in fake
+// time: registry.Service runs over SQLite (cgo), whose goroutines and locks
+// cannot live inside a synctest bubble. It implements the lease and
+// per-host rules the way registry's ClaimDue does; the end-to-end tests run
+// the real registry on SQLite and PostgreSQL.
+type memQueue struct {
+	mu        sync.Mutex
+	agents    map[string]*memAgent
+	ignoreCap bool // hand out agents beyond the per-host cap (a lease that expired under a long crawl)
+	claims    int
+	released  []string
+	recorded  map[string]int
+}
+
+type memAgent struct {
+	id, host string
+	due      time.Time
+	owner    string
+	until    time.Time
+}
+
+func newMemQueue() *memQueue {
+	return &memQueue{agents: map[string]*memAgent{}, recorded: map[string]int{}}
+}
+
+func (q *memQueue) add(id, host string, due time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.agents[id] = &memAgent{id: id, host: host, due: due}
+}
+
+func (q *memQueue) ClaimDue(_ context.Context, owner string, now time.Time, ttl time.Duration, limit, perHost int) ([]registry.DueAgent, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.claims++
+	live := map[string]int{}
+	for _, a := range q.agents {
+		if a.owner != "" && a.until.After(now) {
+			live[a.host]++
+		}
+	}
+	ids := make([]string, 0, len(q.agents))
+	for id := range q.agents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []registry.DueAgent
+	for _, id := range ids {
+		a := q.agents[id]
+		if len(out) == limit {
+			break
+		}
+		if a.due.After(now) || (a.owner != "" && a.until.After(now)) || (!q.ignoreCap && live[a.host] >= perHost) {
+			continue
+		}
+		a.owner, a.until = owner, now.Add(ttl)
+		live[a.host]++
+		out = append(out, registry.DueAgent{ID: a.id, CardURL: "https://" + a.host + "/.well-known/agent-card.json", Host: a.host, LeaseUntil: a.until})
+	}
+	return out, nil
+}
+
+func (q *memQueue) RecordFetch(_ context.Context, owner, id string, res registry.FetchResult) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	a := q.agents[id]
+	if a == nil || a.owner != owner {
+		return registry.ErrLeaseLost
+	}
+	a.owner, a.due = "", res.NextFetchAt
+	q.recorded[id]++
+	return nil
+}
+
+func (q *memQueue) ReleaseLeases(_ context.Context, owner string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, a := range q.agents {
+		if a.owner == owner {
+			a.owner = ""
+			q.released = append(q.released, a.id)
+		}
+	}
+	return nil
+}
+
+func (q *memQueue) recordedCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, c := range q.recorded {
+		n += c
+	}
+	return n
+}
+
+// probe is a process function that takes d of fake time per agent and
+// tracks concurrency overall and per host.
+type probe struct {
+	d       time.Duration
+	mu      sync.Mutex
+	cur     int
+	peak    int
+	perHost map[string]int
+	hostMax map[string]int
+	started []string
+}
+
+func newProbe(d time.Duration) *probe {
+	return &probe{d: d, perHost: map[string]int{}, hostMax: map[string]int{}}
+}
+
+func (p *probe) process(ctx context.Context, a registry.DueAgent) (registry.FetchResult, bool) {
+	p.mu.Lock()
+	p.cur++
+	p.peak = max(p.peak, p.cur)
+	p.perHost[a.Host]++
+	p.hostMax[a.Host] = max(p.hostMax[a.Host], p.perHost[a.Host])
+	p.started = append(p.started, a.ID)
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.cur--
+		p.perHost[a.Host]--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-time.After(p.d):
+	case <-ctx.Done():
+		return registry.FetchResult{}, false
+	}
+	return registry.FetchResult{NextFetchAt: time.Now().Add(time.Hour)}, true
+}
+
+func syncScheduler(t *testing.T, q *memQueue, p *probe, cfg SchedulerConfig) *Scheduler {
+	t.Helper()
+	f, err := New(Config{Policy: DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Registry, cfg.Fetcher, cfg.Owner = q, f, "owner-a"
+	s, err := NewScheduler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.process = p.process
+	return s
+}
+
+// The database decides what is due, cron only ticks (STYLE.md habit 7): an
+// agent due in 25 s is claimed at the first tick after that, not before.
+func TestSchedulerTicksClaimDueAgents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		start := time.Now()
+		q.add("now", "a.example", start)
+		q.add("later", "b.example", start.Add(25*time.Second))
+		p := newProbe(time.Second)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: 10 * time.Second})
+		s.Start()
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if got := q.recordedCount(); got != 1 {
+			t.Fatalf("after 2s recorded %d, want 1 (only the agent due now)", got)
+		}
+		time.Sleep(27 * time.Second) // t = 29s: ticks at 10s and 20s found nothing new
+		synctest.Wait()
+		if got := q.recordedCount(); got != 1 {
+			t.Fatalf("after 29s recorded %d, want 1: the tick at 30s has not come", got)
+		}
+		time.Sleep(3 * time.Second) // the tick at 30s claims "later"; it takes 1s
+		synctest.Wait()
+		if got := q.recordedCount(); got != 2 {
+			t.Fatalf("after 32s recorded %d, want 2", got)
+		}
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Kick (a submission, POST /crawl) claims at once instead of at the next
+// tick.
+func TestSchedulerKickClaimsImmediately(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		p := newProbe(time.Millisecond)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour})
+		s.Start()
+		synctest.Wait()
+		q.add("new", "a.example", time.Now())
+		s.Kick()
+		synctest.Wait()
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if got := q.recordedCount(); got != 1 {
+			t.Fatalf("recorded %d after Kick, want 1", got)
+		}
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A fixed pool: never more than Workers crawls at once, and a burst of due
+// agents is worked through without waiting for ticks.
+func TestSchedulerWorkerPoolBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		for i := range 100 {
+			q.add(fmt.Sprintf("a%03d", i), fmt.Sprintf("h%03d.example", i), time.Now())
+		}
+		p := newProbe(time.Second)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour, Workers: 8})
+		s.Start()
+		time.Sleep(13*time.Second + time.Millisecond) // 100 agents / 8 workers = 13 rounds of 1 s
+		synctest.Wait()
+		if got := q.recordedCount(); got != 100 {
+			t.Errorf("recorded %d, want 100", got)
+		}
+		if p.peak != 8 {
+			t.Errorf("peak concurrency %d, want exactly 8 workers busy", p.peak)
+		}
+		if q.claims > 100/2+2 {
+			t.Errorf("%d claims for 100 agents: claims are not batched", q.claims)
+		}
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// RELIABILITY.md B.27, CONTRACT.md §8: at most PerHost crawls of one host in
+// flight, even when the queue hands out more (a lease expired under a long
+// crawl).
+func TestSchedulerPerHostCapInProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		q.ignoreCap = true
+		for i := range 12 {
+			q.add(fmt.Sprintf("a%02d", i), "one.example", time.Now())
+		}
+		p := newProbe(time.Second)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour, Workers: 8, PerHost: 2})
+		s.Start()
+		time.Sleep(6*time.Second + time.Millisecond)
+		synctest.Wait()
+		if got := q.recordedCount(); got != 12 {
+			t.Errorf("recorded %d, want 12", got)
+		}
+		if got := p.hostMax["one.example"]; got != 2 {
+			t.Errorf("peak crawls of one host %d, want 2", got)
+		}
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Shutdown lets in-flight crawls finish and record, claims nothing more,
+// and releases leases.
+func TestSchedulerShutdownDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		for i := range 6 {
+			q.add(fmt.Sprintf("a%d", i), fmt.Sprintf("h%d.example", i), time.Now())
+		}
+		p := newProbe(5 * time.Second)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Second, Workers: 4})
+		s.Start()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if len(p.started) != 4 {
+			t.Fatalf("%d crawls started, want 4", len(p.started))
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		began := time.Now()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(began); waited != 4*time.Second {
+			t.Errorf("Shutdown returned after %v, want the 4s the in-flight crawls needed", waited)
+		}
+		if got := q.recordedCount(); got != 4 {
+			t.Errorf("recorded %d, want the 4 in-flight crawls", got)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if len(p.started) != 4 {
+			t.Errorf("%d crawls started after Shutdown", len(p.started)-4)
+		}
+		s.Kick() // harmless after Shutdown
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("second Shutdown: %v", err)
+		}
+	})
+}
+
+// When Shutdown's context ends first, in-flight crawls are abandoned (not
+// recorded as failures: the host did nothing wrong) and their leases are
+// released for another replica.
+func TestSchedulerShutdownAbandons(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		q.add("slow", "a.example", time.Now())
+		p := newProbe(time.Hour)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Second, LeaseTTL: 4 * time.Hour})
+		s.Start()
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		err := s.Shutdown(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
+		}
+		if got := q.recordedCount(); got != 0 {
+			t.Errorf("recorded %d abandoned crawls", got)
+		}
+		if !slices.Equal(q.released, []string{"slow"}) {
+			t.Errorf("released %v, want [slow]", q.released)
+		}
+	})
+}
+
+// Shutdown of a scheduler that never started still releases leases.
+func TestSchedulerShutdownWithoutStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		q.add("x", "a.example", time.Now())
+		if _, err := q.ClaimDue(t.Context(), "owner-a", time.Now(), time.Minute, 10, 2); err != nil {
+			t.Fatal(err)
+		}
+		s := syncScheduler(t, q, newProbe(0), SchedulerConfig{})
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		s.Start() // no-op after Shutdown
+		synctest.Wait()
+		if !slices.Equal(q.released, []string{"x"}) {
+			t.Errorf("released %v, want [x]", q.released)
+		}
+	})
+}
