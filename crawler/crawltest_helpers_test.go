@@ -179,7 +179,7 @@ type mutableAgent struct {
 	resp func(w http.ResponseWriter, r *http.Request)
 	jwks []byte
 	reqs atomic.Int64
-	keys atomic.Int64 // key set requests
+	keys atomic.Int64  // key set requests
 	gate chan struct{} // when set, card requests wait for it
 }
 
