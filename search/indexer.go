@@ -117,13 +117,16 @@ func (ix *Indexer) Sync(ctx context.Context) error {
 // (RELIABILITY.md F.64, G.72).
 func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 	x := ix.idx
+	// writeMu keeps g live for the whole round: swap and Close take it
+	// too. The read lock is not held across the source's SQL reads, so a
+	// waiting swap never stalls queries behind them.
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	g, err := x.acquire()
 	if err != nil {
 		return false, err
 	}
-	defer x.mu.RUnlock()
+	x.mu.RUnlock()
 
 	applied := g.applied.Load()
 	changes, next, err := ix.src.Changes(ctx, applied, ix.opts.BatchSize)

@@ -83,10 +83,8 @@ func (x *Index) Rebuild(ctx context.Context, src Source) error {
 // build writes every searchable agent of src into a new index at path.
 // Batches are written by two goroutines: Bleve analyzes a batch and builds
 // its segment in the calling goroutine, so this keeps both cores of a small
-// server busy. unsafe_batch skips the fsync per batch; the directory is not
-// live, Close persists everything, and the metadata keys are written last
-// in a safe batch, so an interrupted build has no mapping version and is
-// never served.
+// server busy. The metadata keys are written last, so an interrupted build
+// has no mapping version and is never served.
 func (x *Index) build(ctx context.Context, path string, src Source, head int64) (int, error) {
 	cfg := bleveConfig(x.opts.LockTimeout)
 	idx, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, cfg)
