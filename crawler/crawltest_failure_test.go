@@ -1,0 +1,165 @@
+package crawler_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// wantNext asserts the agent's next fetch is exactly d after the clock (the
+// tests draw jitter 0.5, which is none).
+func wantNext(t *testing.T, st *stack, id string, d time.Duration) {
+	t.Helper()
+	a := st.get(t, id)
+	if want := st.clk.Now().Add(d); a.NextFetchAt == nil || !a.NextFetchAt.Equal(want) {
+		t.Errorf("nextFetchAt %v, want now+%v", a.NextFetchAt, d)
+	}
+}
+
+// RELIABILITY.md C.28: an HTML page (or prose, or JSON that is not a card)
+// served with 200 is recorded as a failed fetch of its class; the last good
+// card is kept and still served.
+func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		fleet := crawlertest.Start(t, crawlertest.Options{})
+		html := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HTMLPage})
+		m := newMutableAgent(t)
+		good := crawlertest.GenerateCard(7, m.Origin(), "1.0.0")
+		m.card(good)
+		st := newStack(t, store, stackOptions{})
+		htmlID, id := st.submit(t, html.URL()), st.submit(t, m.URL())
+		st.crawl(t, 2)
+		if f := st.lastFetch(t, htmlID); f.ErrorClass != crawler.ClassNotJSON || f.HTTPStatus != 200 || f.Result != registry.ResultError {
+			t.Errorf("fleet HTML page: %+v", f)
+		}
+		if a := st.get(t, htmlID); a.Card != nil || a.Health != registry.HealthFailing || a.LastError == nil || a.LastError.Class != crawler.ClassNotJSON {
+			t.Errorf("fleet HTML page agent: card %v health %s error %+v", a.Card != nil, a.Health, a.LastError)
+		}
+		for _, c := range []struct {
+			class string
+			serve func()
+		}{
+			{crawler.ClassNotJSON, func() {
+				m.set(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Content-Type", "text/html")
+					w.Write([]byte("<html><body>Oops</body></html>"))
+				})
+			}},
+			{crawler.ClassNotJSON, func() { m.card([]byte("<!doctype html><p>served as JSON</p>")) }},
+			{crawler.ClassNotJSON, func() { m.card([]byte(`{"name":"a","name":"b"}`)) }}, // C.29 duplicate key
+			{crawler.ClassNotACard, func() { m.card([]byte(`{"hello":"world"}`)) }},
+			{crawler.ClassNotACard, func() { m.card([]byte(`[1,2,3]`)) }},
+			{crawler.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","skills":"x"}`)) }},
+		} {
+			c.serve()
+			st.later(t, 25*time.Hour, 2)
+			f := st.lastFetch(t, id)
+			if f.ErrorClass != c.class || f.HTTPStatus != 200 || f.Message == "" {
+				t.Errorf("want %s, got %+v", c.class, f)
+			}
+			a := st.get(t, id)
+			if a.VersionSeq != 1 || a.Card == nil || a.Health != registry.HealthFailing {
+				t.Errorf("%s: version %d card %v health %s: the last good card must stay", c.class, a.VersionSeq, a.Card != nil, a.Health)
+			}
+			raw, _, err := st.svc.Card(t.Context(), admin, id)
+			if err != nil || string(raw) != string(good) {
+				t.Errorf("%s: current card bytes changed (%v)", c.class, err)
+			}
+		}
+		m.card(good)
+		st.later(t, 25*time.Hour, 2)
+		if a := st.get(t, id); a.Health != registry.HealthOK || a.LastError != nil || a.VersionSeq != 1 {
+			t.Errorf("recovered: health %s error %+v version %d", a.Health, a.LastError, a.VersionSeq)
+		}
+	})
+}
+
+// RELIABILITY.md B.25, B.26: 404 three times → gone, never deleted; 429 and
+// 503 Retry-After honoured; 5xx backs off exponentially; a 200 resets.
+func TestCrawlStatusBackoffAndGone(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		m := newMutableAgent(t)
+		m.card(crawlertest.GenerateCard(3, m.Origin(), "1.0.0"))
+		st := newStack(t, store, stackOptions{})
+		id := st.submit(t, m.URL())
+		st.crawl(t, 1)
+		wantNext(t, st, id, time.Hour)
+
+		m.status(500)
+		st.later(t, 2*time.Hour, 1)
+		wantNext(t, st, id, 5*time.Minute)
+		st.later(t, 5*time.Minute, 1)
+		wantNext(t, st, id, 10*time.Minute)
+		st.later(t, 10*time.Minute, 1)
+		wantNext(t, st, id, 20*time.Minute)
+		if a := st.get(t, id); a.Health != registry.HealthFailing || a.LastError.HTTPStatus != 500 || a.LastError.Class != crawler.ClassHTTPStatus {
+			t.Errorf("after 3×500: health %s error %+v", a.Health, a.LastError)
+		}
+
+		m.status(429, "Retry-After", "7200")
+		st.later(t, 20*time.Minute, 1)
+		wantNext(t, st, id, 2*time.Hour)
+		m.status(503, "Retry-After", st.clk.Now().Add(2*time.Hour+3*time.Hour).UTC().Format(http.TimeFormat))
+		st.later(t, 2*time.Hour, 1)
+		wantNext(t, st, id, 3*time.Hour)
+		m.status(429, "Retry-After", "9999999")
+		st.later(t, 3*time.Hour, 1)
+		wantNext(t, st, id, 24*time.Hour)
+
+		m.status(404)
+		st.later(t, 24*time.Hour, 1)
+		st.later(t, 24*time.Hour, 1)
+		if a := st.get(t, id); a.Health != registry.HealthFailing {
+			t.Errorf("after 2×404: health %s, want failing", a.Health)
+		}
+		m.status(410)
+		st.later(t, 24*time.Hour, 1)
+		a := st.get(t, id)
+		if a.Health != registry.HealthGone || a.Card == nil || a.VersionSeq != 1 {
+			t.Errorf("after 404, 404, 410: health %s card %v version %d; want gone with the card kept", a.Health, a.Card != nil, a.VersionSeq)
+		}
+		m.card(crawlertest.GenerateCard(3, m.Origin(), "1.0.0"))
+		st.later(t, 24*time.Hour, 1)
+		if a := st.get(t, id); a.Health != registry.HealthOK || a.VersionSeq != 1 {
+			t.Errorf("back online: health %s version %d", a.Health, a.VersionSeq)
+		}
+		wantNext(t, st, id, time.Hour)
+	})
+}
+
+// The production policy (no allowances) never sends a request to the
+// loopback fleet and records blocked_address (RELIABILITY.md B.11).
+func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 3, Signer: verifierSigner})
+		hosts := fleet.Hosts()
+		agents := []*crawlertest.AgentHandle{
+			fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: hosts[0]}),
+			fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: hosts[1]}),
+		}
+		prod := crawler.DefaultPolicy()
+		st := newStack(t, store, stackOptions{policy: &prod})
+		for _, a := range agents {
+			st.submit(t, a.URL())
+		}
+		bare := st.submit(t, hosts[2].Origin())
+		st.crawl(t, 3)
+		for _, h := range fleet.Hosts() {
+			if h.Requests() != 0 {
+				t.Errorf("host %s received %d requests under the production policy", h.Origin(), h.Requests())
+			}
+		}
+		f := st.lastFetch(t, bare)
+		if f.ErrorClass != crawler.ClassBlockedAddress || f.HTTPStatus != 0 {
+			t.Errorf("bare loopback host: %+v", f)
+		}
+		if a := st.get(t, bare); a.LastError == nil || a.LastError.Class != crawler.ClassBlockedAddress || a.Card != nil {
+			t.Errorf("agent record: %+v", a.LastError)
+		}
+	})
+}
