@@ -22,5 +22,6 @@ var (
 var (
 	ErrUnsupportedKey = errors.New("verifier: unsupported signing key")
 	ErrAlgKeyMismatch = errors.New("verifier: algorithm does not fit the key")
+	ErrUnsupportedAlg = errors.New("verifier: algorithm is not allowed")
 	ErrBadSignatures  = errors.New("verifier: card member signatures is not an array")
 )

@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
@@ -260,5 +259,3 @@ func joinReason(reason string, notes []string) string {
 	}
 	return reason + "; " + strings.Join(notes, "; ")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -187,5 +187,5 @@ func ParseAlg(s string) (string, error) {
 			return name, nil
 		}
 	}
-	return "", fmt.Errorf("%w: algorithm %q is not one of ES256, ES384, ES512, EdDSA, RS256, RS384, RS512, PS256, PS384, PS512", ErrAlgKeyMismatch, s)
+	return "", fmt.Errorf("%w: %q is not one of ES256, ES384, ES512, EdDSA, RS256, RS384, RS512, PS256, PS384, PS512", ErrUnsupportedAlg, s)
 }

@@ -254,3 +254,16 @@ func decodeHdr(t testing.TB, b64 string) string {
 	}
 	return string(b)
 }
+
+func TestParseAlg(t *testing.T) {
+	for in, want := range map[string]string{"es256": "ES256", "EdDSA": "EdDSA", "eddsa": "EdDSA", "ps512": "PS512"} {
+		if got, err := ParseAlg(in); err != nil || got != want {
+			t.Errorf("%s: %q %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "none", "HS256", "ES256K", "RSA-OAEP"} {
+		if _, err := ParseAlg(bad); !errors.Is(err, ErrUnsupportedAlg) {
+			t.Errorf("%q: err=%v", bad, err)
+		}
+	}
+}
