@@ -1,0 +1,121 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// flaggedScanPages bounds the scan for flagged agents: ListQuery has no
+// needsReview filter, so the queue reads the most recently updated approved
+// agents (a flag is raised by a fetch, which updates the agent) up to this
+// many pages of 100.
+const flaggedScanPages = 10
+
+type queueView struct {
+	Pending, Flagged, Failing []registry.Agent
+	PendingTotal              int
+	FailingTotal              int
+	MorePending               string
+}
+
+// adminHome is GET /admin: the login form, or the review queue.
+func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "no-store")
+	if !isAdmin(r) {
+		return u.loginPage(w, r, http.StatusOK, "")
+	}
+	ctx, p := r.Context(), principal(r)
+	pending, err := u.svc.List(ctx, p, registry.ListQuery{Status: []registry.Status{registry.StatusPending},
+		PageSize: 100, PageToken: r.URL.Query().Get("pending"), Sort: "updated"})
+	if err != nil {
+		return err
+	}
+	v := queueView{Pending: pending.Agents, PendingTotal: pending.TotalSize}
+	if pending.NextPageToken != "" {
+		v.MorePending = "/admin?pending=" + pending.NextPageToken
+	}
+	tok := ""
+	for range flaggedScanPages {
+		page, err := u.svc.List(ctx, p, registry.ListQuery{Status: []registry.Status{registry.StatusApproved}, PageSize: 100, PageToken: tok})
+		if err != nil {
+			return err
+		}
+		for _, a := range page.Agents {
+			if a.NeedsReview {
+				v.Flagged = append(v.Flagged, a)
+			}
+		}
+		if tok = page.NextPageToken; tok == "" {
+			break
+		}
+	}
+	failing, err := u.svc.List(ctx, p, registry.ListQuery{Health: []registry.Health{registry.HealthFailing, registry.HealthGone},
+		Status: []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusSuspended}, PageSize: 50})
+	if err != nil {
+		return err
+	}
+	v.Failing, v.FailingTotal = failing.Agents, failing.TotalSize
+	u.render(w, r, http.StatusOK, "admin_queue", "Review queue", v)
+	return nil
+}
+
+func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) error {
+	w.Header().Set("Cache-Control", "no-store")
+	u.render(w, r, status, "admin_login", "Admin sign in", struct{ Error string }{msg})
+	return nil
+}
+
+// login is POST /admin/login: an admin token in, a session cookie out.
+// Every failure says the same thing (RELIABILITY.md I.78), and failures are
+// rate-limited per client address so tokens cannot be guessed by volume.
+func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return errBadRequest
+	}
+	key := u.clientKey(r)
+	if u.logins.exhausted(key, u.cfg.Now()) {
+		return errRateLimited
+	}
+	p, err := u.svc.Authenticate(r.Context(), r.PostForm.Get("token"))
+	switch {
+	case err == nil && p.Role == registry.RoleAdmin:
+		setSession(w, r.PostForm.Get("token"))
+		u.log.InfoContext(r.Context(), "admin signed in", "token_id", p.TokenID)
+		return seeOther(w, r, "/admin")
+	case err != nil && !errors.Is(err, registry.ErrUnauthorized):
+		return err
+	}
+	u.logins.allow(key, u.cfg.Now()) // count the failure
+	return u.loginPage(w, r, http.StatusUnauthorized, "That is not a valid admin token.")
+}
+
+// logout is POST /admin/logout.
+func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
+	clearSession(w)
+	return seeOther(w, r, "/")
+}
+
+// actionsFor lists the curation actions that make sense in status st, in
+// the order the review page shows them (CONTRACT.md §4 transitions).
+func actionsFor(a *registry.Agent) []registry.Action {
+	var out []registry.Action
+	switch a.Status {
+	case registry.StatusPending:
+		out = []registry.Action{registry.ActionApprove, registry.ActionReject}
+	case registry.StatusApproved:
+		if a.NeedsReview {
+			out = append(out, registry.ActionApprove)
+		}
+		out = append(out, registry.ActionSuspend)
+	case registry.StatusSuspended, registry.StatusRejected, registry.StatusRemoved:
+		out = []registry.Action{registry.ActionRestore}
+	}
+	if a.Status != registry.StatusRemoved {
+		out = append(out, registry.ActionRemove)
+	}
+	return slices.Clip(out)
+}

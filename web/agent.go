@@ -1,0 +1,127 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/agentcard"
+)
+
+type agentView struct {
+	A            *registry.Agent
+	Card         *agentcard.Card
+	Schemes      []schemeView
+	Requirements []string
+	Signatures   []signatureView
+	KeyChanged   bool // the current version's diff says the signing key changed
+	Versions     []versionView
+	Raw          string // pretty-printed card as fetched
+	RawBytes     int
+	CardURL      string // download link of the card as fetched
+	Listed       bool   // anonymous visitors can find it in the catalogue
+}
+
+type signatureView struct {
+	registry.SignatureResult
+	Source, Form string
+}
+
+type versionView struct {
+	registry.Version
+	Changes []changeView
+}
+
+type changeView struct {
+	Label, Path, Old, New string
+}
+
+// agentPage is GET /agents/{id}. Whoever holds the id may read the record
+// (CONTRACT.md §1); removed agents are not found except by admins.
+func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) error {
+	v, err := u.loadAgent(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	name := v.A.Host
+	if v.Card != nil && v.Card.Name != "" {
+		name = v.Card.Name
+	}
+	u.render(w, r, http.StatusOK, "agent", visible(name), v)
+	return nil
+}
+
+func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
+	ctx, p := r.Context(), principal(r)
+	a, err := u.svc.Get(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &agentView{A: a, Card: a.Card, CardURL: "/api/v1/agents/" + a.ID + "/card",
+		Listed: listable(registry.Anonymous, a)}
+	if c := a.Card; c != nil {
+		for _, s := range c.SecuritySchemes {
+			v.Schemes = append(v.Schemes, describeScheme(s))
+		}
+		v.Requirements = describeRequirements(c.SecurityRequirements)
+	}
+	for _, s := range a.Signatures {
+		v.Signatures = append(v.Signatures, signatureView{SignatureResult: s,
+			Source: keySourceWords[s.KeySource], Form: or(profileWords[s.Profile], s.Profile)})
+	}
+	vs, err := u.svc.Versions(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, ver := range vs {
+		vv := versionView{Version: ver}
+		for _, c := range ver.Diff {
+			vv.Changes = append(vv.Changes, changeOf(c))
+			if ver.Current && c.Kind == agentcard.ChangeKey {
+				v.KeyChanged = true
+			}
+		}
+		v.Versions = append(v.Versions, vv)
+	}
+	raw, _, err := u.svc.Card(ctx, p, id)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		v.Raw, v.RawBytes = pretty(raw), len(raw)
+	}
+	return v, nil
+}
+
+func changeOf(c agentcard.Change) changeView {
+	return changeView{Label: or(changeWords[c.Kind], c.Kind), Path: c.Path, Old: value(c.Old), New: value(c.New)}
+}
+
+// value shows a diff value as compact JSON, cut to a readable length.
+func value(v any) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return short(300, s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return short(300, string(b))
+}
+
+// pretty indents the card for reading. The bytes stay as fetched (string
+// escapes are kept, nothing re-marshalled); only whitespace changes.
+func pretty(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil || !utf8.Valid(b.Bytes()) {
+		return string(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
+	}
+	return b.String()
+}

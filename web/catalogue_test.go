@@ -1,0 +1,202 @@
+package web_test
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// catalogueEnv lists five real cards and leaves one pending.
+func catalogueEnv(t *testing.T) (*env, map[string]string) {
+	e := newEnv(t)
+	ids := map[string]string{
+		"geo":       e.listed("geo.example.com", "geospatial.json"),
+		"hotel":     e.listed("hotel.example.com", "hotel.json"),
+		"currency":  e.listed("currency.example.com", "currency.json"),
+		"buywhere":  e.listed("buywhere.example.com", "buywhere.json"),
+		"toolroute": e.listed("toolroute.example.com", "toolroute.json"),
+	}
+	p := e.submit("pending.example.com")
+	e.record(p.ID, fetched{raw: readCard(t, "cafe-signed.json")})
+	ids["pending"] = p.ID
+	e.sync()
+	return e, ids
+}
+
+func resultIDs(d doc) []string {
+	var out []string
+	for _, n := range d.all("li.result") {
+		v, _ := attr(n, "data-agent-id")
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func facetCounts(d doc, param string) map[string]string {
+	out := map[string]string{}
+	for _, a := range d.all(`section[data-facet=` + param + `] a.facet-link`) {
+		v, _ := attr(a, "data-value")
+		c := ""
+		if cs := all(a, "span.count"); len(cs) > 0 {
+			c = text(cs[0])
+		}
+		out[v] = c
+	}
+	return out
+}
+
+func TestCatalogueListsApprovedAgentsWithFacets(t *testing.T) {
+	e, ids := catalogueEnv(t)
+	r := e.get("/")
+	wantStatus(t, r, 200)
+	d := parse(t, r)
+	got := resultIDs(d)
+	want := []string{ids["geo"], ids["hotel"], ids["currency"], ids["buywhere"], ids["toolroute"]}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("results %v, want the five approved agents %v (not the pending one)", got, want)
+	}
+	if got := d.text("#total"); got != "5 agents" {
+		t.Errorf("total %q", got)
+	}
+	bindings := facetCounts(d, "binding")
+	// geo declares JSONRPC, GRPC and HTTP+JSON; the other four JSONRPC (v0.3 preferredTransport or default).
+	if bindings["GRPC"] != "1" || bindings["HTTP+JSON"] != "1" {
+		t.Errorf("binding facet %v", bindings)
+	}
+	tags := facetCounts(d, "tag")
+	if tags["maps"] != "1" || tags["currency"] == "" {
+		t.Errorf("tag facet %v", tags)
+	}
+	trust := facetCounts(d, "trust")
+	if trust["unsigned"] != "5" {
+		t.Errorf("trust facet %v", trust)
+	}
+	if n := d.count(`section[data-facet=status]`); n != 0 {
+		t.Errorf("anonymous visitors see %d status facets, want 0", n)
+	}
+	// Result cards carry name, provider, badges.
+	geo := all(d.root, `li[data-agent-id=`+ids["geo"]+`]`)[0]
+	if got := text(all(geo, "h2.result-name")[0]); got != "GeoSpatial Route Planner Agent" {
+		t.Errorf("geo name %q", got)
+	}
+	if got := text(all(geo, "span.provider")[0]); got != "by Example Geo Services Inc." {
+		t.Errorf("geo provider %q", got)
+	}
+	if len(all(geo, "span.trust-unsigned")) != 1 || len(all(geo, "span.health-ok")) != 1 {
+		t.Error("geo lacks its trust or health badge")
+	}
+}
+
+func TestCatalogueFacetFilterAndSearchHighlights(t *testing.T) {
+	e, ids := catalogueEnv(t)
+	d := parse(t, e.get("/"))
+	var grpc string
+	for _, a := range d.all(`section[data-facet=binding] a.facet-link`) {
+		if v, _ := attr(a, "data-value"); v == "GRPC" {
+			grpc, _ = attr(a, "href")
+		}
+	}
+	if grpc != "/?binding=GRPC" {
+		t.Fatalf("GRPC facet links to %q", grpc)
+	}
+	r := e.get(grpc)
+	wantStatus(t, r, 200)
+	d = parse(t, r)
+	if got := resultIDs(d); !slices.Equal(got, []string{ids["geo"]}) {
+		t.Fatalf("binding=GRPC results %v", got)
+	}
+	on := d.one(`section[data-facet=binding] a.on`)
+	if href, _ := attr(on, "href"); href != "/" {
+		t.Errorf("the active facet should link back to the unfiltered catalogue, links to %q", href)
+	}
+	if got := texts(d.all("ul.active-filters a.chip")); len(got) != 1 || !strings.Contains(got[0], "Bindings: GRPC") {
+		t.Errorf("active filters %v", got)
+	}
+
+	// Full-text search: the matching skill is shown with <mark> highlights.
+	r = e.get("/?" + url.Values{"q": {"traffic routes"}}.Encode())
+	wantStatus(t, r, 200)
+	d = parse(t, r)
+	if got := resultIDs(d); !slices.Contains(got, ids["geo"]) {
+		t.Fatalf("q=traffic routes results %v", got)
+	}
+	marks := texts(d.all(`li.result ul.matched mark`))
+	if len(marks) == 0 {
+		t.Fatalf("no highlighted skill match:\n%s", clip(r.body))
+	}
+	for _, m := range marks {
+		if l := strings.ToLower(m); !strings.HasPrefix(l, "traffic") && !strings.HasPrefix(l, "rout") {
+			t.Errorf("highlighted %q", m)
+		}
+	}
+	// The query stays in the box and in hidden fields for the filters.
+	if v, _ := attr(d.one("input#q"), "value"); v != "traffic routes" {
+		t.Errorf("search box holds %q", v)
+	}
+}
+
+func TestCataloguePaginationKeepsTheQuery(t *testing.T) {
+	e := newEnv(t)
+	for _, h := range []string{"a1", "a2", "a3"} {
+		e.listed(h+".example.com", "hotel.json")
+	}
+	e.sync()
+	// pageSize is not a UI parameter: the default page is 20, so page with
+	// a filter over 25 agents instead.
+	for i := range 22 {
+		e.listed("b"+string(rune('a'+i))+".example.com", "currency.json")
+	}
+	e.sync()
+	d := parse(t, e.get("/?tag=currency"))
+	if got := d.text("#total"); got != "22 agents" {
+		t.Fatalf("total %q", got)
+	}
+	if n := d.count("li.result"); n != 20 {
+		t.Fatalf("first page holds %d results, want 20", n)
+	}
+	next, _ := attr(d.one(`nav.pager a[rel=next]`), "href")
+	u, _ := url.Parse(next)
+	if u.Query().Get("tag") != "currency" || u.Query().Get("pageToken") == "" {
+		t.Fatalf("next link %q loses the query", next)
+	}
+	d2 := parse(t, e.get(next))
+	if n := d2.count("li.result"); n != 2 {
+		t.Fatalf("second page holds %d results, want 2", n)
+	}
+	if d2.count(`nav.pager a[rel=next]`) != 0 {
+		t.Error("the last page links to a next page")
+	}
+	if first, _ := attr(d2.one(`nav.pager a[rel=first]`), "href"); first != "/?tag=currency" {
+		t.Errorf("first-page link %q", first)
+	}
+	seen := map[string]bool{}
+	for _, id := range append(resultIDs(d), resultIDs(d2)...) {
+		if seen[id] {
+			t.Errorf("agent %s on both pages", id)
+		}
+		seen[id] = true
+	}
+	wantStatus(t, e.get("/?tag=currency&pageToken=garbage"), 400)
+}
+
+func TestCatalogueAdminSeesEverythingWithStatusFilters(t *testing.T) {
+	e, ids := catalogueEnv(t)
+	tok := e.adminToken()
+	r := e.do("GET", "/?status=pending", nil, asAdmin(tok))
+	wantStatus(t, r, 200)
+	d := parse(t, r)
+	if got := resultIDs(d); !slices.Equal(got, []string{ids["pending"]}) {
+		t.Fatalf("admin status=pending results %v", got)
+	}
+	if d.count(`section[data-facet=status] a.on`) != 1 {
+		t.Error("the status facet is not shown as active for the admin")
+	}
+	// The same URL anonymously ignores the admin-only filter.
+	d = parse(t, e.get("/?status=pending"))
+	if got := resultIDs(d); slices.Contains(got, ids["pending"]) || len(got) != 5 {
+		t.Fatalf("anonymous status=pending results %v", got)
+	}
+}

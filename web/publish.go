@@ -1,0 +1,79 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+type publishView struct {
+	CardURL  string
+	Error    string
+	Existing string // id of the agent already registered under this URL
+}
+
+const maxFormBytes = 64 << 10
+
+// publishForm is GET /publish.
+func (u *ui) publishForm(w http.ResponseWriter, r *http.Request) error {
+	u.render(w, r, http.StatusOK, "publish", "Publish an agent", publishView{})
+	return nil
+}
+
+// publishSubmit is POST /publish: anyone may submit a card URL; Cardex
+// fetches the card from that URL's host, never takes content from the form
+// (DESIGN.md principle 1). Anonymous submissions are rate-limited per
+// client address like the API's (CONTRACT.md §5).
+func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return errBadRequest
+	}
+	p := principal(r)
+	if p.Role == "" && !u.submits.allow(u.clientKey(r), u.cfg.Now()) {
+		return errRateLimited
+	}
+	in := r.PostForm.Get("cardUrl")
+	a, err := u.svc.Submit(r.Context(), p, in, "")
+	if err == nil {
+		u.kick()
+		return seeOther(w, r, "/publish/"+a.ID)
+	}
+	v := publishView{CardURL: in}
+	status := http.StatusBadRequest
+	var dup *registry.DuplicateError
+	var ue *registry.URLError
+	var ve *registry.ValidationError
+	switch {
+	case errors.As(err, &dup):
+		status, v.Existing = http.StatusConflict, dup.AgentID
+		v.Error = "This card URL is already registered."
+	case errors.Is(err, registry.ErrAgentRemoved):
+		status = http.StatusConflict
+		v.Error = "This agent was removed from the catalogue by an admin and cannot be submitted again."
+	case errors.As(err, &ue):
+		v.Error = "This is not a card URL Cardex can fetch: " + ue.Reason
+	case errors.As(err, &ve):
+		v.Error = "The card URL is not valid."
+	default:
+		return err
+	}
+	u.render(w, r, status, "publish", "Publish an agent", v)
+	return nil
+}
+
+// publishStatus is GET /publish/{id}: what happened to a submission. The
+// page refreshes itself (progressive enhancement, see app.js) until the
+// first fetch is recorded.
+func (u *ui) publishStatus(w http.ResponseWriter, r *http.Request) error {
+	a, err := u.svc.Get(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	u.render(w, r, http.StatusOK, "publish_status", "Submission status", struct {
+		A       *registry.Agent
+		Waiting bool
+	}{a, a.LastFetchedAt == nil})
+	return nil
+}

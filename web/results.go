@@ -1,0 +1,104 @@
+package web
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
+)
+
+type resultView struct {
+	ID, Name, Provider, Description string
+	Trust                           registry.Trust
+	Health                          registry.Health
+	Status                          registry.Status
+	NeedsReview                     bool
+	LastChangedAt                   *time.Time
+	NameHL                          template.HTML // highlighted name, when q matched it
+	DescriptionHL                   template.HTML
+	Skills                          []skillMatch
+	Tags                            []string
+}
+
+type skillMatch struct {
+	Name      string
+	Fragments []template.HTML
+}
+
+// results hydrates the hits from SQL (SQL is the truth: health, status and
+// last change come from there) and drops any the viewer may no longer list
+// (RELIABILITY.md G.72).
+func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
+	p := principal(r)
+	out := make([]resultView, 0, len(hits))
+	for _, h := range hits {
+		a, err := u.svc.Get(r.Context(), p, h.ID)
+		if errors.Is(err, registry.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !listable(p, a) {
+			continue
+		}
+		out = append(out, resultOf(a, h))
+	}
+	return out, nil
+}
+
+func resultOf(a *registry.Agent, h search.Hit) resultView {
+	v := resultView{ID: a.ID, Name: a.Host, Trust: a.Trust, Health: a.Health, Status: a.Status,
+		NeedsReview: a.NeedsReview, LastChangedAt: a.LastChangedAt}
+	names := map[string]string{}
+	if c := a.Card; c != nil {
+		v.Name, v.Description = c.Name, c.Description
+		if c.Provider != nil {
+			v.Provider = c.Provider.Organization
+		}
+		for _, s := range c.Skills {
+			names[s.ID] = s.Name
+			for _, t := range s.Tags {
+				if len(v.Tags) < 6 && !slices.Contains(v.Tags, t) {
+					v.Tags = append(v.Tags, t)
+				}
+			}
+		}
+	}
+	bySkill := map[string]int{}
+	for _, m := range h.Matches {
+		if len(m.Fragments) == 0 {
+			continue
+		}
+		if m.SkillID == "" {
+			switch m.Field {
+			case "name":
+				v.NameHL = highlight(m.Fragments[0])
+			case "description":
+				v.DescriptionHL = highlight(m.Fragments[0])
+			}
+			continue
+		}
+		i, ok := bySkill[m.SkillID]
+		if !ok {
+			if len(v.Skills) == 3 {
+				continue
+			}
+			name := names[m.SkillID]
+			if name == "" {
+				name = m.SkillID
+			}
+			i = len(v.Skills)
+			bySkill[m.SkillID] = i
+			v.Skills = append(v.Skills, skillMatch{Name: name})
+		}
+		if len(v.Skills[i].Fragments) < 2 {
+			v.Skills[i].Fragments = append(v.Skills[i].Fragments, highlight(m.Fragments[0]))
+		}
+	}
+	return v
+}

@@ -1,0 +1,99 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// handlerFunc is a page handler: it renders or redirects, or returns an
+// error that fail() turns into an error page.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// routes is the UI's route table (STYLE.md 2). Every action is a POST:
+// a GET to an action URL answers 405 and changes nothing (RELIABILITY.md
+// I.77), and http.CrossOriginProtection refuses cross-site POSTs.
+func (u *ui) routes() http.Handler {
+	mux := http.NewServeMux()
+	r := router{u: u, mux: mux}
+	r.handle("/{$}", on{"GET", u.catalogue})
+	r.handle("/agents/{id}", on{"GET", u.agentPage})
+	r.handle("/tags", on{"GET", u.tagsPage})
+	r.handle("/publish", on{"GET", u.publishForm}, on{"POST", u.publishSubmit})
+	r.handle("/publish/{id}", on{"GET", u.publishStatus})
+	r.handle("/admin", on{"GET", u.adminHome})
+	r.handle("/admin/login", on{"POST", u.login})
+	r.handle("/admin/logout", on{"POST", u.logout})
+	r.handle("/admin/agents/{id}", on{"GET", u.admin(u.review)})
+	r.handle("/admin/agents/{id}/act", on{"POST", u.admin(u.act)})
+	r.handle("/admin/agents/{id}/keys", on{"POST", u.admin(u.pinKeys)})
+	r.handle("/admin/agents/{id}/unpin", on{"POST", u.admin(u.unpinKeys)})
+	r.handle("/admin/agents/{id}/crawl", on{"POST", u.admin(u.crawl)})
+	r.handle("/admin/agents/{id}/visibility", on{"POST", u.admin(u.setVisibility)})
+	r.handle("/admin/audit", on{"GET", u.admin(u.auditPage)})
+	r.handle("/admin/tokens", on{"GET", u.admin(u.tokensPage)}, on{"POST", u.admin(u.createToken)})
+	r.handle("/admin/tokens/{id}/revoke", on{"POST", u.admin(u.revokeToken)})
+	r.handle("/static/{name}", on{"GET", u.assets.serve})
+	mux.Handle("/", r.wrap(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.fail(w, r, errCrossOrigin)
+	}))
+	return u.headers(u.session(cop.Handler(mux)))
+}
+
+// on pairs a method with its handler.
+type on struct {
+	method string
+	h      handlerFunc
+}
+
+type router struct {
+	u   *ui
+	mux *http.ServeMux
+}
+
+// handle registers path for each method/handler pair, plus a fallback that
+// answers other methods with the UI's 405 page and an Allow header.
+func (rt router) handle(path string, ons ...on) {
+	var allow []string
+	for _, o := range ons {
+		rt.mux.Handle(o.method+" "+path, rt.wrap(o.h))
+		allow = append(allow, o.method)
+		if o.method == "GET" {
+			allow = append(allow, "HEAD")
+		}
+	}
+	slices.Sort(allow)
+	rt.mux.Handle(path, rt.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return errMethod
+	}))
+}
+
+func (rt router) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			rt.u.fail(w, r, err)
+		}
+	})
+}
+
+// headers sets the security headers of every response, error pages and
+// static files included (RELIABILITY.md H.76): no inline script or style
+// can run, nothing may frame the UI, and forms post only to this origin.
+func (u *ui) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// CSP is the Content-Security-Policy of every UI response.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"

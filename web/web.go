@@ -1,0 +1,107 @@
+// Package web is Cardex's server-rendered UI: the catalogue with search and
+// facets, agent pages, tags, self-publishing and the admin pages. Templates
+// and static files are embedded and checked when the handler is built.
+//
+// Card text is data, never markup (RELIABILITY.md H.73): every card string
+// goes through html/template's contextual escaping, URLs become links only
+// when agentcard.RenderableURL allows them, and bidi and zero-width
+// characters are shown as ⟨U+XXXX⟩ instead of being obeyed. The one place
+// text is treated as HTML is a search highlight, after highlight() has
+// re-escaped it (H.74).
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
+)
+
+// Rate is a token bucket: N events per Per. A zero N disables the limit.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// Config wires the UI to the registry and the search index.
+type Config struct {
+	Service *registry.Service // required
+	Index   *search.Index     // required: the catalogue and /tags query it
+	Logger  *slog.Logger      // nil discards
+	// BaseURL is the public URL of the server (for absolute links shown to
+	// users, e.g. the card download address). Empty means relative links.
+	BaseURL string
+	// Demo shows the "demo catalogue" banner on every page.
+	Demo bool
+	// SubmitRate limits anonymous publish-form submissions per client
+	// address (CONTRACT.md §5: like the API's --submit-rate).
+	SubmitRate Rate
+	// LoginRate limits failed admin logins per client address
+	// (RELIABILITY.md I.78). Zero N means 10 per minute.
+	LoginRate Rate
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// keying rate limits (the same setting the API uses).
+	TrustedProxies []netip.Prefix
+	// Kick asks the crawler to look for due agents now (after a
+	// submission, a restore or a re-crawl request). Nil does nothing.
+	Kick func()
+	// Now is the clock for "x ago" labels. Nil means time.Now.
+	Now func() time.Time
+}
+
+// ErrConfig is returned by New for an unusable Config.
+var ErrConfig = errors.New("web: invalid config")
+
+// ui holds the handler's state; every field is set once by New.
+type ui struct {
+	cfg     Config
+	svc     *registry.Service
+	idx     *search.Index
+	log     *slog.Logger
+	pages   pageSet
+	assets  *assets
+	submits *limiter
+	logins  *limiter
+}
+
+// New returns the UI's handler. It owns GET /, /agents/{id}…, /tags,
+// /publish…, /admin… and /static/…; mount it at the root beside the API
+// (which owns /api/, /healthz, /readyz, /metrics). It parses every
+// template and hashes every static file now, so a missing or broken
+// template fails here rather than on a request.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Service == nil || cfg.Index == nil {
+		return nil, errors.Join(ErrConfig, errors.New("Service and Index are required"))
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LoginRate.N == 0 {
+		cfg.LoginRate = Rate{N: 10, Per: time.Minute}
+	}
+	a, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	u := &ui{
+		cfg: cfg, svc: cfg.Service, idx: cfg.Index, log: cfg.Logger, assets: a,
+		submits: newLimiter(cfg.SubmitRate), logins: newLimiter(cfg.LoginRate),
+	}
+	if u.pages, err = parsePages(u.funcs()); err != nil {
+		return nil, err
+	}
+	return u.routes(), nil
+}
+
+func (u *ui) kick() {
+	if u.cfg.Kick != nil {
+		u.cfg.Kick()
+	}
+}
