@@ -103,6 +103,8 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 	if n := allowedAlgs[h.alg].sigLen; n != 0 && len(sigBytes) != n {
 		return fail(StatusInvalid, fmt.Sprintf("%s signature must be %d bytes, got %d (RELIABILITY D.48)", h.alg, n, len(sigBytes)))
 	}
+	// go-jose parses the compact detached form once; each profile's payload
+	// is then handed to DetachedVerify (the placeholder here is never used).
 	jws, err := jose.ParseDetached(prot.String+".."+sig.String, []byte{}, joseAlgs)
 	if err != nil {
 		return fail(StatusInvalid, "not a valid JWS: "+err.Error())
@@ -156,6 +158,9 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 		res.KeySource = invalidSource
 		return fail(StatusInvalid, invalidReason)
 	case len(errs) > 0:
+		if len(consulted) > 0 {
+			errs = append(errs, fmt.Sprintf("no key %q in %s", h.kid, strings.Join(consulted, ", ")))
+		}
 		return fail(StatusError, strings.Join(errs, "; "))
 	case len(untrusted) > 0:
 		return fail(StatusUntrusted, strings.Join(untrusted, "; "))
