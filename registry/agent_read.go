@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/cardexhq/cardex/registry/agentcard"
 	"gorm.io/gorm"
@@ -121,5 +120,3 @@ func (s *Service) readable(ctx context.Context, p Principal, id string) (*agentR
 	}
 	return r, nil
 }
-
-func tsPtr(t time.Time) *time.Time { return &t }
