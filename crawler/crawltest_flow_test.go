@@ -48,8 +48,8 @@ func TestCrawlSubmitApproveRecrawl(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Nothing is due before the schedule says so.
-		st.sched.Kick()
 		st.clk.Advance(30 * time.Minute)
+		st.quiet(t)
 		st.later(t, 2*time.Hour, 3)
 
 		f := st.lastFetch(t, condID)

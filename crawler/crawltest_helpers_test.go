@@ -116,6 +116,18 @@ func (st *stack) crawl(t testing.TB, n int64) {
 	})
 }
 
+// quiet kicks the scheduler and waits for a claim to run and find nothing
+// to do: "nothing is due" made observable.
+func (st *stack) quiet(t testing.TB) {
+	t.Helper()
+	before := st.sched.Stats().ClaimRuns
+	st.sched.Kick()
+	waitFor(t, 10*time.Second, func() bool { return st.sched.Stats().ClaimRuns > before }, func() string { return "no claim ran" })
+	if s := st.sched.Stats(); s.Claimed != st.want || s.InFlight != 0 {
+		t.Fatalf("scheduler claimed %d agents (%d in flight), the test expected %d", s.Claimed, s.InFlight, st.want)
+	}
+}
+
 func (st *stack) settled() int64 {
 	s := st.sched.Stats()
 	return s.Recorded + s.LeaseLost + s.RecordErrors

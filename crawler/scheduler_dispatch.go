@@ -59,6 +59,7 @@ func (s *Scheduler) claim(workers, batch int64) {
 			s.inFlight.Add(1)
 			s.jobs <- a // never blocks: the buffer holds Workers and inFlight ≤ Workers
 		}
+		s.stats.claimRuns.Add(1)
 		if len(due) == 0 {
 			return
 		}
@@ -136,6 +137,7 @@ func (h *hostSlots) release(host string) {
 
 // Stats are counters since the scheduler was built.
 type Stats struct {
+	ClaimRuns    int64 // claim transactions run
 	Claimed      int64 // agents claimed
 	Recorded     int64 // results written
 	LeaseLost    int64 // results dropped because the agent was removed or taken over
@@ -144,12 +146,13 @@ type Stats struct {
 }
 
 type stats struct {
-	claimed, recorded, leaseLost, recordErrors atomic.Int64
+	claimRuns, claimed, recorded, leaseLost, recordErrors atomic.Int64
 }
 
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats {
 	return Stats{
+		ClaimRuns:    s.stats.claimRuns.Load(),
 		Claimed:      s.stats.claimed.Load(),
 		Recorded:     s.stats.recorded.Load(),
 		LeaseLost:    s.stats.leaseLost.Load(),
