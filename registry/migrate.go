@@ -31,7 +31,9 @@ func newProvider(dialect string, db *sql.DB, fsys fs.FS) (*goose.Provider, error
 	gd := goose.DialectSQLite3
 	if dialect == DialectPostgres {
 		gd = goose.DialectPostgres
-		l, err := lock.NewPostgresSessionLocker()
+		// Waiting replicas retry every second (goose's default is 5 s) for
+		// up to 5 minutes.
+		l, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +50,18 @@ func (s *Store) migrations() fs.FS {
 }
 
 // Migrate applies pending migrations. Open calls it; `cardex migrate` too.
+// When nothing is pending it returns without taking the migration lock, so
+// restarting replicas do not queue behind each other.
 func (s *Store) Migrate(ctx context.Context) error {
+	p, err := s.provider(s.migrations())
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	// Through the writer: on a fresh database goose creates its version
+	// table here, which a read-only connection could not.
+	if current, target, err := p.GetVersions(ctx); err == nil && current == target {
+		return nil
+	}
 	return s.migrateFS(ctx, s.migrations())
 }
 

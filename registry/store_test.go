@@ -1,7 +1,9 @@
 package registry_test
 
 import (
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cardexhq/cardex/registry"
@@ -51,5 +53,34 @@ func TestSQLitePragmasOnEveryConnection(t *testing.T) {
 	var check string
 	if err := s.WriteDB().Raw("PRAGMA integrity_check").Scan(&check).Error; err != nil || check != "ok" {
 		t.Fatalf("integrity_check %q, %v", check, err)
+	}
+}
+
+// TestReplicasMigrateTogether: replicas starting at once on one fresh
+// PostgreSQL database all open; goose's advisory-lock session locker makes
+// them migrate one at a time.
+func TestReplicasMigrateTogether(t *testing.T) {
+	url := registrytest.PostgresURL(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := registry.Open(t.Context(), registry.OpenOptions{DatabaseURL: url})
+			if err == nil {
+				var ok bool
+				ok, err = s.MigrationsCurrent(t.Context())
+				if err == nil && !ok {
+					err = errors.New("migrations not current after Open")
+				}
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: %v", i, err)
+		}
 	}
 }
