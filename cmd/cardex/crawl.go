@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+const crawlUsage = "Usage: cardex crawl [--json] [--allow-networks CIDR,…] [--allow-insecure-http] [--ca-file PEM] [--timeout 10s] URL"
+
+// crawlReport is the --json output: one object per run.
+type crawlReport struct {
+	CardURL    string              `json:"cardUrl"` // the target as read (a bare host means its well-known URL)
+	URL        string              `json:"url"`     // where the answer came from, after same-origin redirects
+	HTTPStatus int                 `json:"httpStatus"`
+	Bytes      int64               `json:"bytes"`
+	DurationMS int64               `json:"durationMs"`
+	Valid      bool                `json:"valid"` // a valid card was fetched (exit 0)
+	Error      *crawlError         `json:"error"`
+	Card       *crawlCard          `json:"card"`
+	Problems   []agentcard.Problem `json:"problems"`
+	Verdict    *verifier.Verdict   `json:"verdict"`
+}
+
+type crawlError struct {
+	Class   string `json:"class"` // CONTRACT.md §2 error classes
+	Message string `json:"message"`
+}
+
+type crawlCard struct {
+	Name             string   `json:"name"`
+	Version          string   `json:"version"`
+	Shape            string   `json:"shape"`
+	ProtocolVersions []string `json:"protocolVersions"`
+	Skills           int      `json:"skills"`
+}
+
+// runCrawl is `cardex crawl`: one fetch, parse and verify under the
+// production network policy plus the allowances given; nothing is stored
+// (DESIGN.md "CLI", CONTRACT.md §6 exit codes).
+func runCrawl(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	var nets prefixList
+	fs.Var(&nets, "allow-networks", "reserved `CIDR` ranges that may be dialed, on any port (comma-separated, repeatable)")
+	insecure := fs.Bool("allow-insecure-http", false, "accept http:// card and key set URLs")
+	caFile := fs.String("ca-file", "", "extra trusted root certificates (`PEM` file)")
+	timeout := fs.Duration("timeout", 10*time.Second, "limit for each fetch, redirects and body included")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), crawlUsage)
+		fmt.Fprintln(fs.Output(), "Fetches, parses and verifies one agent card as the crawler would; nothing is stored.")
+		fmt.Fprintln(fs.Output(), "A bare host means its /.well-known/agent-card.json, with the legacy agent.json fallback.")
+		fmt.Fprintln(fs.Output(), "Exit status: 0 fetched a valid card, 1 fetch or card failed, 2 bad flags.")
+		fs.PrintDefaults()
+	}
+	raw, err := crawlArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(e.stderr, "cardex crawl: --timeout must be positive")
+		return exitUsage
+	}
+	target, err := crawler.TargetFor(raw)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+		return exitUsage
+	}
+	pol := crawler.DefaultPolicy()
+	pol.AllowNetworks, pol.AllowInsecureHTTP = nets, *insecure
+	pol.Timeout = *timeout
+	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, *timeout)
+	if *caFile != "" {
+		if pol.RootCAs, err = crawler.LoadCAFile(*caFile); err != nil {
+			fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+			return exitUsage
+		}
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	f, err := crawler.New(crawler.Config{Policy: pol, Logger: quiet})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+		return exitUsage
+	}
+	defer f.Close()
+	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Logger: quiet})}
+	rep := report(target, p.Crawl(ctx, target))
+	if *asJSON {
+		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+			return exitFail
+		}
+	} else {
+		printCrawl(e.stdout, rep)
+	}
+	if !rep.Valid {
+		return exitFail
+	}
+	return exitOK
+}
+
+// crawlArgs parses flags before or after the one URL.
+func crawlArgs(fs *flag.FlagSet, args []string) (string, error) {
+	target := ""
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if target != "" {
+			fmt.Fprintf(fs.Output(), "cardex crawl: unexpected argument %q\n", rest[0])
+			fs.Usage()
+			return "", errors.New("too many arguments")
+		}
+		target, args = rest[0], rest[1:]
+	}
+	if target == "" {
+		fmt.Fprintln(fs.Output(), "cardex crawl: a URL is required")
+		fs.Usage()
+		return "", errors.New("no URL")
+	}
+	return target, nil
+}
+
+func report(t crawler.Target, out crawler.Outcome) crawlReport {
+	rep := crawlReport{
+		CardURL: t.CardURL, URL: out.URL, HTTPStatus: out.Status, Bytes: out.Bytes,
+		DurationMS: out.Duration.Milliseconds(), Problems: out.Problems,
+	}
+	if rep.Problems == nil {
+		rep.Problems = []agentcard.Problem{}
+	}
+	if out.Err != nil {
+		rep.Error = &crawlError{Class: crawler.ClassOf(out.Err), Message: out.Err.Error()}
+		return rep
+	}
+	c := out.Parsed.Card
+	rep.Valid = true
+	rep.Card = &crawlCard{Name: c.Name, Version: c.Version, Shape: c.Shape, ProtocolVersions: c.ProtocolVersions, Skills: len(c.Skills)}
+	if rep.Card.ProtocolVersions == nil {
+		rep.Card.ProtocolVersions = []string{}
+	}
+	rep.Verdict = &out.Verdict
+	return rep
+}
+
+func printCrawl(w io.Writer, r crawlReport) {
+	fmt.Fprintf(w, "url        %s\n", r.URL)
+	if r.URL != r.CardURL {
+		fmt.Fprintf(w, "card url   %s\n", r.CardURL)
+	}
+	if r.HTTPStatus != 0 {
+		fmt.Fprintf(w, "status     %d\n", r.HTTPStatus)
+	}
+	fmt.Fprintf(w, "bytes      %d\n", r.Bytes)
+	fmt.Fprintf(w, "duration   %dms\n", r.DurationMS)
+	if r.Error != nil {
+		fmt.Fprintf(w, "error      %s: %s\n", r.Error.Class, r.Error.Message)
+	}
+	if c := r.Card; c != nil {
+		pv := strings.Join(c.ProtocolVersions, ", ")
+		if pv == "" {
+			pv = "none declared"
+		}
+		fmt.Fprintf(w, "card       %q version %q, %s shape, protocol %s, %s\n", c.Name, c.Version, c.Shape, pv, plural(c.Skills, "skill"))
+	}
+	for _, p := range r.Problems {
+		ptr := p.Pointer
+		if ptr == "" {
+			ptr = "/"
+		}
+		fmt.Fprintf(w, "problem    %s %s %s: %s\n", p.Severity, p.Code, ptr, p.Message)
+	}
+	if v := r.Verdict; v != nil {
+		fmt.Fprintf(w, "trust      %s\n", v.Status)
+		for _, s := range v.Signatures {
+			fmt.Fprintf(w, "signature  #%d kid=%q alg=%s source=%s: %s", s.Index, s.Kid, s.Alg, s.KeySource, s.Status)
+			if s.Profile != "" {
+				fmt.Fprintf(w, " (profile %s)", s.Profile)
+			}
+			if s.Reason != "" {
+				fmt.Fprintf(w, " — %s", s.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}

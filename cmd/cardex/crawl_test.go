@@ -1,0 +1,177 @@
+package main
+
+import (
+	"crypto"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+func fleetSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
+}
+
+var loopback = []string{"--allow-networks", "127.0.0.0/8", "--allow-insecure-http"}
+
+func crawlJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, crawlReport) {
+	t.Helper()
+	code, out, errs := runCLI(t, "", append([]string{"crawl", "--json"}, args...)...)
+	if errs != "" || strings.Count(out, "\n") != 1 {
+		t.Fatalf("stderr %q, stdout %q: want one JSON line", errs, out)
+	}
+	var keys map[string]json.RawMessage
+	var rep crawlReport
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return code, keys, rep
+}
+
+func TestCrawlCommandSignedCardJSON(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{Signer: fleetSigner})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+	code, keys, rep := crawlJSON(t, append(loopback, a.URL())...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %+v", code, rep)
+	}
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	want := []string{"bytes", "card", "cardUrl", "durationMs", "error", "httpStatus", "problems", "url", "valid", "verdict"}
+	if !slices.Equal(names, want) {
+		t.Errorf("JSON members %v, want %v", names, want)
+	}
+	if string(keys["error"]) != "null" || rep.URL != a.URL() || rep.CardURL != a.URL() || rep.HTTPStatus != 200 || rep.Bytes <= int64(len(a.Card())) || !rep.Valid {
+		t.Errorf("report %+v", rep)
+	}
+	if rep.Card == nil || rep.Card.Name == "" || rep.Card.Shape == "" || rep.Card.Skills == 0 {
+		t.Errorf("card summary %+v", rep.Card)
+	}
+	if rep.Verdict == nil || rep.Verdict.Status != verifier.StatusVerified || len(rep.Verdict.Signatures) != 1 ||
+		rep.Verdict.Signatures[0].Kid != a.KeyID() || rep.Verdict.Signatures[0].KeySource != verifier.SourceJKU {
+		t.Errorf("verdict %+v", rep.Verdict)
+	}
+}
+
+func TestCrawlCommandText(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	code, out, errs := runCLI(t, "", append(append([]string{"crawl"}, a.URL()), loopback...)...)
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, line := range []string{"url        " + a.URL() + "\n", "status     200\n", "trust      unsigned\n", "card       \""} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "error ") || strings.Contains(out, "signature ") {
+		t.Errorf("unexpected lines:\n%s", out)
+	}
+}
+
+// CONTRACT.md §6: exit 1 when the fetch or the card failed, with the error
+// class (RELIABILITY.md C.28 for the HTML page).
+func TestCrawlCommandFailures(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	html := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HTMLPage})
+	gone := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Status, Status: 404})
+	for _, c := range []struct {
+		url, class string
+		status     int
+	}{
+		{html.URL(), "not_json", 200},
+		{gone.URL(), "http_status", 404},
+	} {
+		code, keys, rep := crawlJSON(t, append(loopback, c.url)...)
+		if code != exitFail || rep.Valid || rep.Error == nil || rep.Error.Class != c.class || rep.HTTPStatus != c.status {
+			t.Errorf("%s: exit %d report %+v error %+v", c.url, code, rep, rep.Error)
+		}
+		if string(keys["card"]) != "null" || string(keys["verdict"]) != "null" {
+			t.Errorf("%s: card %s verdict %s, want null", c.url, keys["card"], keys["verdict"])
+		}
+	}
+	code, out, _ := runCLI(t, "", "crawl", html.URL(), "--allow-networks", "127.0.0.0/8", "--allow-insecure-http")
+	if code != exitFail || !strings.Contains(out, "error      not_json: ") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}
+
+// The production policy (no allowances) never sends a request to loopback.
+func TestCrawlCommandProductionPolicy(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	code, _, rep := crawlJSON(t, a.URL())
+	if code != exitFail || rep.Error == nil || rep.Error.Class != "blocked_address" {
+		t.Errorf("plain http: exit %d error %+v", code, rep.Error)
+	}
+	code, _, rep = crawlJSON(t, "--allow-insecure-http", a.URL())
+	if code != exitFail || rep.Error == nil || rep.Error.Class != "blocked_address" {
+		t.Errorf("http allowed, loopback not: exit %d error %+v", code, rep.Error)
+	}
+	if n := fleet.Hosts()[0].Requests(); n != 0 {
+		t.Errorf("the fleet received %d requests", n)
+	}
+}
+
+// A bare host means its well-known card, with the legacy fallback.
+func TestCrawlCommandBareHostFallback(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	host := fleet.Hosts()[0]
+	legacy := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: host, Path: "/.well-known/agent.json"})
+	code, _, rep := crawlJSON(t, append(loopback, host.Origin()+"/")...)
+	if code != exitOK || rep.URL != legacy.URL() || rep.CardURL != host.Origin()+"/.well-known/agent-card.json" {
+		t.Errorf("exit %d url %s cardUrl %s", code, rep.URL, rep.CardURL)
+	}
+}
+
+// --ca-file trusts a TLS fleet's private CA; without it the handshake fails.
+func TestCrawlCommandCAFile(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true})
+	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	pem := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(pem, fleet.CA().PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, rep := crawlJSON(t, "--allow-networks", "127.0.0.0/8", a.URL()); code != exitFail || rep.Error == nil || rep.Error.Class != "tls" {
+		t.Errorf("without --ca-file: exit %d error %+v", code, rep.Error)
+	}
+	if code, _, rep := crawlJSON(t, "--allow-networks", "127.0.0.0/8", "--ca-file", pem, a.URL()); code != exitOK {
+		t.Errorf("with --ca-file: exit %d error %+v", code, rep.Error)
+	}
+}
+
+func TestCrawlCommandBadFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.pem")
+	for _, args := range [][]string{
+		{"crawl"},
+		{"crawl", "https://a.example", "https://b.example"},
+		{"crawl", "--timeout", "0s", "https://a.example"},
+		{"crawl", "--timeout", "soon", "https://a.example"},
+		{"crawl", "--allow-networks", "not-a-cidr", "https://a.example"},
+		{"crawl", "--ca-file", missing, "https://a.example"},
+		{"crawl", "ftp://a.example/card.json"},
+		{"crawl", "https://a.example/card.json#frag"},
+		{"crawl", "a.example/card.json"},
+		{"crawl", "--frobnicate", "https://a.example"},
+	} {
+		code, out, errs := runCLI(t, "", args...)
+		if code != exitUsage || out != "" || errs == "" {
+			t.Errorf("%v: exit %d stdout %q stderr %q", args, code, out, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, "", "crawl", "-h"); code != exitOK || out != "" {
+		t.Errorf("-h: exit %d", code)
+	}
+}
