@@ -40,6 +40,7 @@ var commands = []command{
 	{"sign", "sign an agent card with a private key", runSign},
 	{"serve", "run the registry server (REST API)", runServe},
 	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
+	{"crawl", "fetch, parse and verify one card URL (nothing stored)", runCrawl},
 	{"migrate", "apply the SQL migrations", runMigrate},
 	{"token", "create, list and revoke API tokens", runToken},
 }
