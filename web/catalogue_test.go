@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cardexhq/cardex/search"
 )
 
 // catalogueEnv lists five real cards and leaves one pending.
@@ -198,5 +200,46 @@ func TestCatalogueAdminSeesEverythingWithStatusFilters(t *testing.T) {
 	d = parse(t, e.get("/?status=pending"))
 	if got := resultIDs(d); slices.Contains(got, ids["pending"]) || len(got) != 5 {
 		t.Fatalf("anonymous status=pending results %v", got)
+	}
+}
+
+// RELIABILITY.md H.74: the search fragments the catalogue shows are
+// escaped; card markup in a matching skill reaches the page as text.
+func TestH74SearchFragmentsAreEscaped(t *testing.T) {
+	e := newEnv(t)
+	card := `{"name":"Mark <b>Agent</b>","description":"d","version":"1",` +
+		`"supportedInterfaces":[{"url":"https://m.example.com/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],` +
+		`"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
+		`"skills":[{"id":"s","name":"<img src=x onerror=alert(1)> zebra","description":"zebra <script>alert(1)</script> crossing","tags":["zebra"]}]}`
+	a := e.submit("m.example.com")
+	e.record(a.ID, fetched{raw: []byte(card)})
+	e.approve(a.ID)
+	e.sync()
+	res, err := e.idx.Search(t.Context(), search.Query{Q: "zebra"})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	for _, m := range res.Hits[0].Matches {
+		for _, f := range m.Fragments {
+			if strings.Contains(f, "<script") || strings.Contains(f, "<img") {
+				t.Errorf("the index returned an unescaped fragment %q", f)
+			}
+		}
+	}
+	r := e.get("/?q=zebra")
+	wantStatus(t, r, 200)
+	d := parse(t, r)
+	if n := d.count("script") - 1; n != 0 { // the one is app.js
+		t.Errorf("%d script elements from card text", n)
+	}
+	if n := d.count("img") + d.count("b"); n != 0 {
+		t.Errorf("%d img/b elements from card text", n)
+	}
+	frags := texts(d.all("ul.matched span.frag"))
+	if !containsSub(frags, "<script>alert(1)</script>") {
+		t.Errorf("fragments %q do not show the markup as text", frags)
+	}
+	if d.count("ul.matched mark") == 0 {
+		t.Error("no highlight")
 	}
 }

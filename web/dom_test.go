@@ -146,8 +146,15 @@ func text(n *html.Node) string {
 		if n.Type == html.TextNode {
 			b.WriteString(n.Data)
 		}
+		block := n.Type == html.ElementNode && !inline[n.Data]
+		if block {
+			b.WriteByte(' ')
+		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			walk(c)
+		}
+		if block {
+			b.WriteByte(' ')
 		}
 	}
 	walk(n)
@@ -161,3 +168,7 @@ func texts(ns []*html.Node) []string {
 	}
 	return out
 }
+
+// inline elements do not separate words; every other element does.
+var inline = map[string]bool{"a": true, "span": true, "bdi": true, "code": true, "strong": true, "em": true,
+	"mark": true, "q": true, "time": true, "del": true, "ins": true, "b": true, "i": true, "label": true}

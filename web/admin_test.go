@@ -1,0 +1,276 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/web"
+)
+
+func TestAdminLogin(t *testing.T) {
+	e := newEnv(t, func(c *web.Config) { c.LoginRate = web.Rate{N: 3, Per: 60_000_000_000} })
+	d := parse(t, e.get("/admin"))
+	d.one(`form[action="/admin/login"] input#token[type=password]`)
+
+	tok := e.adminToken()
+	r := e.do("POST", "/admin/login", url.Values{"token": {tok}}, nil)
+	wantStatus(t, r, 303)
+	var c string
+	for _, sc := range r.Header.Values("Set-Cookie") {
+		if strings.HasPrefix(sc, "__Host-cardex_session=") {
+			c = sc
+		}
+	}
+	for _, want := range []string{"__Host-cardex_session=" + tok, "Path=/", "HttpOnly", "Secure", "SameSite=Strict"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("session cookie %q lacks %q", c, want)
+		}
+	}
+	if strings.Contains(c, "Domain=") {
+		t.Errorf("a __Host- cookie with a Domain: %q", c)
+	}
+	// Signed in: the queue.
+	d = parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))
+	if got := d.text("h1"); got != "Review queue" {
+		t.Errorf("signed-in /admin h1 %q", got)
+	}
+	// Logout clears the cookie.
+	r = e.do("POST", "/admin/logout", nil, asAdmin(tok))
+	wantStatus(t, r, 303)
+	if sc := r.Header.Get("Set-Cookie"); !strings.Contains(sc, "Max-Age=0") {
+		t.Errorf("logout cookie %q", sc)
+	}
+
+	// RELIABILITY.md I.78: a reader token, a garbage token and a revoked
+	// token all get the same generic 401; then the address is limited.
+	reader, _, err := e.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleReader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{reader, "cdx_0123456789abcdef_" + strings.Repeat("A", 43), "x"} {
+		r = e.do("POST", "/admin/login", url.Values{"token": {bad}}, nil)
+		wantStatus(t, r, 401)
+		if got := parse(t, r).text("#login-error"); got != "That is not a valid admin token." {
+			t.Errorf("login error %q", got)
+		}
+		if len(r.Header.Values("Set-Cookie")) != 0 {
+			t.Error("a failed login set a cookie")
+		}
+	}
+	r = e.do("POST", "/admin/login", url.Values{"token": {tok}}, nil)
+	wantStatus(t, r, 429)
+	// A session cookie holding a non-admin token is no session.
+	d = parse(t, e.do("GET", "/admin/tokens", nil, asAdmin(reader)))
+	d.one(`form[action="/admin/login"]`)
+}
+
+// flaggedAgent is approved at a verified version 1, then fetched unsigned
+// at version 2: a trust regression flags it (CONTRACT.md §4).
+func flaggedAgent(e *env, host string) string {
+	a := e.submit(host)
+	sig := []registry.SignatureResult{{Kid: "k1", Alg: "ES256", KeySource: "well-known", Profile: "spec", Status: "verified", Thumbprint: "tp1"}}
+	e.record(a.ID, fetched{raw: readCard(e.t, "hotel.json"), trust: registry.TrustVerified, signatures: sig, thumbs: []string{"tp1"}})
+	e.approve(a.ID)
+	var card map[string]any
+	json.Unmarshal(readCard(e.t, "hotel.json"), &card)
+	card["description"] = "Now unsigned."
+	raw, _ := json.Marshal(card)
+	e.record(a.ID, fetched{raw: raw})
+	return a.ID
+}
+
+func TestAdminQueueAndReview(t *testing.T) {
+	e := newEnv(t)
+	pending := e.submit("pending.example.com")
+	e.record(pending.ID, fetched{raw: readCard(t, "toolroute.json")})
+	flagged := flaggedAgent(e, "flagged.example.com")
+	failing := e.listed("failing.example.com", "currency.json")
+	e.recordError(failing, "timeout", 0, "no answer in 10s")
+	tok := e.adminToken()
+
+	d := parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))
+	row := func(section, id string) bool {
+		return len(d.all(section+` tr.queue-row[data-agent-id=`+id+`]`)) == 1
+	}
+	if !row("#pending", pending.ID) || !row("#flagged", flagged) || !row("#failing", failing) {
+		t.Fatalf("queue rows: pending %v flagged %v failing %v", row("#pending", pending.ID), row("#flagged", flagged), row("#failing", failing))
+	}
+	if d.count("#pending tr.queue-row") != 1 || d.count("#flagged tr.queue-row") != 1 || d.count("#failing tr.queue-row") != 1 {
+		t.Error("an agent is in a queue section it does not belong to")
+	}
+
+	// The re-review shows the candidate, the diff since the approved
+	// version, and binds approve to the candidate.
+	r := e.do("GET", "/admin/agents/"+flagged, nil, asAdmin(tok))
+	wantStatus(t, r, 200)
+	if r.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("admin page Cache-Control %q", r.Header.Get("Cache-Control"))
+	}
+	d = parse(t, r)
+	if got := texts(d.all("#decide li.change")); len(got) != 1 || !strings.HasPrefix(got[0], "Description changed /description") || !strings.HasSuffix(got[0], "→ Now unsigned.") {
+		t.Errorf("diff since approved %q", got)
+	}
+	if v, _ := attr(d.one(`form.action-approve input[name=versionSeq]`), "value"); v != "2" {
+		t.Errorf("approve is bound to version %q, want 2", v)
+	}
+	if got := texts(d.all("#decide form.action button")); strings.Join(got, ",") != "approve,suspend,remove" {
+		t.Errorf("actions %v", got)
+	}
+	d.one("#signatures p.alert")
+}
+
+func TestAdminActions(t *testing.T) {
+	e := newEnv(t)
+	a := e.submit("act.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "hotel.json")})
+	tok := e.adminToken()
+	post := func(path string, form url.Values) response {
+		return e.do("POST", path, form, asAdmin(tok))
+	}
+	act := "/admin/agents/" + a.ID + "/act"
+
+	// F.65: a newer version arrived after the page was opened.
+	e.record(a.ID, fetched{raw: readCard(t, "currency.json")})
+	r := post(act, url.Values{"action": {"approve"}, "versionSeq": {"1"}, "reason": {"looks fine"}})
+	wantStatus(t, r, 409)
+	if got := parse(t, r).text("#action-error"); !strings.Contains(got, "version 2 is now the one under review") {
+		t.Errorf("conflict message %q", got)
+	}
+	if got, _ := e.svc.Get(t.Context(), adminP, a.ID); got.Status != registry.StatusPending {
+		t.Fatalf("a stale approve changed the status to %s", got.Status)
+	}
+	// Approving what is current works and is audited with the reason.
+	r = post(act, url.Values{"action": {"approve"}, "versionSeq": {"2"}, "reason": {"looks fine"}})
+	wantStatus(t, r, 303)
+	if loc := r.Header.Get("Location"); loc != "/admin/agents/"+a.ID+"?done=approve" {
+		t.Errorf("redirect %q", loc)
+	}
+	if got := parse(t, e.do("GET", "/admin/agents/"+a.ID+"?done=approve", nil, asAdmin(tok))).text("#done"); got != "Approved." {
+		t.Errorf("done %q", got)
+	}
+	for _, step := range []struct {
+		action string
+		status registry.Status
+		code   int
+	}{
+		{"suspend", registry.StatusSuspended, 303},
+		{"reject", registry.StatusSuspended, 409}, // not from suspended
+		{"restore", registry.StatusApproved, 303},
+		{"remove", registry.StatusRemoved, 303},
+		{"bogus", registry.StatusRemoved, 400},
+	} {
+		r := post(act, url.Values{"action": {step.action}, "reason": {"step " + step.action}})
+		wantStatus(t, r, step.code)
+		got, _ := e.svc.Get(t.Context(), adminP, a.ID)
+		if got.Status != step.status {
+			t.Fatalf("after %s: status %s, want %s", step.action, got.Status, step.status)
+		}
+	}
+	d := parse(t, e.do("GET", "/admin/audit", nil, asAdmin(tok)))
+	var actions []string
+	for _, row := range d.all("tr.audit-entry") {
+		cells := all(row, "td")
+		actions = append(actions, text(cells[3])+":"+text(cells[5]))
+	}
+	want := "submit:,approve:looks fine,suspend:step suspend,restore:step restore,remove:step remove"
+	if got := strings.Join(append(actions[:1:1], actions[2:]...), ","); got != want { // [1] is the token creation
+		t.Errorf("audit %q\nwant %q", got, want)
+	}
+
+	// Keys: a bad JWKS is explained, a good one pinned and audited.
+	b := e.submit("keys.example.com")
+	r = post("/admin/agents/"+b.ID+"/keys", url.Values{"jwks": {`{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`}})
+	wantStatus(t, r, 400)
+	if got := parse(t, r).text("#action-error"); !strings.HasPrefix(got, "The key set was not pinned: kty must be EC, RSA or OKP") {
+		t.Errorf("bad JWKS message %q", got)
+	}
+	jwks := `{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}`
+	wantStatus(t, post("/admin/agents/"+b.ID+"/keys", url.Values{"jwks": {jwks}}), 303)
+	wantStatus(t, post("/admin/agents/"+b.ID+"/crawl", nil), 303)
+	wantStatus(t, post("/admin/agents/"+b.ID+"/visibility", url.Values{"visibility": {"internal"}}), 303)
+	got, _ := e.svc.Get(t.Context(), adminP, b.ID)
+	if got.Visibility != registry.VisibilityInternal {
+		t.Errorf("visibility %s", got.Visibility)
+	}
+	wantStatus(t, post("/admin/agents/"+b.ID+"/unpin", nil), 303)
+	es, _, _ := e.svc.Audit(t.Context(), adminP, 0, 100)
+	var kinds []string
+	for _, en := range es {
+		if en.AgentID == b.ID {
+			kinds = append(kinds, en.Action)
+		}
+	}
+	if strings.Join(kinds, ",") != "submit,pin-keys,crawl,set-visibility,unpin-keys" {
+		t.Errorf("audit for keys agent %v", kinds)
+	}
+}
+
+func TestAdminTokens(t *testing.T) {
+	e := newEnv(t)
+	tok := e.adminToken()
+	r := e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}, "name": {"acme-pub"}, "hosts": {"acme.example.com, api.acme.example.com"}, "expiresDays": {"30"}}, asAdmin(tok))
+	wantStatus(t, r, 201)
+	if r.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("the page with a secret has Cache-Control %q", r.Header.Get("Cache-Control"))
+	}
+	d := parse(t, r)
+	secret := d.text("#secret")
+	p, err := e.svc.Authenticate(t.Context(), secret)
+	if err != nil || p.Role != registry.RolePublisher || strings.Join(p.Hosts, ",") != "acme.example.com,api.acme.example.com" {
+		t.Fatalf("the shown secret authenticates as %+v, %v", p, err)
+	}
+	// Listed without the secret.
+	d = parse(t, e.do("GET", "/admin/tokens", nil, asAdmin(tok)))
+	if strings.Contains(d.text("table.tokens"), secret) || d.count("#secret") != 0 {
+		t.Fatal("the token list shows the secret again")
+	}
+	row := d.one(`tr.token[data-token-id=` + p.TokenID + `]`)
+	if got := text(row); !strings.HasPrefix(got, "acme-pub "+p.TokenID+" publisher acme.example.com, api.acme.example.com") {
+		t.Errorf("token row %q", got)
+	}
+	// Bad requests are explained.
+	r = e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}}, asAdmin(tok))
+	wantStatus(t, r, 400)
+	if got := parse(t, r).text("#token-error"); got != "The token was not created: a publisher token needs at least one host." {
+		t.Errorf("error %q", got)
+	}
+	wantStatus(t, e.do("POST", "/admin/tokens", url.Values{"role": {"reader"}, "expiresDays": {"-3"}}, asAdmin(tok)), 400)
+	// Revoke.
+	wantStatus(t, e.do("POST", "/admin/tokens/"+p.TokenID+"/revoke", nil, asAdmin(tok)), 303)
+	if _, err := e.svc.Authenticate(t.Context(), secret); err == nil {
+		t.Error("a revoked token still authenticates")
+	}
+	d = parse(t, e.do("GET", "/admin/tokens?done=revoke", nil, asAdmin(tok)))
+	if !strings.Contains(text(d.one(`tr.token[data-token-id=`+p.TokenID+`]`)), "revoked") {
+		t.Error("the revoked token is not shown as revoked")
+	}
+	// Revoking your own token ends your session.
+	self, _ := e.svc.Authenticate(t.Context(), tok)
+	wantStatus(t, e.do("POST", "/admin/tokens/"+self.TokenID+"/revoke", nil, asAdmin(tok)), 303)
+	wantStatus(t, e.do("GET", "/admin/tokens", nil, asAdmin(tok)), 401)
+}
+
+func TestAdminAuditPaging(t *testing.T) {
+	e := newEnv(t)
+	for i := range 105 {
+		e.submit("a" + strconv.Itoa(i) + ".example.com")
+	}
+	tok := e.adminToken()
+	d := parse(t, e.do("GET", "/admin/audit", nil, asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 100 {
+		t.Fatalf("first page %d entries", n)
+	}
+	next, _ := attr(d.one(`a[rel=next]`), "href")
+	if next != "/admin/audit?after=100" {
+		t.Fatalf("next %q", next)
+	}
+	d = parse(t, e.do("GET", next, nil, asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 6 {
+		t.Errorf("second page %d entries, want 6 (5 submissions and the token)", n)
+	}
+	wantStatus(t, e.do("GET", "/admin/audit?after=x", nil, asAdmin(tok)), 400)
+}

@@ -1,0 +1,114 @@
+package web_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/web"
+)
+
+func TestTagsPage(t *testing.T) {
+	e, _ := catalogueEnv(t)
+	d := parse(t, e.get("/tags"))
+	tags := map[string]string{}
+	for _, a := range d.all("ul.tag-cloud li.tag a") {
+		href, _ := attr(a, "href")
+		tags[text(all(a, "bdi")[0])+" "+text(all(a, "span.count")[0])] = href
+	}
+	if tags["maps 1"] != "/?tag=maps" || tags["currency 1"] != "/?tag=currency" {
+		t.Errorf("tags %v", tags)
+	}
+	// The pending agent's tags do not leak (CONTRACT.md §4).
+	for k := range tags {
+		if strings.HasPrefix(k, "café") {
+			t.Errorf("tag %q of a pending agent is listed", k)
+		}
+	}
+	d = parse(t, e.get("/tags?prefix=ma"))
+	for _, li := range texts(d.all("li.tag")) {
+		if !strings.HasPrefix(li, "ma") {
+			t.Errorf("prefix=ma lists %q", li)
+		}
+	}
+}
+
+func TestPublishFlow(t *testing.T) {
+	e := newEnv(t)
+	d := parse(t, e.get("/publish"))
+	if got, _ := attr(d.one(`form[action="/publish"]`), "method"); got != "post" {
+		t.Fatalf("publish form method %q", got)
+	}
+	d.one(`label[for=cardUrl]`)
+
+	r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://new.example.com"}}, nil)
+	wantStatus(t, r, 303)
+	loc := r.Header.Get("Location")
+	if !strings.HasPrefix(loc, "/publish/") || e.kicks != 1 {
+		t.Fatalf("redirect to %q, kicks %d", loc, e.kicks)
+	}
+	id := strings.TrimPrefix(loc, "/publish/")
+	d = parse(t, e.get(loc))
+	if got := d.text("#publish-status dd.fetch-state"); got != "waiting for the crawler…" {
+		t.Errorf("before the first fetch: %q", got)
+	}
+	if v, _ := attr(d.one("#publish-status"), "data-refresh"); v != "3" {
+		t.Errorf("data-refresh %q while waiting", v)
+	}
+	d.one(`#publish-status a.refresh[href="` + loc + `"]`)
+
+	e.record(id, fetched{raw: readCard(t, "currency.json")})
+	d = parse(t, e.get(loc))
+	if _, ok := attr(d.one("#publish-status"), "data-refresh"); ok {
+		t.Error("still refreshing after the first fetch")
+	}
+	if got := d.text("#publish-status dd.fetch-state"); !strings.HasPrefix(got, "done") {
+		t.Errorf("after the first fetch: %q", got)
+	}
+	if d.count("#publish-status li.problem") == 0 {
+		t.Error("the first fetch's problems are not shown")
+	}
+
+	// Duplicate, invalid and reserved URLs come back to the form.
+	r = e.do("POST", "/publish", url.Values{"cardUrl": {"https://NEW.example.com/"}}, nil)
+	wantStatus(t, r, 409)
+	d = parse(t, r)
+	if href, _ := attr(d.one("#publish-error a"), "href"); href != loc {
+		t.Errorf("duplicate links to %q", href)
+	}
+	for _, bad := range []string{"ftp://x.example.com", "https://user:pw@x.example.com", "https://10.0.0.1/", "not a url"} {
+		r = e.do("POST", "/publish", url.Values{"cardUrl": {bad}}, nil)
+		wantStatus(t, r, 400)
+		d = parse(t, r)
+		if !strings.HasPrefix(d.text("#publish-error"), "This is not a card URL Cardex can fetch") {
+			t.Errorf("%q: %q", bad, d.text("#publish-error"))
+		}
+		if v, _ := attr(d.one("input#cardUrl"), "value"); v != bad {
+			t.Errorf("the form lost the input %q", bad)
+		}
+	}
+}
+
+func TestPublishIsRateLimitedPerAddress(t *testing.T) {
+	e := newEnv(t, func(c *web.Config) { c.SubmitRate = web.Rate{N: 2, Per: time.Minute} })
+	for i, want := range []int{303, 303, 429} {
+		r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://r" + string(rune('a'+i)) + ".example.com"}}, nil)
+		wantStatus(t, r, want)
+	}
+	r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://rz.example.com"}}, nil)
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	// An admin session is not limited.
+	tok := e.adminToken()
+	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"https://ry.example.com"}}, asAdmin(tok)), 303)
+	page, err := e.svc.List(t.Context(), adminP, registry.ListQuery{PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.TotalSize != 3 {
+		t.Errorf("%d agents registered, want 3", page.TotalSize)
+	}
+}
