@@ -106,6 +106,25 @@ func skillWord(w string) query.Query {
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
+// anySkillWords matches skills containing any of the words. Bleve scores
+// a disjunction per nested skill with a coordination factor (matched
+// clauses / all clauses), so a skill holding every word outscores the same
+// words spread over several skills: "invoices finance" ranks the agent
+// whose invoice skill is tagged finance first (see TestNestedWithinOneSkill)
+// at the cost of one pass over the skill postings.
+func anySkillWords(ws []string) query.Query {
+	if len(ws) == 1 {
+		return skillWord(ws[0])
+	}
+	qs := make([]query.Query, 0, len(ws))
+	for _, w := range ws {
+		qs = append(qs, skillWord(w))
+	}
+	d := bleve.NewDisjunctionQuery(qs...)
+	d.SetBoost(boostWithinSkill)
+	return d
+}
+
 // withinOneSkill matches skills that contain every word. Bleve evaluates a
 // conjunction over nested fields inside one nested document, so "invoices
 // finance" needs both words in the same skill.
@@ -122,10 +141,15 @@ func withinOneSkill(ws []string) query.Query {
 	return c
 }
 
-// textQuery is the scoring part of a search for ws (the words of q). It
-// requires enough words somewhere in the agent (the flat `text` field) and
-// adds score for matches in names, descriptions, tags and skills.
-func textQuery(q string, ws []string) query.Query {
+// textQuery is a search for ws (the words of q). The gate requires enough
+// words somewhere in the agent (the flat `text` field); should scores
+// matches in names, descriptions, tags and skills.
+type textQuery struct {
+	gate   query.Query // agent-level fields only
+	should query.Query // includes nested skill fields
+}
+
+func newTextQuery(q string, ws []string) *textQuery {
 	gate := make([]query.Query, 0, len(ws))
 	for _, w := range ws {
 		gate = append(gate, match(fieldText, w, boostGate))
@@ -138,15 +162,12 @@ func textQuery(q string, ws []string) query.Query {
 		match(fieldName, joined, boostName),
 		match(fieldDescription, joined, boostDescription),
 		match(fieldProvider, joined, boostProvider),
-		withinOneSkill(ws),
+		anySkillWords(ws),
 	}
 	if len(ws) > 1 {
 		should = append(should,
 			phrase(fieldName, q, boostNamePhrase),
 			phrase(fieldDescription, q, boostDescPhrase))
-		for _, w := range ws {
-			should = append(should, skillWord(w))
-		}
 	}
 	for _, w := range ws {
 		t := bleve.NewTermQuery(w)
@@ -154,12 +175,7 @@ func textQuery(q string, ws []string) query.Query {
 		t.SetBoost(boostTag)
 		should = append(should, t)
 	}
-	// Every agent that passes the gate matches at least one of these
-	// fields (the flat text is their union), so a conjunction with a
-	// disjunction scores like "must + should". A BooleanQuery would do the
-	// same but Bleve v2.6.1 then drops the matched nested skills from the
-	// hit, and with them the skill highlights.
-	return bleve.NewConjunctionQuery(g, bleve.NewDisjunctionQuery(should...))
+	return &textQuery{gate: g, should: bleve.NewDisjunctionQuery(should...)}
 }
 
 // scopeQuery restricts results to what v may list (CONTRACT.md §4); nil
@@ -215,23 +231,38 @@ func filterQueries(f Filters) []query.Query {
 	return out
 }
 
-// buildQuery combines text, scope and filters. With no text and no
-// restriction it matches every agent (and no skill documents: agents are
-// what is listed).
-func buildQuery(text query.Query, v Viewer, f Filters) query.Query {
+// buildQuery combines scope, filters and text. Every agent-level clause
+// goes into one conjunction, which Bleve runs with its plain conjunction
+// searcher; only then is it ANDed with the clause that reaches into skills
+// (the text's should part, or a skill query). A single conjunction mixing
+// both would make Bleve walk every filter's postings with its nested
+// conjunction searcher, several times slower on a large index.
+//
+// Every agent that passes the gate matches at least one should clause (the
+// flat text is their union), so the final conjunction scores like "must +
+// should". A BooleanQuery would read better, but Bleve v2.6.1 then drops the
+// matched nested skills from the hit, and with them the skill highlights.
+func buildQuery(text *textQuery, nested query.Query, v Viewer, f Filters) query.Query {
 	must := scopeQuery(v)
 	must = append(must, filterQueries(f)...)
 	if text != nil {
-		must = append(must, text)
+		must = append(must, text.gate)
+		nested = text.should
 	}
-	if len(must) == 0 {
+	var root query.Query
+	switch len(must) {
+	case 0:
 		// An agent always has a status; skills never do.
-		must = append(must, agentsOnly())
+		root = agentsOnly()
+	case 1:
+		root = must[0]
+	default:
+		root = bleve.NewConjunctionQuery(must...)
 	}
-	if len(must) == 1 {
-		return must[0]
+	if nested == nil {
+		return root
 	}
-	return bleve.NewConjunctionQuery(must...)
+	return bleve.NewConjunctionQuery(root, nested)
 }
 
 // agentsOnly matches every agent document.

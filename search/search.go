@@ -70,7 +70,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	ws := words(x.analyzer, q.Q)
 	req := bleve.NewSearchRequestOptions(nil, size, 0, false)
 	if len(ws) > 0 {
-		req.Query = buildQuery(textQuery(q.Q, ws), q.Viewer, q.Filters)
+		req.Query = buildQuery(newTextQuery(q.Q, ws), nil, q.Viewer, q.Filters)
 		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
 		req.Highlight.Fields = highlightFields
 	} else if strings.TrimSpace(q.Q) != "" {
@@ -78,7 +78,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		// nothing, so it matches nothing rather than everything.
 		req.Query = bleve.NewMatchNoneQuery()
 	} else {
-		req.Query = buildQuery(nil, q.Viewer, q.Filters)
+		req.Query = buildQuery(nil, nil, q.Viewer, q.Filters)
 	}
 	if s != SortRelevance {
 		req.Score = bleve.ScoreNone

@@ -86,7 +86,7 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 
 	// Every agent hit carries at least one matching skill, so size+1
 	// agents always fill a page.
-	req := bleve.NewSearchRequestOptions(buildQuery(skillQuery(ws), q.Viewer, q.Filters), size+1, 0, false)
+	req := bleve.NewSearchRequestOptions(buildQuery(nil, skillQuery(ws), q.Viewer, q.Filters), size+1, 0, false)
 	if len(ws) == 0 && strings.TrimSpace(q.Q) != "" {
 		req.Query = bleve.NewMatchNoneQuery() // only stop words: see Search
 	}
