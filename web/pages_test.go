@@ -112,3 +112,19 @@ func TestPublishIsRateLimitedPerAddress(t *testing.T) {
 		t.Errorf("%d agents registered, want 3", page.TotalSize)
 	}
 }
+
+func TestDemoBanner(t *testing.T) {
+	e := newEnv(t, func(c *web.Config) { c.Demo = true })
+	for _, p := range []string{"/", "/tags", "/publish", "/nope"} {
+		if got := parse(t, e.get(p)).text("div.demo"); !strings.HasPrefix(got, "Demo catalogue") {
+			t.Errorf("%s: demo banner %q", p, got)
+		}
+	}
+	plain := newEnv(t)
+	if n := parse(t, plain.get("/")).count("div.demo"); n != 0 {
+		t.Error("a banner without Demo")
+	}
+	if _, err := web.New(web.Config{Service: e.svc, Index: e.idx, BaseURL: "https://cardex.example.com/x"}); err != nil {
+		t.Errorf("New with a base URL: %v", err)
+	}
+}

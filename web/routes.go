@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -13,7 +15,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // routes is the UI's route table (STYLE.md 2). Every action is a POST:
 // a GET to an action URL answers 405 and changes nothing (RELIABILITY.md
 // I.77), and http.CrossOriginProtection refuses cross-site POSTs.
-func (u *ui) routes() http.Handler {
+func (u *ui) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	r := router{u: u, mux: mux}
 	r.handle("/{$}", on{"GET", u.catalogue})
@@ -37,10 +39,26 @@ func (u *ui) routes() http.Handler {
 	mux.Handle("/", r.wrap(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
 
 	cop := http.NewCrossOriginProtection()
+	if o := origin(u.cfg.BaseURL); o != "" {
+		// Behind a proxy that rewrites Host, the public origin is still
+		// this one (the browser's Sec-Fetch-Site usually settles it first).
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, errors.Join(ErrConfig, err)
+		}
+	}
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, errCrossOrigin)
 	}))
-	return u.headers(u.session(cop.Handler(mux)))
+	return u.headers(u.session(cop.Handler(mux))), nil
+}
+
+// origin is scheme://host[:port] of a base URL, "" when there is none.
+func origin(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // on pairs a method with its handler.

@@ -32,8 +32,8 @@ type Config struct {
 	Service *registry.Service // required
 	Index   *search.Index     // required: the catalogue and /tags query it
 	Logger  *slog.Logger      // nil discards
-	// BaseURL is the public URL of the server (for absolute links shown to
-	// users, e.g. the card download address). Empty means relative links.
+	// BaseURL is the public URL of the server (--base-url). Its origin is
+	// trusted for form POSTs when a proxy rewrites the Host header.
 	BaseURL string
 	// Demo shows the "demo catalogue" banner on every page.
 	Demo bool
@@ -97,7 +97,7 @@ func New(cfg Config) (http.Handler, error) {
 	if u.pages, err = parsePages(u.funcs()); err != nil {
 		return nil, err
 	}
-	return u.routes(), nil
+	return u.routes()
 }
 
 func (u *ui) kick() {
