@@ -20,15 +20,15 @@ func TestAuthentication(t *testing.T) {
 		h.do(req{method: "GET", path: "/api/v1/audit", token: admin}).expectStatus(t, http.StatusOK)
 
 		soon := h.svcClock.Now().Add(time.Hour)
-		expired, _, err := h.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "expired", ExpiresAt: &soon})
+		expired, _, err := h.svc.CreateToken(h.ctx(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "expired", ExpiresAt: &soon})
 		if err != nil {
 			t.Fatal(err)
 		}
-		revoked, tok, err := h.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "revoked"})
+		revoked, tok, err := h.svc.CreateToken(h.ctx(), registry.TokenRequest{Role: registry.RoleAdmin, Name: "revoked"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.svc.RevokeToken(t.Context(), tok.ID); err != nil {
+		if err := h.svc.RevokeToken(h.ctx(), tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		h.do(req{method: "GET", path: "/api/v1/audit", token: expired}).expectStatus(t, http.StatusOK)

@@ -4,11 +4,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -93,7 +97,7 @@ func TestBusyDatabaseIs503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	tx, err := other.BeginTx(t.Context(), nil)
+	tx, err := other.BeginTx(h.ctx(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,4 +111,24 @@ func TestBusyDatabaseIs503(t *testing.T) {
 	}
 	assertNothingStored(t, h)
 	h.submit("https://busy.example.com/", "")
+}
+
+// A panicking handler is answered with a 500 problem and logged; the
+// process keeps serving.
+func TestPanicIsRecovered(t *testing.T) {
+	logs := &syncBuffer{}
+	s := &server{log: slog.New(slog.NewTextHandler(logs, nil))}
+	e := echo.New()
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.observe)
+	e.GET("/boom", func(echo.Context) error { panic("boom") })
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest("GET", "/boom", nil))
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != "application/problem+json" ||
+		!strings.Contains(rec.Body.String(), `"type":"/problems/internal-error"`) || strings.Contains(rec.Body.String(), "boom") {
+		t.Fatalf("%d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	if !strings.Contains(logs.String(), "panic: boom") {
+		t.Fatalf("panic not logged:\n%s", logs)
+	}
 }

@@ -1,8 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/cardexhq/cardex/registry"
@@ -28,7 +33,7 @@ func (h *harness) cardBytes(name string) []byte {
 // card parser and record the result, as the crawler would.
 func (h *harness) fetch(agentID string, raw []byte) {
 	h.t.Helper()
-	ctx := h.t.Context()
+	ctx := h.ctx()
 	const owner = "api-test"
 	due, err := h.svc.ClaimDue(ctx, owner, time.Now().Add(time.Minute), time.Minute, 1000, 1000)
 	if err != nil {
@@ -62,5 +67,51 @@ func (h *harness) fetch(agentID string, raw []byte) {
 	}
 	if err := h.svc.ReleaseLeases(ctx, owner); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// token creates an API token of role on the harness's store.
+func (h *harness) token(role registry.Role, hosts ...string) string {
+	h.t.Helper()
+	secret, _, err := h.svc.CreateToken(h.ctx(), registry.TokenRequest{Role: role, Hosts: hosts})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return secret
+}
+
+// submit registers cardURL through the API and returns the record.
+func (h *harness) submit(cardURL, token string) registry.Agent {
+	h.t.Helper()
+	body, _ := json.Marshal(map[string]string{"cardUrl": cardURL})
+	r := h.do(req{method: "POST", path: "/api/v1/agents", body: bytes.NewReader(body), token: token})
+	r.expectStatus(h.t, http.StatusAccepted)
+	var a registry.Agent
+	r.json(h.t, &a)
+	return a
+}
+
+// listAll lists up to 100 agents as the token's caller.
+func listAll(t *testing.T, h *harness, token string) agentPage {
+	t.Helper()
+	r := h.do(req{method: "GET", path: "/api/v1/agents?pageSize=100", token: token})
+	r.expectStatus(t, http.StatusOK)
+	var p agentPage
+	r.json(t, &p)
+	return p
+}
+
+// assertNothingStored checks that no agent and no change-log entry exists
+// (RELIABILITY.md A.7 "nothing stored").
+func assertNothingStored(t *testing.T, h *harness) {
+	t.Helper()
+	admin := h.token(registry.RoleAdmin)
+	if p := listAll(t, h, admin); p.TotalSize != 0 || len(p.Agents) != 0 {
+		t.Fatalf("%d agents stored", p.TotalSize)
+	}
+	r := h.do(req{method: "GET", path: "/api/v1/changes", token: admin})
+	r.expectStatus(t, http.StatusOK)
+	if !strings.HasPrefix(string(r.body), `{"changes":[],`) {
+		t.Fatalf("change log not empty: %s", r.body)
 	}
 }

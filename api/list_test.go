@@ -113,7 +113,7 @@ func TestListPagination(t *testing.T) {
 		h := newHarness(t, store)
 		admin := h.token(registry.RoleAdmin)
 		for i := range 105 {
-			if _, err := h.svc.Submit(t.Context(), registry.Anonymous, fmt.Sprintf("https://page-%03d.example.com/", i), registry.VisibilityPublic); err != nil {
+			if _, err := h.svc.Submit(h.ctx(), registry.Anonymous, fmt.Sprintf("https://page-%03d.example.com/", i), registry.VisibilityPublic); err != nil {
 				t.Fatal(err)
 			}
 		}
