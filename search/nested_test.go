@@ -27,6 +27,17 @@ func TestNestedWithinOneSkill(t *testing.T) {
 	if r.Hits[0].Score <= r.Hits[1].Score {
 		t.Fatalf("within-skill score %v not above scattered %v", r.Hits[0].Score, r.Hits[1].Score)
 	}
+	// b's words were found in two different skills, never both in one.
+	perSkill := map[string]string{}
+	for _, m := range r.Hits[1].Matches {
+		for _, f := range m.Fragments {
+			perSkill[m.SkillID] += f
+		}
+	}
+	if !strings.Contains(perSkill["inv"], "<mark>invoices</mark>") || strings.Contains(perSkill["inv"], "<mark>finance</mark>") ||
+		!strings.Contains(perSkill["gl"], "<mark>finance</mark>") {
+		t.Fatalf("matches of b = %+v", r.Hits[1].Matches)
+	}
 	sr, err := x.Skills(t.Context(), SkillQuery{Q: "invoices finance"})
 	if err != nil {
 		t.Fatal(err)
