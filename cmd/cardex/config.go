@@ -23,8 +23,7 @@ import (
 type serveConfig struct {
 	Addr              string
 	AddrFile          string
-	Data              string
-	DatabaseURL       string
+	Store             storeFlags // --data, --database-url (store.go, shared with the other store commands)
 	TLSCert           string
 	TLSKey            string
 	BaseURL           string
@@ -47,11 +46,10 @@ func envName(flagName string) string {
 	return "CARDEX_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-func (c *serveConfig) flags(fs *flag.FlagSet) {
+func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address `host:port`")
 	fs.StringVar(&c.AddrFile, "addr-file", "", "after listening, write the bound address to this `file` (useful with port 0)")
-	fs.StringVar(&c.Data, "data", "./cardex-data", "data `directory` (SQLite database) when --database-url is empty")
-	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL `URL` (postgres://…); empty means SQLite in --data")
+	c.Store.register(fs, getenv)
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate chain `PEM` file; with --tls-key, serve HTTPS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key `PEM` file")
 	fs.StringVar(&c.BaseURL, "base-url", "", "public `URL` of this server when behind a proxy (used for absolute links such as Location)")
@@ -71,7 +69,7 @@ func parseServeConfig(args []string, getenv func(string) string, stdout, stderr 
 	c := &serveConfig{}
 	fs := flag.NewFlagSet("cardex serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c.flags(fs)
+	c.flags(fs, getenv)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -121,14 +119,8 @@ func (c *serveConfig) Validate() error {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return bad("addr", "%q has no valid port", c.Addr)
 	}
-	if c.DatabaseURL == "" && c.Data == "" {
-		return bad("data", "empty, and no --database-url")
-	}
-	if c.DatabaseURL != "" {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return bad("database-url", "must be a postgres:// URL")
-		}
+	if err := c.Store.validate(); err != nil {
+		return fmt.Errorf("%w: %w", errConfig, err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return bad("tls-cert", "--tls-cert and --tls-key go together")

@@ -17,7 +17,7 @@ func TestServeConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != ":8080" || c.Data != "./cardex-data" || c.DatabaseURL != "" || c.LogFormat != "text" || c.LogLevel != "info" ||
+	if c.Addr != ":8080" || c.Store.data != "./cardex-data" || c.Store.databaseURL != "" || c.LogFormat != "text" || c.LogLevel != "info" ||
 		c.SubmitRate != 10 || c.ReadRate != 50 || c.GoneAfter != 168*time.Hour || c.AllowInsecureHTTP || len(c.AllowNetworks) != 0 {
 		t.Fatalf("defaults %+v", c)
 	}
@@ -44,7 +44,7 @@ func TestServeConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-	if c.Addr != "127.0.0.1:9001" || c.Data != "/srv/env-data" || c.LogFormat != "json" || !c.AllowInsecureHTTP ||
+	if c.Addr != "127.0.0.1:9001" || c.Store.data != "/srv/env-data" || c.LogFormat != "json" || !c.AllowInsecureHTTP ||
 		c.SubmitRate != 0 || c.GoneAfter != 24*time.Hour || len(c.AllowNetworks) != 2 || c.AllowNetworks[0] != want[0] || c.AllowNetworks[1] != want[1] {
 		t.Fatalf("config %+v", c)
 	}
@@ -69,8 +69,8 @@ func TestServeConfigValidate(t *testing.T) {
 	}{
 		{[]string{"--addr", "8080"}, nil, "--addr (CARDEX_ADDR)"},
 		{[]string{"--addr", "localhost:http2"}, nil, "--addr (CARDEX_ADDR)"},
-		{[]string{"--data", ""}, nil, "--data (CARDEX_DATA)"},
-		{[]string{"--database-url", "mysql://x"}, nil, "--database-url (CARDEX_DATABASE_URL)"},
+		{[]string{"--data", ""}, nil, "--data is empty"},
+		{[]string{"--database-url", "mysql://x"}, nil, "--database-url must be a postgres:// URL"},
 		{[]string{"--tls-cert", "cert.pem"}, nil, "--tls-cert (CARDEX_TLS_CERT)"},
 		{[]string{"--tls-cert", "/no/such/cert.pem", "--tls-key", "/no/such/key.pem"}, nil, "--tls-cert (CARDEX_TLS_CERT)"},
 		{[]string{"--base-url", "cardex.example.com"}, nil, "--base-url (CARDEX_BASE_URL)"},

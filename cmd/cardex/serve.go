@@ -51,8 +51,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	store, err := registry.Open(ctx, registry.OpenOptions{
-		DataDir:     cfg.Data,
-		DatabaseURL: cfg.DatabaseURL,
+		DataDir:     cfg.Store.data,
+		DatabaseURL: cfg.Store.databaseURL,
 		Logger:      log,
 		ServerLock:  true,
 	})
