@@ -20,10 +20,11 @@ type reviewView struct {
 	ReviewSeq int64
 	// SinceApproved is the diff from the approved (current) version to the
 	// candidate of a flagged agent.
-	SinceApproved []changeView
-	Candidate     *registry.Version
-	Done, Error   string
-	Fetches       []registry.FetchAttempt
+	SinceApproved       []changeView
+	Candidate           *registry.Version
+	CandidateSignatures []signatureView
+	Done, Error         string
+	Fetches             []registry.FetchAttempt
 }
 
 // review is GET /admin/agents/{id}: the card, its problems and trust, the
@@ -57,6 +58,7 @@ func (u *ui) loadReview(r *http.Request, id string) (*reviewView, error) {
 				return nil, err
 			}
 			v.Candidate = &av.Versions[i].Version
+			v.CandidateSignatures = signatureViews(ver.Signatures)
 		}
 	}
 	if v.Fetches, err = u.svc.Fetches(r.Context(), principal(r), id, 10); err != nil {

@@ -121,6 +121,17 @@ func TestAdminQueueAndReview(t *testing.T) {
 		t.Errorf("actions %v", got)
 	}
 	d.one("#signatures p.alert")
+	// The candidate's own verdict: it lost its signature.
+	if got := d.text("#decide"); !strings.Contains(got, "Signatures of the candidate The candidate is not signed.") {
+		t.Errorf("decision panel %q", got)
+	}
+	if n := d.count("#decide li.problem"); n == 0 {
+		t.Error("the candidate's problems are not shown")
+	}
+	// The current (approved) version's verified signature stays in the panel.
+	if got := d.text("#signatures tr.signature"); !strings.HasPrefix(got, "0 k1 ES256 the origin's /.well-known/jwks.json") {
+		t.Errorf("current signature row %q", got)
+	}
 }
 
 func TestAdminActions(t *testing.T) {

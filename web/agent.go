@@ -68,10 +68,7 @@ func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
 		}
 		v.Requirements = describeRequirements(c.SecurityRequirements)
 	}
-	for _, s := range a.Signatures {
-		v.Signatures = append(v.Signatures, signatureView{SignatureResult: s,
-			Source: keySourceWords[s.KeySource], Form: or(profileWords[s.Profile], s.Profile)})
-	}
+	v.Signatures = signatureViews(a.Signatures)
 	vs, err := u.svc.Versions(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -124,4 +121,13 @@ func pretty(raw []byte) string {
 		return string(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
 	}
 	return b.String()
+}
+
+func signatureViews(sigs []registry.SignatureResult) []signatureView {
+	var out []signatureView
+	for _, s := range sigs {
+		out = append(out, signatureView{SignatureResult: s,
+			Source: keySourceWords[s.KeySource], Form: or(profileWords[s.Profile], s.Profile)})
+	}
+	return out
 }
