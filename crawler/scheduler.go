@@ -154,7 +154,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		log:            cfg.Logger.With("owner", cfg.Owner),
 		pipe:           &Pipeline{Fetcher: cfg.Fetcher, Verifier: cfg.Verifier},
 		kick:           make(chan struct{}, 1),
-		jobs:           make(chan registry.DueAgent, cfg.Workers),
+		jobs:           make(chan registry.DueAgent, 4*cfg.Workers),
 		stop:           make(chan struct{}),
 		ctx:            ctx,
 		abort:          abort,
