@@ -121,6 +121,8 @@ func (u *ui) act(w http.ResponseWriter, r *http.Request) error {
 			u.kick()
 		}
 		return seeOther(w, r, "/admin/agents/"+id+"?done="+string(a))
+	case errors.As(err, &vc) && vc.CurrentVersionSeq == 0:
+		return u.reviewError(w, r, id, http.StatusConflict, "Nothing has been fetched yet: there is no version to approve.")
 	case errors.As(err, &vc):
 		return u.reviewError(w, r, id, http.StatusConflict,
 			fmt.Sprintf("The card changed since you opened this page: version %d is now the one under review. Review it again.", vc.CurrentVersionSeq))

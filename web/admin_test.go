@@ -144,6 +144,13 @@ func TestAdminActions(t *testing.T) {
 	}
 	act := "/admin/agents/" + a.ID + "/act"
 
+	// Nothing to approve before the first fetch.
+	empty := e.submit("empty.example.com")
+	r0 := post("/admin/agents/"+empty.ID+"/act", url.Values{"action": {"approve"}, "versionSeq": {"0"}})
+	wantStatus(t, r0, 409)
+	if got := parse(t, r0).text("#action-error"); got != "Nothing has been fetched yet: there is no version to approve." {
+		t.Errorf("approve before the first fetch: %q", got)
+	}
 	// F.65: a newer version arrived after the page was opened.
 	e.record(a.ID, fetched{raw: readCard(t, "currency.json")})
 	r := post(act, url.Values{"action": {"approve"}, "versionSeq": {"1"}, "reason": {"looks fine"}})
@@ -187,7 +194,7 @@ func TestAdminActions(t *testing.T) {
 		cells := all(row, "td")
 		actions = append(actions, text(cells[3])+":"+text(cells[5]))
 	}
-	want := "submit:,approve:looks fine,suspend:step suspend,restore:step restore,remove:step remove"
+	want := "submit:,submit:,approve:looks fine,suspend:step suspend,restore:step restore,remove:step remove"
 	if got := strings.Join(append(actions[:1:1], actions[2:]...), ","); got != want { // [1] is the token creation
 		t.Errorf("audit %q\nwant %q", got, want)
 	}

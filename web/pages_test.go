@@ -58,6 +58,17 @@ func TestPublishFlow(t *testing.T) {
 		t.Errorf("data-refresh %q while waiting", v)
 	}
 	d.one(`#publish-status a.refresh[href="` + loc + `"]`)
+	// The agent page of a never-fetched agent renders what is known.
+	d = parse(t, e.get("/agents/"+id))
+	if got := d.text("h1"); got != "new.example.com" {
+		t.Errorf("h1 of an unfetched agent %q", got)
+	}
+	if got := d.text("#signatures p.muted"); got != "Not fetched yet." {
+		t.Errorf("signatures of an unfetched agent %q", got)
+	}
+	if got := d.text("#history p.muted"); got != "No version has been fetched yet." {
+		t.Errorf("history of an unfetched agent %q", got)
+	}
 
 	e.record(id, fetched{raw: readCard(t, "currency.json")})
 	d = parse(t, e.get(loc))

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -34,7 +35,7 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	if p.Role == "" && !u.submits.allow(u.clientKey(r), u.cfg.Now()) {
 		return errRateLimited
 	}
-	in := r.PostForm.Get("cardUrl")
+	in := strings.TrimSpace(r.PostForm.Get("cardUrl"))
 	a, err := u.svc.Submit(r.Context(), p, in, "")
 	if err == nil {
 		u.kick()
