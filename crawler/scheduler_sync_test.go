@@ -358,3 +358,30 @@ func TestSchedulerShutdownWithoutStart(t *testing.T) {
 		}
 	})
 }
+
+// A claimed agent that waited in the queue until its lease is nearly over
+// is skipped, not crawled into the expiry: its lease lapses and it is
+// claimed again. A crawl gets only what is left of its lease minus a
+// quarter TTL for the write.
+func TestSchedulerSkipsQueuedAgentsWithExpiringLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQueue()
+		for i := range 4 {
+			q.add(fmt.Sprintf("a%d", i), fmt.Sprintf("h%d.example", i), time.Now())
+		}
+		p := newProbe(1900 * time.Millisecond)
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour, Workers: 1, LeaseTTL: 4 * time.Second})
+		s.Start()
+		// a0 runs 0–1.9s; a1 starts with 2.1s of lease left, so 1.1s of
+		// budget, and is cut off at 3.0s; a2 and a3 have 1s left then,
+		// which is the write's quarter: skipped.
+		time.Sleep(3500 * time.Millisecond)
+		synctest.Wait()
+		if got, st := q.recordedCount(), s.Stats(); got != 1 || st.Expired != 2 || len(p.started) != 2 {
+			t.Errorf("recorded %d, started %d, stats %+v; want 1 recorded, 2 started, 2 expired", got, len(p.started), st)
+		}
+		if err := s.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
