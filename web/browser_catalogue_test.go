@@ -87,6 +87,15 @@ func TestBrowserFacetFiltering(t *testing.T) {
 	if len(got) != 1 || got[0] != ids["geo"] {
 		t.Errorf("results %v, want the geo agent", got)
 	}
+	// Typing keeps the active filter (hidden fields of the search form).
+	run(t, ctx,
+		chromedp.SendKeys("#q", "route", chromedp.ByID),
+		chromedp.Poll(`new URLSearchParams(location.search).get("q") === "route"`, nil),
+		chromedp.Location(&loc),
+	)
+	if u, _ := url.Parse(loc); u.Query().Get("binding") != "GRPC" {
+		t.Errorf("typing dropped the facet filter: %q", loc)
+	}
 	// Opening the agent page from the result.
 	var h1 string
 	run(t, ctx,
@@ -97,6 +106,12 @@ func TestBrowserFacetFiltering(t *testing.T) {
 	)
 	if h1 != "GeoSpatial Route Planner Agent" || !strings.HasSuffix(loc, "/agents/"+ids["geo"]) {
 		t.Errorf("agent page %q at %q", h1, loc)
+	}
+	// The copy button exists only where the script can make it work.
+	var copyShown bool
+	run(t, ctx, chromedp.Evaluate(`document.querySelector("button.copy[data-copy='#raw-json']").hidden === false`, &copyShown))
+	if !copyShown {
+		t.Error("the copy button stays hidden with JavaScript")
 	}
 	screenshot(t, ctx, "agent.png")
 }
