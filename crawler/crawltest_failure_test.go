@@ -163,3 +163,23 @@ func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
 		}
 	})
 }
+
+// A 304 to a request that carried no validators (a hostile or broken
+// server) is a recorded http_status error, not "unchanged": there is no
+// stored card it could refer to.
+func TestCrawlUnsolicited304IsAnError(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		m := newMutableAgent(t)
+		m.status(http.StatusNotModified)
+		st := newStack(t, store, stackOptions{})
+		id := st.submit(t, m.URL())
+		st.crawl(t, 1)
+		f := st.lastFetch(t, id)
+		if f.ErrorClass != crawler.ClassHTTPStatus || f.HTTPStatus != 304 || f.Result != registry.ResultError {
+			t.Errorf("fetch %+v", f)
+		}
+		if a := st.get(t, id); a.Health != registry.HealthFailing || a.VersionSeq != 0 {
+			t.Errorf("health %s version %d", a.Health, a.VersionSeq)
+		}
+	})
+}

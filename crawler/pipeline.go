@@ -83,13 +83,17 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 		candidates = append(candidates, origin+LegacyCardPath)
 	}
 	defer func() { out.Duration = time.Since(out.Start) }()
-	var resp *Response
+	var (
+		resp        *Response
+		conditional bool
+	)
 	for i, u := range candidates {
 		req := Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin}
 		if i == 0 {
 			// Validators belong to the URL that last answered.
 			req.ETag, req.LastModified = t.ETag, t.LastModified
 		}
+		conditional = req.ETag != "" || req.LastModified != ""
 		out.RequestedURL, out.URL = u, u
 		resp, err = p.Fetcher.Fetch(ctx, req)
 		if resp != nil {
@@ -112,6 +116,14 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	}
 	out.URL, out.Status, out.Header = resp.URL, resp.StatusCode, resp.Header
 	if resp.NotModified {
+		if !conditional {
+			// A 304 to a request without validators names no stored card
+			// to keep: an error, not "unchanged" (RELIABILITY.md B.26
+			// "anything else is a recorded error").
+			out.Err = &FetchError{Class: ClassHTTPStatus, HTTPStatus: resp.StatusCode, Hop: resp.URL, Header: resp.Header,
+				Err: wrapf(ErrHTTPStatus, "304 Not Modified to a request without validators")}
+			return out
+		}
 		out.NotModified = true
 		return out
 	}

@@ -151,6 +151,12 @@ func report(t crawler.Target, out crawler.Outcome) crawlReport {
 		rep.Error = &crawlError{Class: crawler.ClassOf(out.Err), Message: out.Err.Error()}
 		return rep
 	}
+	if out.Parsed == nil {
+		// Unreachable today (the pipeline turns a 304 to an unconditional
+		// request into an error), but never dereference a missing card.
+		rep.Error = &crawlError{Class: crawler.ClassHTTPStatus, Message: "the answer carried no card"}
+		return rep
+	}
 	c := out.Parsed.Card
 	rep.Valid = true
 	rep.Card = &crawlCard{Name: c.Name, Version: c.Version, Shape: c.Shape, ProtocolVersions: c.ProtocolVersions, Skills: len(c.Skills)}

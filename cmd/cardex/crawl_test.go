@@ -3,6 +3,8 @@ package main
 import (
 	"crypto"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,5 +175,18 @@ func TestCrawlCommandBadFlags(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "", "crawl", "-h"); code != exitOK || out != "" {
 		t.Errorf("-h: exit %d", code)
+	}
+}
+
+// A 304 answered to an unconditional request is a failure (exit 1), not a
+// card.
+func TestCrawlCommandUnsolicited304(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotModified)
+	}))
+	t.Cleanup(srv.Close)
+	code, _, rep := crawlJSON(t, append(loopback, srv.URL+"/card.json")...)
+	if code != exitFail || rep.Error == nil || rep.Error.Class != "http_status" || rep.HTTPStatus != 304 || rep.Card != nil {
+		t.Errorf("exit %d report %+v error %+v", code, rep, rep.Error)
 	}
 }
