@@ -183,3 +183,27 @@ func TestCrawlUnsolicited304IsAnError(t *testing.T) {
 		}
 	})
 }
+
+// DESIGN.md "Crawl policy": an agent failing for the gone-after period
+// (168 h) is gone even without 404s; its card is kept.
+func TestCrawlFailingForGoneAfterIsGone(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		m := newMutableAgent(t)
+		m.card(crawlertest.GenerateCard(4, m.Origin(), "1.0.0"))
+		st := newStack(t, store, stackOptions{})
+		id := st.submit(t, m.URL())
+		st.crawl(t, 1)
+		m.status(http.StatusBadGateway)
+		st.later(t, 2*time.Hour, 1) // failing since now
+		for day := 1; day <= 6; day++ {
+			st.later(t, 24*time.Hour, 1)
+			if a := st.get(t, id); a.Health != registry.HealthFailing {
+				t.Fatalf("day %d: health %s, want failing", day, a.Health)
+			}
+		}
+		st.later(t, 24*time.Hour, 1)
+		if a := st.get(t, id); a.Health != registry.HealthGone || a.Card == nil || a.VersionSeq != 1 {
+			t.Errorf("after 7 days of 502: health %s card %v version %d", a.Health, a.Card != nil, a.VersionSeq)
+		}
+	})
+}
