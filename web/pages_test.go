@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,14 @@ func TestDemoBanner(t *testing.T) {
 	if _, err := web.New(web.Config{Service: e.svc, Index: e.idx, BaseURL: "https://cardex.example.com/x"}); err != nil {
 		t.Errorf("New with a base URL: %v", err)
 	}
+}
+
+func TestPublishIsRateLimitedPerDomain(t *testing.T) {
+	e := newEnv(t, func(c *web.Config) { c.SubmitDomainRate = web.Rate{N: 2, Per: time.Hour} })
+	for i, want := range []int{303, 303, 429} {
+		r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://a" + strconv.Itoa(i) + ".victim.co.uk"}}, nil)
+		wantStatus(t, r, want)
+	}
+	// Another registrable domain is not affected.
+	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"https://a.other.co.uk"}}, nil), 303)
 }

@@ -40,6 +40,11 @@ type Config struct {
 	// SubmitRate limits anonymous publish-form submissions per client
 	// address (CONTRACT.md §5: like the API's --submit-rate).
 	SubmitRate Rate
+	// SubmitDomainRate limits anonymous submissions per registrable domain
+	// of the submitted host (CONTRACT.md §5: 100 per hour by default, i.e.
+	// 10× --submit-rate per hour), so one address pool cannot flood a
+	// single victim domain with fetches.
+	SubmitDomainRate Rate
 	// LoginRate limits failed admin logins per client address
 	// (RELIABILITY.md I.78). Zero N means 10 per minute.
 	LoginRate Rate
@@ -65,6 +70,7 @@ type ui struct {
 	pages   pageSet
 	assets  *assets
 	submits *limiter
+	domains *limiter
 	logins  *limiter
 }
 
@@ -92,7 +98,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	u := &ui{
 		cfg: cfg, svc: cfg.Service, idx: cfg.Index, log: cfg.Logger, assets: a,
-		submits: newLimiter(cfg.SubmitRate), logins: newLimiter(cfg.LoginRate),
+		submits: newLimiter(cfg.SubmitRate), domains: newLimiter(cfg.SubmitDomainRate), logins: newLimiter(cfg.LoginRate),
 	}
 	if u.pages, err = parsePages(u.funcs()); err != nil {
 		return nil, err
