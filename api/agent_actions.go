@@ -33,6 +33,11 @@ func (s *server) act(action registry.Action) echo.HandlerFunc {
 		}
 		a, err := s.svc.Act(c.Request().Context(), principal(c), c.Param("id"), action,
 			registry.ActionRequest{Reason: req.Reason, VersionSeq: req.VersionSeq})
+		if err == nil && action == registry.ActionRestore {
+			// A restored agent is due again (pending or approved): fetch it
+			// now so its record is current when an admin looks.
+			s.kick()
+		}
 		return writeAgentOK(c, a, err)
 	}
 }

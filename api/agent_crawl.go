@@ -21,5 +21,6 @@ func (s *server) crawlAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.kick()
 	return writeAgent(c, http.StatusAccepted, a)
 }

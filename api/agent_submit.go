@@ -44,6 +44,7 @@ func (s *server) submitAgent(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Location", s.baseURL+"/api/v1/agents/"+url.PathEscape(a.ID))
+	s.kick() // fetch the new agent now, not at the crawler's next tick
 	return writeAgent(c, http.StatusAccepted, a)
 }
 

@@ -44,6 +44,28 @@ type Config struct {
 	// MaxLimiterKeys bounds each limiter's table of client addresses or
 	// domains; 0 means 100,000. Idle entries are evicted first.
 	MaxLimiterKeys int
+
+	// Search is the search index. When set, every GET /agents goes through
+	// it (facets always computed; hits hydrated and re-checked in SQL,
+	// RELIABILITY.md G.72), and /skills and /tags answer. When nil the
+	// server has no search: GET /agents lists from SQL with the status,
+	// health, trust and visibility filters and sorts updated|name, while q,
+	// the card-derived filters, sort=relevance, /skills and /tags answer
+	// 503 unavailable ("search is not configured on this server").
+	Search Searcher
+	// Reindex rebuilds the search index for POST /api/v1/admin/reindex;
+	// nil answers 503 unavailable.
+	Reindex func(ctx context.Context) error
+	// Kick is called after a successful submit, restore or crawl request so
+	// the crawler fetches the agent right away instead of at its next tick.
+	// It must not block. Nil does nothing.
+	Kick func()
+	// Observe is called once per request, after the response, with echo's
+	// route template (e.g. "/api/v1/agents/:id", "" when no route
+	// matched), the status sent and the time taken — for metrics composed
+	// elsewhere. It must be cheap and safe for concurrent use. Nil does
+	// nothing.
+	Observe func(route string, status int, d time.Duration)
 }
 
 // ErrNoService is returned by New without a registry.Service.
@@ -57,6 +79,10 @@ type server struct {
 	now     func() time.Time
 	proxies []netip.Prefix
 	baseURL string
+	search  Searcher
+	reindex func(ctx context.Context) error
+	kick    func()
+	metrics func(route string, status int, d time.Duration)
 
 	submitAddr   *limiter
 	submitDomain *limiter
@@ -77,6 +103,13 @@ func New(cfg Config) (http.Handler, error) {
 		now:     cfg.Now,
 		proxies: cfg.TrustedProxies,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"),
+		search:  cfg.Search,
+		reindex: cfg.Reindex,
+		kick:    cfg.Kick,
+		metrics: cfg.Observe,
+	}
+	if s.kick == nil {
+		s.kick = func() {}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

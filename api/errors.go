@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // errorTable maps the registry's sentinel errors to problem slugs
@@ -30,6 +31,11 @@ var errorTable = []struct {
 	{registry.ErrValidation, "validation-failed"},
 	{registry.ErrInvalidPageToken, "validation-failed"},
 	{registry.ErrUnavailable, "unavailable"},
+	{search.ErrInvalidQuery, "validation-failed"},
+	{search.ErrInvalidPageToken, "validation-failed"},
+	{search.ErrNotReady, "unavailable"},
+	{search.ErrTimeout, "unavailable"},
+	{search.ErrClosed, "unavailable"},
 }
 
 // echoStatusSlugs maps the statuses echo itself produces (router misses).
@@ -72,6 +78,9 @@ func decorate(p *problem, err error) *problem {
 	var vc *registry.VersionConflictError
 	var ue *registry.URLError
 	var ve *registry.ValidationError
+	if sp, ok := decorateSearch(p, err); ok {
+		return sp
+	}
 	switch {
 	case errors.As(err, &dup):
 		p.AgentID = dup.AgentID

@@ -48,6 +48,10 @@ func (s *server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			// Render now, so the status logged is the one sent.
 			s.handleError(err, c)
 		}
+		elapsed := time.Since(start)
+		if s.metrics != nil {
+			s.metrics(c.Path(), c.Response().Status, elapsed)
+		}
 		level := slog.LevelInfo
 		if c.Response().Status >= 500 {
 			level = slog.LevelWarn
@@ -57,7 +61,7 @@ func (s *server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("route", c.Path()),
 			slog.Int("status", c.Response().Status),
 			slog.Int64("bytes", c.Response().Size),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", elapsed),
 			slog.String("request_id", id),
 			slog.String("role", roleName(principal(c).Role)),
 		)
