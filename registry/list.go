@@ -125,7 +125,7 @@ func strs[T ~string](v []T) []string {
 
 func filterKey(p Principal, q ListQuery) string {
 	parts := []string{string(p.Role), strings.Join(p.Hosts, ","), strings.Join(strs(q.Status), ","), strings.Join(strs(q.Health), ","),
-		strings.Join(strs(q.Trust), ","), strings.Join(strs(q.Visibility), ",")}
+		strings.Join(strs(q.Trust), ","), strings.Join(strs(q.Visibility), ","), needsReviewKey(q.NeedsReview)}
 	h := sha256.Sum256([]byte(strings.Join(parts, "|")))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
 }
@@ -148,6 +148,9 @@ func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPag
 			if len(vals) > 0 {
 				db = db.Where(col+" IN ?", vals)
 			}
+		}
+		if q.NeedsReview != nil {
+			db = db.Where("needs_review = ?", *q.NeedsReview)
 		}
 		return db
 	}
@@ -188,3 +191,51 @@ func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPag
 	}
 	return page, nil
 }
+
+func needsReviewKey(v *bool) string {
+	switch {
+	case v == nil:
+		return ""
+	case *v:
+		return "review"
+	}
+	return "no-review"
+}
+
+// Listed returns the records of the agents with these ids that p may list
+// (CONTRACT.md §4), in the order of ids, reading them in one query; ids that
+// do not exist or that p may not list are left out. Search hits are
+// hydrated through it, so an agent hidden or removed in SQL never appears
+// even while the index lags (RELIABILITY.md G.72).
+func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
+	if len(ids) == 0 {
+		return []Agent{}, nil
+	}
+	if len(ids) > maxListedIDs {
+		return nil, invalidField("/ids", "too-many", "at most 1000 ids at once")
+	}
+	db := s.store.read(ctx)
+	var rows []agentRow
+	if err := scope(db.Model(&agentRow{}), p).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	agents, err := hydrate(db, rows)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Agent, len(agents))
+	for _, a := range agents {
+		byID[a.ID] = a
+	}
+	out := make([]Agent, 0, len(agents))
+	for _, id := range ids {
+		if a, ok := byID[id]; ok {
+			out = append(out, a)
+			delete(byID, id) // a repeated id appears once
+		}
+	}
+	return out, nil
+}
+
+// maxListedIDs bounds one Listed call (the search page size is ≤ 100).
+const maxListedIDs = 1000

@@ -1,0 +1,109 @@
+package registry_test
+
+import (
+	"testing"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// Listed hydrates search hits: it keeps the caller's order, drops what the
+// caller may not list and reads removed agents only for admins (G.72).
+func TestListedAppliesListingScope(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		approved := func(url string) string {
+			a := mustSubmit(t, svc, url)
+			crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON(url, "1"), registry.TrustUnsigned))
+			if _, err := svc.Act(ctx, admin, a.ID, registry.ActionApprove, registry.ActionRequest{VersionSeq: seq(1)}); err != nil {
+				t.Fatal(err)
+			}
+			return a.ID
+		}
+		pub1, pub2 := approved("https://one.example.com/"), approved("https://two.example.com/")
+		internal := approved("https://three.example.com/")
+		if _, err := svc.SetVisibility(ctx, admin, internal, registry.VisibilityInternal); err != nil {
+			t.Fatal(err)
+		}
+		removed := approved("https://four.example.com/")
+		if _, err := svc.Act(ctx, admin, removed, registry.ActionRemove, registry.ActionRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		pending := mustSubmit(t, svc, "https://five.example.com/").ID
+
+		ids := []string{removed, pub2, pending, internal, pub1, "nope", pub2}
+		for _, tc := range []struct {
+			name string
+			p    registry.Principal
+			want []string
+		}{
+			{"anonymous", anonymous, []string{pub2, pub1}},
+			{"reader", reader, []string{pub2, internal, pub1}},
+			{"admin", admin, []string{removed, pub2, pending, internal, pub1}},
+		} {
+			got, err := svc.Listed(ctx, tc.p, ids)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			var gotIDs []string
+			for _, a := range got {
+				gotIDs = append(gotIDs, a.ID)
+				if a.Card == nil && a.ID != pending {
+					t.Fatalf("%s: agent %s hydrated without its card", tc.name, a.ID)
+				}
+			}
+			if len(gotIDs) != len(tc.want) {
+				t.Fatalf("%s: Listed = %v, want %v", tc.name, gotIDs, tc.want)
+			}
+			for i := range gotIDs {
+				if gotIDs[i] != tc.want[i] {
+					t.Fatalf("%s: Listed = %v, want %v", tc.name, gotIDs, tc.want)
+				}
+			}
+		}
+		if got, err := svc.Listed(ctx, admin, nil); err != nil || len(got) != 0 {
+			t.Fatalf("no ids: %v, %v", got, err)
+		}
+		if _, err := svc.Listed(ctx, admin, make([]string, 1001)); !isErr(err, registry.ErrValidation) {
+			t.Fatalf("1001 ids: err = %v, want a validation error", err)
+		}
+	})
+}
+
+// The admin review queue lists flagged agents with the NeedsReview filter.
+func TestListNeedsReviewFilter(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		var flagged string
+		for i, url := range []string{"https://a.example.com/", "https://b.example.com/", "https://c.example.com/"} {
+			a := mustSubmit(t, svc, url)
+			crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON(url, "1"), registry.TrustVerified, "K1"))
+			if _, err := svc.Act(ctx, admin, a.ID, registry.ActionApprove, registry.ActionRequest{VersionSeq: seq(1)}); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 {
+				flagged = a.ID
+			}
+		}
+		// The second agent's card arrives unsigned: a trust regression (D.49).
+		makeDue(c)
+		crawl(t, svc, c, flagged, okResult(t, c.Now(), cardJSON("b", "2"), registry.TrustUnsigned))
+		yes, no := true, false
+		page, err := svc.List(ctx, admin, registry.ListQuery{NeedsReview: &yes})
+		if err != nil || page.TotalSize != 1 || len(page.Agents) != 1 || page.Agents[0].ID != flagged || !page.Agents[0].NeedsReview {
+			t.Fatalf("NeedsReview=true: %+v, %v", page, err)
+		}
+		page, err = svc.List(ctx, admin, registry.ListQuery{NeedsReview: &no, PageSize: 1})
+		if err != nil || page.TotalSize != 2 || page.NextPageToken == "" {
+			t.Fatalf("NeedsReview=false: %+v, %v", page, err)
+		}
+		// A page token is bound to its filter.
+		if _, err := svc.List(ctx, admin, registry.ListQuery{NeedsReview: &yes, PageToken: page.NextPageToken}); !isErr(err, registry.ErrInvalidPageToken) {
+			t.Fatalf("token reused with another filter: %v", err)
+		}
+	})
+}
