@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,6 +127,40 @@ func BenchmarkCrawlPipeline(b *testing.B) {
 				total += p.round(b)
 			}
 			b.ReportMetric(float64(b.N*benchAgents)/total.Seconds(), "cards/s")
+		})
+	}
+}
+
+// BenchmarkPipelineNoStore is fetch + parse + verify alone over loopback
+// (no claims, no writes), with 32 goroutines like the default pool: the
+// ceiling the database stages are measured against.
+func BenchmarkPipelineNoStore(b *testing.B) {
+	for _, kind := range []string{"unsigned", "signed"} {
+		b.Run(kind, func(b *testing.B) {
+			fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 20, BaseAddr: "127.0.5.1", Signer: verifierSigner})
+			behavior := crawlertest.Conditional
+			if kind == "signed" {
+				behavior = crawlertest.Signed
+			}
+			var targets []crawler.Target
+			for range 1000 {
+				targets = append(targets, crawler.Target{CardURL: fleet.Add(crawlertest.Agent{Behavior: behavior}).URL()})
+			}
+			f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
+			p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
+			var next atomic.Int64
+			b.SetParallelism(16) // 16 × GOMAXPROCS(2) = 32 goroutines
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					out := p.Crawl(context.Background(), targets[next.Add(1)%int64(len(targets))])
+					if out.Err != nil || out.Parsed == nil {
+						b.Error(out.Err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cards/s")
 		})
 	}
 }
