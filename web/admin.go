@@ -8,12 +8,6 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// flaggedScanPages bounds the scan for flagged agents: ListQuery has no
-// needsReview filter, so the queue reads the most recently updated approved
-// agents (a flag is raised by a fetch, which updates the agent) up to this
-// many pages of 100.
-const flaggedScanPages = 10
-
 type queueView struct {
 	Pending, Flagged, Failing []registry.Agent
 	PendingTotal              int
@@ -37,21 +31,12 @@ func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	if pending.NextPageToken != "" {
 		v.MorePending = "/admin?pending=" + pending.NextPageToken
 	}
-	tok := ""
-	for range flaggedScanPages {
-		page, err := u.svc.List(ctx, p, registry.ListQuery{Status: []registry.Status{registry.StatusApproved}, PageSize: 100, PageToken: tok})
-		if err != nil {
-			return err
-		}
-		for _, a := range page.Agents {
-			if a.NeedsReview {
-				v.Flagged = append(v.Flagged, a)
-			}
-		}
-		if tok = page.NextPageToken; tok == "" {
-			break
-		}
+	yes := true
+	flagged, err := u.svc.List(ctx, p, registry.ListQuery{NeedsReview: &yes, PageSize: 100, Sort: "updated"})
+	if err != nil {
+		return err
 	}
+	v.Flagged = flagged.Agents
 	failing, err := u.svc.List(ctx, p, registry.ListQuery{Health: []registry.Health{registry.HealthFailing, registry.HealthGone},
 		Status: []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusSuspended}, PageSize: 50})
 	if err != nil {

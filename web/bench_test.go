@@ -9,7 +9,7 @@ import (
 
 // BenchmarkCataloguePage measures one catalogue page over loopback HTTP:
 // search with facets over 200 agents, then hydrating the 20 hits from
-// SQLite (one read per hit, the G.72 re-check) and rendering.
+// SQLite (one batch read, the G.72 re-check) and rendering.
 func BenchmarkCataloguePage(b *testing.B) {
 	e := newEnv(b)
 	cards := []string{"geospatial.json", "hotel.json", "currency.json", "buywhere.json", "toolroute.json"}

@@ -117,8 +117,8 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listable is the rule of CONTRACT.md §4, applied again to what the index
-// returned: a stale index must not show an agent SQL now hides (G.72).
+// listable is the listing rule of CONTRACT.md §4 for one agent: the agent
+// page says whether the agent shows in the public catalogue.
 func listable(p registry.Principal, a *registry.Agent) bool {
 	switch p.Role {
 	case registry.RoleAdmin:

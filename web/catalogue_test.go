@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -241,5 +242,34 @@ func TestH74SearchFragmentsAreEscaped(t *testing.T) {
 	}
 	if d.count("ul.matched mark") == 0 {
 		t.Error("no highlight")
+	}
+}
+
+// RELIABILITY.md G.72: the index still holds agents that SQL has since
+// suspended, removed or made internal (no sync after the changes); the
+// catalogue hydrates hits from SQL and must not show them to anonymous
+// visitors, while an admin still finds the suspended and removed ones.
+func TestCatalogueG72StaleIndexNeverLeaks(t *testing.T) {
+	e, ids := catalogueEnv(t)
+	ctx := t.Context()
+	if _, err := e.svc.Act(ctx, adminP, ids["hotel"], registry.ActionSuspend, registry.ActionRequest{Reason: "abuse"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Act(ctx, adminP, ids["geo"], registry.ActionRemove, registry.ActionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetVisibility(ctx, adminP, ids["currency"], registry.VisibilityInternal); err != nil {
+		t.Fatal(err)
+	}
+	got := resultIDs(parse(t, e.get("/")))
+	want := []string{ids["buywhere"], ids["toolroute"]}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("anonymous catalogue over a stale index = %v, want %v", got, want)
+	}
+	r := e.do("GET", "/", nil, asAdmin(e.adminToken()))
+	wantStatus(t, r, 200)
+	if adminIDs := resultIDs(parse(t, r)); !slices.Contains(adminIDs, ids["hotel"]) {
+		t.Fatalf("admin catalogue %v lacks the suspended agent", adminIDs)
 	}
 }

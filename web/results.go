@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"html/template"
 	"net/http"
 	"slices"
@@ -29,24 +28,25 @@ type skillMatch struct {
 	Fragments []template.HTML
 }
 
-// results hydrates the hits from SQL (SQL is the truth: health, status and
-// last change come from there) and drops any the viewer may no longer list
-// (RELIABILITY.md G.72).
+// results hydrates the hits from SQL in one read (SQL is the truth: health,
+// status and last change come from there); Service.Listed drops any the
+// viewer may no longer list (RELIABILITY.md G.72).
 func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
-	p := principal(r)
-	out := make([]resultView, 0, len(hits))
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	agents, err := u.svc.Listed(r.Context(), principal(r), ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]search.Hit, len(hits))
 	for _, h := range hits {
-		a, err := u.svc.Get(r.Context(), p, h.ID)
-		if errors.Is(err, registry.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !listable(p, a) {
-			continue
-		}
-		out = append(out, resultOf(a, h))
+		byID[h.ID] = h
+	}
+	out := make([]resultView, 0, len(agents))
+	for i := range agents {
+		out = append(out, resultOf(&agents[i], byID[agents[i].ID]))
 	}
 	return out, nil
 }
