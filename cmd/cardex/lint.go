@@ -21,12 +21,12 @@ type cardFetcher func(ctx context.Context, url string) ([]byte, error)
 
 // lintCommand is `cardex lint [--json] CARD.json|URL|-` (CONTRACT.md §6).
 type lintCommand struct {
-	fetch cardFetcher // nil: URL arguments are refused
+	fetch cardFetcher // nil: the crawler's hardened fetcher under the network flags
 }
 
 func newLintCommand(fetch cardFetcher) *lintCommand { return &lintCommand{fetch: fetch} }
 
-const lintUsage = "Usage: cardex lint [--json] CARD.json|URL|-"
+const lintUsage = "Usage: cardex lint [--json] [--allow-networks CIDR,…] [--allow-insecure-http] [--ca-file PEM] [--timeout 10s] CARD.json|URL|-"
 
 // lintReport is the --json output.
 type lintReport struct {
@@ -38,9 +38,12 @@ func (l *lintCommand) run(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print {\"valid\", \"problems\"} as JSON")
+	var np netPolicyFlags
+	np.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), lintUsage)
 		fmt.Fprintln(fs.Output(), "Checks an agent card (a file, - for stdin, or a URL) and lists its problems.")
+		fmt.Fprintln(fs.Output(), "A URL is fetched like the crawler does: https on port 443 to public addresses only, unless the network flags allow more.")
 		fmt.Fprintln(fs.Output(), "Exit status: 0 no errors (warnings allowed), 1 errors, 2 unreadable input or bad flags.")
 		fs.PrintDefaults()
 	}
@@ -56,7 +59,7 @@ func (l *lintCommand) run(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	data, opts, err := l.read(ctx, e, target)
+	data, opts, err := l.read(ctx, e, target, &np)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex lint: %v\n", err)
 		return exitUsage
@@ -114,17 +117,23 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
 
 // read returns the card bytes. It reads one byte more than the card limit
 // so an oversized card is reported by Parse as "too-large", not cut short.
-func (l *lintCommand) read(ctx context.Context, e *env, target string) ([]byte, agentcard.Options, error) {
+func (l *lintCommand) read(ctx context.Context, e *env, target string, np *netPolicyFlags) ([]byte, agentcard.Options, error) {
 	limit := int64(strictjson.DefaultLimits.MaxBytes) + 1
 	lower := strings.ToLower(target)
 	switch {
 	case strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://"):
-		if l.fetch == nil {
-			return nil, agentcard.Options{}, errors.New("fetching a URL is not available in this build; save the card to a file and lint the file")
+		fetch := l.fetch
+		if fetch == nil {
+			f, err := np.fetcher()
+			if err != nil {
+				return nil, agentcard.Options{}, err
+			}
+			defer f.Close()
+			fetch = cardFetcherFor(f)
 		}
-		data, err := l.fetch(ctx, target)
+		data, err := fetch(ctx, target)
 		if err != nil {
-			return nil, agentcard.Options{}, fmt.Errorf("fetch %s: %w", target, err)
+			return nil, agentcard.Options{}, fmt.Errorf("fetch %s: %s", target, describeFetchError(err))
 		}
 		return data, agentcard.Options{CardURL: target}, nil
 	case target == "-":

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -130,7 +131,7 @@ func TestLintUsageErrors(t *testing.T) {
 		{"lint", "a.json", "b.json"},
 	} {
 		code, out, errs := runCLI(t, "", args...)
-		if code != exitUsage || out != "" || !strings.Contains(errs, "Usage: cardex lint [--json] CARD.json|URL|-") {
+		if code != exitUsage || out != "" || !strings.Contains(errs, lintUsage) {
 			t.Errorf("%q: code=%d stdout=%q stderr=%q", args, code, out, errs)
 		}
 	}
@@ -151,29 +152,25 @@ func TestLintUnreadableFile(t *testing.T) {
 	}
 }
 
-func TestLintURLWithoutFetcher(t *testing.T) {
-	code, out, errs := runCLI(t, "", "lint", "https://agent.example.com/.well-known/agent-card.json")
-	if code != exitUsage || out != "" || !strings.Contains(errs, "fetching a URL is not available in this build") {
-		t.Fatalf("code=%d stdout=%q stderr=%q", code, out, errs)
+// Without an injected fetcher a URL goes through the crawler's hardened
+// fetcher: the production policy never contacts a loopback server (B.11),
+// and the allowances of CONTRACT.md §2 open it.
+func TestLintURLUsesTheCrawlerPolicy(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name":"a","description":"d","version":"1","skills":[]}`)
+	}))
+	defer srv.Close()
+	code, out, errs := runCLI(t, "", "lint", srv.URL+"/.well-known/agent-card.json")
+	if code != exitUsage || out != "" || hits.Load() != 0 || !strings.Contains(errs, "blocked_address") {
+		t.Fatalf("production policy: code=%d hits=%d stdout=%q stderr=%q", code, hits.Load(), out, errs)
 	}
-}
-
-// loopbackFetcher stands in for the crawler's client: a plain GET, which is
-// enough against an httptest server on loopback.
-func loopbackFetcher(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
+	code, out, errs = runCLI(t, "", "lint", "--allow-insecure-http", "--allow-networks", "127.0.0.0/8", "--json", srv.URL+"/.well-known/agent-card.json")
+	if code != exitOK || hits.Load() != 1 || !strings.HasPrefix(out, `{"valid":true`) {
+		t.Fatalf("allowed: code=%d hits=%d stdout=%q stderr=%q", code, hits.Load(), out, errs)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 }
 
 func TestLintURLWithFetcher(t *testing.T) {
@@ -186,8 +183,9 @@ func TestLintURLWithFetcher(t *testing.T) {
 	})
 	srv = httptest.NewServer(mux)
 	defer srv.Close()
-	l := newLintCommand(loopbackFetcher)
-	code, out, errs := runLint(t, l, "", "--json", srv.URL+"/.well-known/agent-card.json")
+	l := newLintCommand(nil)
+	allow := []string{"--allow-insecure-http", "--allow-networks", "127.0.0.0/8"}
+	code, out, errs := runLint(t, l, "", append(allow, "--json", srv.URL+"/.well-known/agent-card.json")...)
 	if code != exitOK || errs != "" {
 		t.Fatalf("code=%d stderr=%q", code, errs)
 	}
@@ -196,8 +194,8 @@ func TestLintURLWithFetcher(t *testing.T) {
 		strings.Contains(out, `"pointer":"/supportedInterfaces/0/url","severity":"warning","code":"off-host-interface"`) {
 		t.Fatalf("out = %s", out)
 	}
-	code, _, errs = runLint(t, l, "", srv.URL+"/missing")
-	if code != exitUsage || !strings.Contains(errs, "HTTP 404") {
+	code, _, errs = runLint(t, l, "", append(allow, srv.URL+"/missing")...)
+	if code != exitUsage || !strings.Contains(errs, "http_status") || !strings.Contains(errs, "404") {
 		t.Fatalf("fetch failure: code=%d stderr=%q", code, errs)
 	}
 	failing := newLintCommand(func(context.Context, string) ([]byte, error) { return nil, errors.New("blocked_address") })

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -17,10 +18,11 @@ import (
 // verifyCmd is `cardex verify`. Its fields are the outside world it needs,
 // wired in the commands table (nil fields use the defaults below).
 type verifyCmd struct {
-	// cards fetches a card URL (the same hardened fetcher `cardex lint`
-	// takes, lint.go); nil: URL arguments are refused.
+	// cards fetches a card URL; nil: the crawler's hardened fetcher under
+	// the network flags (netpolicy.go).
 	cards cardFetcher
-	// keys builds the key set fetcher; default verifier.NewHTTPKeySetFetcher.
+	// keys builds the key set fetcher; nil: the same hardened fetcher, so
+	// key sets get the dial-time address check too (CONTRACT.md §2).
 	keys func(allowHTTP bool) verifier.KeySetFetcher
 }
 
@@ -29,9 +31,11 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 	jwksFile := fs.String("jwks", "", "JWKS `FILE` of trusted (pinned) keys")
 	origin := fs.String("origin", "", "agent origin `URL` whose jku and /.well-known/jwks.json key sets may be fetched")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	allowHTTP := fs.Bool("allow-insecure-http", false, "accept http:// origins and key set URLs")
+	var np netPolicyFlags
+	np.register(fs)
+	allowHTTP := &np.insecure
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: cardex verify [--jwks FILE] [--origin URL] [--json] [--allow-insecure-http] CARD.json|URL|-")
+		fmt.Fprintln(e.stderr, "Usage: cardex verify [--jwks FILE] [--origin URL] [--json] [--allow-networks CIDR,…] [--allow-insecure-http] [--ca-file PEM] [--timeout 10s] CARD.json|URL|-")
 		fmt.Fprintln(e.stderr, "Exit status: 0 verified, 1 not verified, 2 bad input.")
 		fs.PrintDefaults()
 	}
@@ -79,7 +83,17 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cardex verify: origin %s is http; pass --allow-insecure-http to fetch its key sets\n", opts.Origin)
 		return exitUsage
 	}
-	raw, err := c.readCard(ctx, e, pos[0])
+	var hardened *crawler.Fetcher
+	if (c.cards == nil && isURL(pos[0])) || (c.keys == nil && opts.Origin != "") {
+		f, err := np.fetcher()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cardex verify: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		hardened = f
+	}
+	raw, err := c.readCard(ctx, e, pos[0], hardened)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex verify: %v\n", err)
 		return exitUsage
@@ -95,13 +109,11 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 	}
 	cfg := verifier.Config{}
 	if opts.Origin != "" {
-		newKeys := c.keys
-		if newKeys == nil {
-			newKeys = func(allowHTTP bool) verifier.KeySetFetcher {
-				return verifier.NewHTTPKeySetFetcher(verifier.HTTPFetcherOptions{AllowHTTP: allowHTTP})
-			}
+		if c.keys != nil {
+			cfg.Fetcher = c.keys(*allowHTTP)
+		} else {
+			cfg.Fetcher = hardened
 		}
-		cfg.Fetcher = newKeys(*allowHTTP)
 	}
 	verdict := verifier.New(cfg).Verify(ctx, card, opts)
 	if *asJSON {
@@ -121,17 +133,18 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 }
 
 // readCard reads the card from a file, stdin ("-") or a URL.
-func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string) ([]byte, error) {
+func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, hardened *crawler.Fetcher) ([]byte, error) {
 	switch {
 	case arg == "-":
 		return io.ReadAll(io.LimitReader(e.stdin, int64(strictjson.DefaultLimits.MaxBytes)+1))
 	case isURL(arg):
-		if c.cards == nil {
-			return nil, errors.New("fetching a card by URL is not available here: download the card and run `cardex verify --origin URL FILE`")
+		fetch := c.cards
+		if fetch == nil {
+			fetch = cardFetcherFor(hardened)
 		}
-		data, err := c.cards(ctx, arg)
+		data, err := fetch(ctx, arg)
 		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", arg, err)
+			return nil, fmt.Errorf("fetch %s: %s", arg, describeFetchError(err))
 		}
 		return data, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,7 +123,8 @@ func TestVerifyExitCodes(t *testing.T) {
 		{"private jwks", []string{"verify", "--jwks", writeFile(t, "p.json", `{"keys":[{"kty":"oct","k":"AA"}]}`), writeFile(t, "c.json", cliCard)}, exitUsage, "private key material"},
 		{"bad origin", []string{"verify", "--origin", "ftp://x", "--jwks", jwksPath, writeFile(t, "c.json", cliCard)}, exitUsage, "--origin"},
 		{"http origin needs allowance", []string{"verify", "--origin", "http://127.0.0.1:1", writeFile(t, "c.json", cliCard)}, exitUsage, "--allow-insecure-http"},
-		{"URL without fetcher", []string{"verify", "https://agent.example/.well-known/agent-card.json"}, exitUsage, "not available"},
+		{"URL to a reserved address B.11", []string{"verify", "https://127.0.0.1:1/.well-known/agent-card.json"}, exitUsage, "blocked_address"},
+		{"bad timeout", []string{"verify", "--timeout", "0s", "https://agent.example.com/"}, exitUsage, "--timeout must be positive"},
 		{"help", []string{"verify", "-h"}, exitOK, "Usage: cardex verify"},
 	}
 	for _, c := range cases {
@@ -204,13 +206,49 @@ func TestVerifyURLWithInjectedFetcher(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	code = cmd.run(t.Context(), e, []string{"--allow-insecure-http", cardURL})
+	code = cmd.run(t.Context(), e, []string{"--allow-insecure-http", "--allow-networks", "127.0.0.0/8", cardURL})
 	if code != exitOK || len(fetched) != 1 || jwksHits.Load() != 1 || !strings.Contains(out.String(), "key source: well-known") {
 		t.Fatalf("code=%d fetched=%v hits=%d stdout=%s stderr=%s", code, fetched, jwksHits.Load(), out.String(), errb.String())
 	}
 	// The same card as a local file with --origin naming the agent.
-	code, outS, errS := runCLI(t, "", "verify", "--allow-insecure-http", "--origin", srv.URL, writeFile(t, "signed.json", signed))
+	code, outS, errS := runCLI(t, "", "verify", "--allow-insecure-http", "--allow-networks", "127.0.0.0/8", "--origin", srv.URL, writeFile(t, "signed.json", signed))
 	if code != exitOK || jwksHits.Load() != 2 || !strings.Contains(outS, "key source: well-known") {
 		t.Fatalf("--origin: code=%d %s %s", code, outS, errS)
+	}
+}
+
+// Without injected fetchers, `cardex verify URL` fetches the card and its
+// key set through the crawler's hardened fetcher: under the production
+// policy a loopback agent is never contacted (B.11); with the allowances of
+// CONTRACT.md §2 the card verifies against its own origin's key set.
+func TestVerifyURLThroughTheHardenedFetcher(t *testing.T) {
+	keyPath, jwks, _ := newSigningKey(t)
+	code, signed, _ := runCLI(t, "", "sign", "--key", keyPath, writeFile(t, "card.json", cliCard))
+	if code != exitOK {
+		t.Fatal("sign failed")
+	}
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/jwks.json":
+			w.Write(jwks)
+		case "/.well-known/agent-card.json":
+			io.WriteString(w, signed)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cardURL := srv.URL + "/.well-known/agent-card.json"
+
+	code, _, errs := runCLI(t, "", "verify", "--allow-insecure-http", cardURL)
+	if code != exitUsage || hits.Load() != 0 || !strings.Contains(errs, "blocked_address") {
+		t.Fatalf("production policy: code=%d hits=%d stderr=%q", code, hits.Load(), errs)
+	}
+	code, out, errs := runCLI(t, "", "verify", "--json", "--allow-insecure-http", "--allow-networks", "127.0.0.0/8", cardURL)
+	if code != exitOK || hits.Load() != 2 || !strings.Contains(out, `"status":"verified"`) || !strings.Contains(out, `"keySource":"well-known"`) {
+		t.Fatalf("allowed: code=%d hits=%d stdout=%s stderr=%s", code, hits.Load(), out, errs)
 	}
 }
