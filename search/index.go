@@ -212,8 +212,9 @@ func (x *Index) NeedsRebuild() (bool, error) {
 // Dir is the index directory.
 func (x *Index) Dir() string { return x.dir }
 
-// Close waits for running queries, closes the live generation and releases
-// the directory lock.
+// Close waits for running queries, write rounds and a running Rebuild
+// (cancel its context to cut it short), closes the live generation and
+// releases the directory lock.
 func (x *Index) Close() error {
 	x.rebuildMu.Lock()
 	defer x.rebuildMu.Unlock()

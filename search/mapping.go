@@ -12,7 +12,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go or document.go change what is
 // indexed.
-const MappingVersion = "cardex-search-3"
+const MappingVersion = "cardex-search-4"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use the English analyzer (stemming,
@@ -29,6 +29,7 @@ const (
 	fieldHealth        = "health"
 	fieldTrust         = "trust"
 	fieldVisibility    = "visibility"
+	fieldListedBy      = "listedBy" // who may list the agent; see listedBy
 	fieldProtocols     = "protocolVersions"
 	fieldBindings      = "bindings"
 	fieldSchemes       = "securitySchemes"
@@ -71,7 +72,7 @@ func newMapping() *mapping.IndexMappingImpl {
 	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false))
 	agent.AddFieldMappingsAt(fieldHost, keywordField(true))
 	agent.AddFieldMappingsAt(fieldText, textField(false))
-	for _, f := range []string{fieldStatus, fieldHealth, fieldTrust, fieldVisibility} {
+	for _, f := range []string{fieldStatus, fieldHealth, fieldTrust, fieldVisibility, fieldListedBy} {
 		agent.AddFieldMappingsAt(f, keywordField(true))
 	}
 	for _, f := range []string{fieldProtocols, fieldBindings, fieldSchemes, fieldCapabilities,

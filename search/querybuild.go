@@ -6,8 +6,6 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search/query"
-
-	"github.com/cardexhq/cardex/registry"
 )
 
 // Query-time boosts: a match in a name or skill name outranks a passing
@@ -178,22 +176,16 @@ func newTextQuery(q string, ws []string) *textQuery {
 	return &textQuery{gate: g, should: bleve.NewDisjunctionQuery(should...)}
 }
 
-// scopeQuery restricts results to what v may list (CONTRACT.md §4); nil
-// for admins. "Not gone" is spelled as the other health values so that the
-// whole query stays a conjunction (see textQuery).
+// scopeQuery restricts results to what v may list (CONTRACT.md §4, see
+// listedBy); nil for admins.
 func scopeQuery(v Viewer) []query.Query {
-	notGone := anyTerm(fieldHealth, string(registry.HealthUnknown), string(registry.HealthOK), string(registry.HealthFailing))
 	switch v {
 	case ViewerAdmin:
 		return nil
 	case ViewerReader:
-		return []query.Query{term(fieldStatus, string(registry.StatusApproved)), notGone}
+		return []query.Query{term(fieldListedBy, listedByReader)}
 	default:
-		return []query.Query{
-			term(fieldStatus, string(registry.StatusApproved)),
-			term(fieldVisibility, string(registry.VisibilityPublic)),
-			notGone,
-		}
+		return []query.Query{term(fieldListedBy, listedByAnonymous)}
 	}
 }
 
@@ -265,8 +257,7 @@ func buildQuery(text *textQuery, nested query.Query, v Viewer, f Filters) query.
 	return bleve.NewConjunctionQuery(root, nested)
 }
 
-// agentsOnly matches every agent document.
+// agentsOnly matches every agent document (never a nested skill).
 func agentsOnly() query.Query {
-	return anyTerm(fieldStatus, string(registry.StatusPending), string(registry.StatusApproved),
-		string(registry.StatusRejected), string(registry.StatusSuspended), string(registry.StatusRemoved))
+	return term(fieldListedBy, listedByAdmin)
 }
