@@ -1,7 +1,9 @@
 package crawler_test
 
 import (
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,6 +206,41 @@ func TestCrawlFailingForGoneAfterIsGone(t *testing.T) {
 		st.later(t, 24*time.Hour, 1)
 		if a := st.get(t, id); a.Health != registry.HealthGone || a.Card == nil || a.VersionSeq != 1 {
 			t.Errorf("after 7 days of 502: health %s card %v version %d", a.Health, a.Card != nil, a.VersionSeq)
+		}
+	})
+}
+
+// RELIABILITY.md B.25: a name that stops resolving is a dns failure that
+// backs off; the last good card is never deleted.
+func TestCrawlDNSFailureKeepsCard(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		m := newMutableAgent(t)
+		// No kept-alive connection: each crawl resolves the name again.
+		m.srv.Config.SetKeepAlivesEnabled(false)
+		_, port, _ := strings.Cut(strings.TrimPrefix(m.Origin(), "http://"), ":")
+		const name = "agent.cardex-dns.com"
+		m.card(crawlertest.GenerateCard(6, "http://"+name+":"+port, "1.0.0"))
+		r := newResolver()
+		r.set(name, addrs("127.0.0.1"))
+		st := newStack(t, store, stackOptions{resolver: r})
+		id := st.submit(t, "http://"+name+":"+port+"/.well-known/agent-card.json")
+		st.crawl(t, 1)
+		if a := st.get(t, id); a.VersionSeq != 1 || a.Health != registry.HealthOK {
+			t.Fatalf("resolving: version %d health %s", a.VersionSeq, a.Health)
+		}
+		r.mu.Lock()
+		r.errs[name] = &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+		r.mu.Unlock()
+		st.later(t, 2*time.Hour, 1)
+		wantNext(t, st, id, 5*time.Minute)
+		st.later(t, 5*time.Minute, 1)
+		wantNext(t, st, id, 10*time.Minute)
+		a := st.get(t, id)
+		if a.LastError == nil || a.LastError.Class != crawler.ClassDNS || a.Health != registry.HealthFailing || a.Card == nil || a.VersionSeq != 1 {
+			t.Errorf("after 2 DNS failures: error %+v health %s card %v", a.LastError, a.Health, a.Card != nil)
+		}
+		if m.reqs.Load() != 1 {
+			t.Errorf("agent asked %d times, want 1", m.reqs.Load())
 		}
 	})
 }

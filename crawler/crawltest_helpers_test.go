@@ -55,6 +55,7 @@ type stackOptions struct {
 	owner    string
 	workers  int
 	cacheTTL time.Duration // verifier key-set cache (default 10 min)
+	resolver crawler.Resolver
 }
 
 // newStack builds a registry service that accepts loopback submissions
@@ -75,7 +76,7 @@ func newStack(t testing.TB, store *registry.Store, o stackOptions) *stack {
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: true,
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 	})
-	f := newFetcher(t, crawler.Config{Policy: pol})
+	f := newFetcher(t, crawler.Config{Policy: pol, Resolver: o.resolver})
 	v := verifier.New(verifier.Config{Fetcher: f, Now: o.clk.Now, CacheTTL: o.cacheTTL})
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: svc, Fetcher: f, Verifier: v, Now: o.clk.Now, Rand: func() float64 { return 0.5 },
