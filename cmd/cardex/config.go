@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/api"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // serveConfig is every `cardex serve` setting (CONTRACT.md §6). Each one is
@@ -35,10 +37,47 @@ type serveConfig struct {
 	ReadRate          int // anonymous reads per second per client address; 0 disables
 	GoneAfter         time.Duration
 	TrustedProxies    prefixList
+
+	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
+	// ./cardex-demo unless --data is given, a loopback fleet of agents.
+	Demo bool
+	// dataSet records that --data (or CARDEX_DATA) was given, so --demo
+	// knows whether to use its own directory.
+	dataSet bool
+	// ConfigDump prints the effective settings (secrets redacted) and exits.
+	ConfigDump bool
+	// CAFile adds trusted roots for card and key-set fetches (CONTRACT.md §2).
+	CAFile string
+
+	// Crawler settings (CONTRACT.md §6).
+	CrawlTick        time.Duration
+	CrawlWorkers     int
+	CrawlPerHost     int
+	CrawlInterval    time.Duration
+	CrawlMinInterval time.Duration
+	CrawlMaxInterval time.Duration
+	CrawlTimeout     time.Duration
+	LeaseTTL         time.Duration
 }
+
+// Defaults of the crawler settings (CONTRACT.md §6).
+const (
+	defaultCrawlTick        = 10 * time.Second
+	defaultCrawlWorkers     = 32
+	defaultCrawlPerHost     = 2
+	defaultCrawlInterval    = time.Hour
+	defaultCrawlMinInterval = 5 * time.Minute
+	defaultCrawlMaxInterval = 24 * time.Hour
+	defaultCrawlTimeout     = 10 * time.Second
+	defaultLeaseTTL         = 2 * time.Minute
+	defaultDemoDir          = "./cardex-demo"
+)
 
 // errConfig marks a bad setting (exit code 2).
 var errConfig = errors.New("bad setting")
+
+// errConfigDumped: --config-dump printed the settings; the command exits 0.
+var errConfigDumped = errors.New("settings printed")
 
 // envName is the environment twin of a flag: --database-url ↔
 // CARDEX_DATABASE_URL.
@@ -55,11 +94,22 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.BaseURL, "base-url", "", "public `URL` of this server when behind a proxy (used for absolute links such as Location)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
-	fs.Var(&c.AllowNetworks, "allow-networks", "`CIDR[,CIDR…]` of reserved ranges card URLs may point into (repeatable)")
-	fs.BoolVar(&c.AllowInsecureHTTP, "allow-insecure-http", false, "accept http:// card URLs")
-	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per `minute` per client address (and 10× per hour per registrable domain); 0 disables")
-	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per `second` per client address, bursts of twice that; 0 disables")
-	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing this `long` is gone")
+	fs.Var(&c.AllowNetworks, "allow-networks", "`CIDR[,CIDR…]` of reserved ranges card and key-set URLs may point into, on any port (repeatable)")
+	fs.BoolVar(&c.AllowInsecureHTTP, "allow-insecure-http", false, "accept http:// card and key-set URLs (reserved addresses still need --allow-networks)")
+	fs.StringVar(&c.CAFile, "ca-file", "", "extra trusted root certificates (`PEM` file) for card and key-set fetches")
+	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
+	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
+	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this `duration` is gone")
+	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents (`duration`, whole seconds)")
+	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
+	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "fetches in flight per host")
+	fs.DurationVar(&c.CrawlInterval, "crawl-interval", defaultCrawlInterval, "re-crawl `interval` when the host gives no caching hint")
+	fs.DurationVar(&c.CrawlMinInterval, "crawl-min-interval", defaultCrawlMinInterval, "shortest re-crawl `interval` (clamps max-age, Retry-After and back-off)")
+	fs.DurationVar(&c.CrawlMaxInterval, "crawl-max-interval", defaultCrawlMaxInterval, "longest re-crawl `interval` (clamps max-age, Retry-After and back-off)")
+	fs.DurationVar(&c.CrawlTimeout, "crawl-timeout", defaultCrawlTimeout, "limit for one fetch, redirects and body included (`duration`)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server (`duration`); a crashed server's agents are crawled again after it")
+	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
+	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 
@@ -94,18 +144,39 @@ func parseServeConfig(args []string, getenv func(string) string, stdout, stderr 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return c, c.Validate()
+	c.dataSet = set["data"] || getenv("CARDEX_DATA") != ""
+	if c.Demo && !c.dataSet {
+		c.Store.data = defaultDemoDir
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.ConfigDump {
+		if err := c.dump(fs, stdout); err != nil {
+			return nil, err
+		}
+		return nil, errConfigDumped
+	}
+	return c, nil
 }
 
 func serveUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "Usage: cardex serve [flags]")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Runs the registry: the REST API under /api/v1, /healthz and /readyz.")
+	fmt.Fprintln(w, "Runs the registry in one process: the REST API under /api/v1, /healthz and")
+	fmt.Fprintln(w, "/readyz, the web UI, Prometheus metrics at /metrics, the crawler and the")
+	fmt.Fprintln(w, "search indexer. --demo runs a self-contained demo catalogue.")
 	fmt.Fprintln(w, "Every flag has an environment twin; a flag wins over its variable.")
 	fmt.Fprintln(w)
 	fs.VisitAll(func(f *flag.Flag) {
+		// UnquoteUsage names the value after a back-quoted word of the
+		// usage, or after the flag's type; a switch takes no value.
 		arg, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  --%s %s\n    \t%s\n    \tdefault: %q, env: %s\n", f.Name, arg, usage, f.DefValue, envName(f.Name))
+		head := "  --" + f.Name
+		if arg != "" {
+			head += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n    \tdefault: %q, env: %s\n", head, usage, f.DefValue, envName(f.Name))
 	})
 }
 
@@ -156,6 +227,44 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
+	}
+	if c.CAFile != "" {
+		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {
+			return bad("ca-file", "%v", err)
+		}
+	}
+	// The scheduler ticks with cron, which counts whole seconds.
+	if c.CrawlTick < time.Second || c.CrawlTick%time.Second != 0 {
+		return bad("crawl-tick", "%s is not a whole number of seconds (at least 1s)", c.CrawlTick)
+	}
+	if c.CrawlWorkers < 1 || c.CrawlWorkers > 4096 {
+		return bad("crawl-workers", "%d is not between 1 and 4096", c.CrawlWorkers)
+	}
+	if c.CrawlPerHost < 1 {
+		return bad("crawl-per-host", "must be at least 1")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"crawl-interval", c.CrawlInterval}, {"crawl-min-interval", c.CrawlMinInterval}, {"crawl-max-interval", c.CrawlMaxInterval}, {"crawl-timeout", c.CrawlTimeout}, {"lease-ttl", c.LeaseTTL}} {
+		if d.v <= 0 {
+			return bad(d.name, "must be positive")
+		}
+	}
+	if c.CrawlMinInterval > c.CrawlMaxInterval {
+		return bad("crawl-min-interval", "%s is longer than --crawl-max-interval %s", c.CrawlMinInterval, c.CrawlMaxInterval)
+	}
+	if c.CrawlInterval < c.CrawlMinInterval || c.CrawlInterval > c.CrawlMaxInterval {
+		return bad("crawl-interval", "%s is outside --crawl-min-interval %s and --crawl-max-interval %s", c.CrawlInterval, c.CrawlMinInterval, c.CrawlMaxInterval)
+	}
+	// A crawl gets at most half the lease and must record a quarter lease
+	// before it ends (crawler.Scheduler.run), so a fetch limit beyond half
+	// the lease would be cut short by the lease rather than by the policy.
+	if c.CrawlTimeout > c.LeaseTTL/2 {
+		return bad("lease-ttl", "%s must be at least twice --crawl-timeout %s", c.LeaseTTL, c.CrawlTimeout)
+	}
+	if c.Demo && c.Store.databaseURL != "" {
+		return bad("demo", "the demo runs on SQLite; drop --database-url")
 	}
 	return nil
 }
@@ -212,4 +321,37 @@ func (p *prefixList) Set(v string) error {
 		*p = append(*p, pfx.Masked())
 	}
 	return nil
+}
+
+// dump writes the effective settings as one JSON object keyed by flag
+// name. The database URL's password is replaced by "xxxxx"; the TLS key is
+// named by its path only, its content is never read here.
+func (c *serveConfig) dump(fs *flag.FlagSet, w io.Writer) error {
+	out := map[string]any{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "config-dump" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "database-url" {
+			v = redactURL(v)
+		}
+		out[f.Name] = v
+	})
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// redactURL hides a URL's password; an unparsable URL is hidden whole,
+// since it may still carry one.
+func redactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable, redacted)"
+	}
+	return u.Redacted()
 }

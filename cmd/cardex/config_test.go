@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"net/netip"
@@ -104,8 +105,11 @@ func TestServeHelp(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	help := out.String()
-	for _, name := range []string{"addr", "addr-file", "data", "database-url", "tls-cert", "tls-key", "base-url", "log-format",
-		"log-level", "allow-networks", "allow-insecure-http", "submit-rate", "read-rate", "gone-after", "trusted-proxies"} {
+	// Every CONTRACT.md §6 serve setting, plus this server's own extras.
+	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
+		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
+		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}
@@ -113,8 +117,25 @@ func TestServeHelp(t *testing.T) {
 			t.Errorf("help lacks %s", envName(name))
 		}
 	}
-	if !strings.Contains(help, `default: ":8080", env: CARDEX_ADDR`) || !strings.Contains(help, `default: "10", env: CARDEX_SUBMIT_RATE`) {
-		t.Errorf("help lacks defaults:\n%s", help)
+	for _, want := range []string{`default: ":8080", env: CARDEX_ADDR`, `default: "10", env: CARDEX_SUBMIT_RATE`,
+		`default: "10s", env: CARDEX_CRAWL_TICK`, `default: "32", env: CARDEX_CRAWL_WORKERS`, `default: "2", env: CARDEX_CRAWL_PER_HOST`,
+		`default: "1h0m0s", env: CARDEX_CRAWL_INTERVAL`, `default: "5m0s", env: CARDEX_CRAWL_MIN_INTERVAL`,
+		`default: "24h0m0s", env: CARDEX_CRAWL_MAX_INTERVAL`, `default: "10s", env: CARDEX_CRAWL_TIMEOUT`,
+		`default: "2m0s", env: CARDEX_LEASE_TTL`, `default: "168h0m0s", env: CARDEX_GONE_AFTER`} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %s:\n%s", want, help)
+		}
+	}
+	// Value names are words for values, never stray words of the usage
+	// (Go's flag package takes a back-quoted word as the value name), and a
+	// switch has none: no trailing space.
+	for _, line := range []string{"  --gone-after duration\n", "  --read-rate int\n", "  --submit-rate int\n", "  --demo\n", "  --allow-insecure-http\n"} {
+		if !strings.Contains(help, line) {
+			t.Errorf("help lacks the line %q", line)
+		}
+	}
+	if strings.Contains(help, " \n") {
+		t.Errorf("help has trailing spaces:\n%s", help)
 	}
 	code, stdout, stderr := runCLI(t, "", "serve", "--help")
 	if code != exitOK || stdout != help || stderr != "" {
@@ -123,5 +144,108 @@ func TestServeHelp(t *testing.T) {
 	code, _, stderr = runCLI(t, "", "serve", "--log-format", "xml")
 	if code != exitUsage || !strings.Contains(stderr, "--log-format (CARDEX_LOG_FORMAT)") {
 		t.Fatalf("bad setting: code %d stderr %q", code, stderr)
+	}
+}
+
+// A flag beats its environment twin, which beats the default, for the
+// crawl settings too.
+func TestServeConfigCrawlPrecedence(t *testing.T) {
+	env := envMap(map[string]string{"CARDEX_CRAWL_WORKERS": "8", "CARDEX_CRAWL_TICK": "3s", "CARDEX_LEASE_TTL": "5m"})
+	c, err := parseServeConfig([]string{"--crawl-workers", "4"}, env, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CrawlWorkers != 4 || c.CrawlTick != 3*time.Second || c.LeaseTTL != 5*time.Minute || c.CrawlPerHost != 2 ||
+		c.CrawlInterval != time.Hour || c.CrawlMinInterval != 5*time.Minute || c.CrawlMaxInterval != 24*time.Hour || c.CrawlTimeout != 10*time.Second {
+		t.Fatalf("config %+v", c)
+	}
+	c, err = parseServeConfig(nil, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CrawlWorkers != 32 || c.CrawlTick != 10*time.Second || c.LeaseTTL != 2*time.Minute {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+// Validate names the bad crawl setting.
+func TestServeConfigValidateCrawl(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--crawl-tick", "1500ms"}, "--crawl-tick (CARDEX_CRAWL_TICK)"},
+		{[]string{"--crawl-tick", "0s"}, "--crawl-tick (CARDEX_CRAWL_TICK)"},
+		{[]string{"--crawl-workers", "0"}, "--crawl-workers (CARDEX_CRAWL_WORKERS)"},
+		{[]string{"--crawl-per-host", "0"}, "--crawl-per-host (CARDEX_CRAWL_PER_HOST)"},
+		{[]string{"--crawl-interval", "-1s"}, "--crawl-interval (CARDEX_CRAWL_INTERVAL)"},
+		{[]string{"--crawl-interval", "1m"}, "--crawl-interval (CARDEX_CRAWL_INTERVAL)"},
+		{[]string{"--crawl-min-interval", "2h", "--crawl-max-interval", "1h"}, "--crawl-min-interval (CARDEX_CRAWL_MIN_INTERVAL)"},
+		{[]string{"--crawl-timeout", "0s"}, "--crawl-timeout (CARDEX_CRAWL_TIMEOUT)"},
+		{[]string{"--lease-ttl", "15s"}, "--lease-ttl (CARDEX_LEASE_TTL)"},
+		{[]string{"--ca-file", "/no/such/ca.pem"}, "--ca-file (CARDEX_CA_FILE)"},
+		{[]string{"--demo", "--database-url", "postgres://db/x"}, "--demo (CARDEX_DEMO)"},
+	}
+	for _, tc := range cases {
+		_, err := parseServeConfig(tc.args, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})
+		if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want it to name %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// --config-dump prints the effective settings and exits 0; the database
+// password never appears.
+func TestServeConfigDump(t *testing.T) {
+	var out bytes.Buffer
+	_, err := parseServeConfig([]string{"--config-dump", "--crawl-workers", "7", "--tls-cert", "testdata/none"},
+		envMap(map[string]string{"CARDEX_DATABASE_URL": "postgres://cardex:s3cret-pw@db.internal:5432/cardex?sslmode=require"}),
+		&out, &bytes.Buffer{})
+	// A bad setting is reported, not dumped.
+	if !errors.Is(err, errConfig) || out.Len() != 0 {
+		t.Fatalf("err %v, output %q", err, out.String())
+	}
+	code, stdout, stderr := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": "postgres://cardex:s3cret-pw@db.internal:5432/cardex?sslmode=require"},
+		"serve", "--config-dump", "--crawl-workers", "7", "--allow-networks", "10.0.0.0/8")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("code %d stderr %q", code, stderr)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if strings.Contains(stdout, "s3cret-pw") {
+		t.Fatalf("password printed:\n%s", stdout)
+	}
+	if got["database-url"] != "postgres://cardex:xxxxx@db.internal:5432/cardex?sslmode=require" || got["crawl-workers"] != "7" ||
+		got["allow-networks"] != "10.0.0.0/8" || got["crawl-tick"] != "10s" || got["addr"] != ":8080" {
+		t.Fatalf("dump %v", got)
+	}
+	if _, ok := got["config-dump"]; ok {
+		t.Fatal("the dump lists --config-dump itself")
+	}
+}
+
+// --demo uses ./cardex-demo unless --data (or CARDEX_DATA) is given
+// (CONTRACT.md §6).
+func TestServeConfigDemoData(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--demo"}, nil, "./cardex-demo"},
+		{[]string{"--demo", "--data", "/srv/demo"}, nil, "/srv/demo"},
+		{[]string{"--demo"}, map[string]string{"CARDEX_DATA": "/srv/env"}, "/srv/env"},
+		{nil, map[string]string{"CARDEX_DEMO": "true"}, "./cardex-demo"},
+		{nil, nil, "./cardex-data"},
+	} {
+		c, err := parseServeConfig(tc.args, envMap(tc.env), &bytes.Buffer{}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Store.data != tc.want {
+			t.Errorf("%v %v: data %q, want %q", tc.args, tc.env, c.Store.data, tc.want)
+		}
 	}
 }

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/web"
 )
 
 // Server timeouts. Slow clients cannot hold connections open (slowloris);
@@ -28,12 +32,12 @@ const (
 	shutdownTimeout   = 15 * time.Second
 )
 
-// runServe is `cardex serve`: open (and migrate) the store, serve the API
-// until ctx ends (SIGINT/SIGTERM in main), then stop accepting, finish
-// in-flight requests within shutdownTimeout and close the store.
+// runServe is `cardex serve`: compose the store, the search runtime, the
+// crawler, the API, the web UI and /metrics in one process, serve until ctx
+// ends (SIGINT/SIGTERM in main), then shut down in order.
 func runServe(ctx context.Context, e *env, args []string) int {
 	cfg, err := parseServeConfig(args, e.getenv, e.stdout, e.stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errConfigDumped) {
 		return exitOK
 	}
 	if err != nil {
@@ -42,14 +46,61 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	log := cfg.logger(e.stderr)
-	if err := serve(ctx, cfg, log); err != nil {
-		log.Error("serve failed", "err", err)
+	if err := serve(ctx, cfg, log, e.stdout); err != nil {
+		log.Error("serve failed", "err", err.Error())
 		return exitFail
 	}
 	return exitOK
 }
 
-func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
+// storeReadiness is /readyz's view of the server: the database answers,
+// its migrations are current, and the search index is built and keeps up
+// with the change log (bounded lag, serve_search.go). api.Readiness asks
+// only Ping and MigrationsCurrent, so the index check rides on the latter.
+type storeReadiness struct {
+	store  *registry.Store
+	search *searchRuntime
+}
+
+func (r storeReadiness) Ping(ctx context.Context) error { return r.store.Ping(ctx) }
+
+func (r storeReadiness) MigrationsCurrent(ctx context.Context) (bool, error) {
+	ok, err := r.store.MigrationsCurrent(ctx)
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := r.search.Ready(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// serve runs the server until ctx ends. Shutdown order: stop accepting
+// HTTP and finish in-flight requests (bounded), stop the demo seeding,
+// stop the scheduler (in-flight crawls finish within a bound, leases are
+// released), stop the indexer and close the index, close the store.
+func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Writer) error {
+	allow := crawlNetwork{AllowNetworks: cfg.AllowNetworks, AllowInsecureHTTP: cfg.AllowInsecureHTTP}
+	var (
+		demo      *demoFleet
+		demoFirst bool
+	)
+	if cfg.Demo {
+		var err error
+		if demoFirst, err = prepareDemoDir(cfg.Store.data, time.Now()); err != nil {
+			return err
+		}
+		if demo, err = startDemoFleet(log); err != nil {
+			return err
+		}
+		defer demo.Close()
+		// The demo allows its own fleet's addresses and nothing else.
+		allow = crawlNetwork{AllowNetworks: demo.nets, AllowInsecureHTTP: true}
+	} else if cfg.Store.databaseURL == "" {
+		if err := checkNotDemoDir(cfg.Store.data); err != nil {
+			return err
+		}
+	}
 	store, err := registry.Open(ctx, registry.OpenOptions{
 		DataDir:     cfg.Store.data,
 		DatabaseURL: cfg.Store.databaseURL,
@@ -61,22 +112,33 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	defer func() {
 		if err := store.Close(); err != nil {
-			log.Error("closing store", "err", err)
+			log.Error("closing store", "err", err.Error())
 		}
 	}()
 	svc := registry.NewService(store, registry.ServiceConfig{
-		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: cfg.AllowInsecureHTTP, AllowNetworks: cfg.AllowNetworks},
+		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: allow.AllowInsecureHTTP, AllowNetworks: allow.AllowNetworks},
 		Logger:    log,
 		GoneAfter: cfg.GoneAfter,
 	})
-	handler, err := api.New(api.Config{
-		Service:        svc,
-		Ready:          store,
-		Logger:         log,
-		Limits:         cfg.limits(),
-		TrustedProxies: cfg.TrustedProxies,
-		BaseURL:        cfg.BaseURL,
-	})
+	// The index lives in --data with either store: it is derived data each
+	// process keeps for itself (DESIGN.md).
+	sr, err := startSearch(ctx, cfg.Store.data, svc, log)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	defer func() {
+		if err := sr.Close(); err != nil {
+			log.Error("closing search index", "err", err.Error())
+		}
+	}()
+	m := newMetrics()
+	cr, err := newCrawl(cfg, allow, svc, m, log)
+	if err != nil {
+		return err
+	}
+	defer cr.fetcher.Close()
+	m.gauges(cr.sched, sr)
+	handler, err := cfg.handler(svc, storeReadiness{store: store, search: sr}, sr, cr.sched.Kick, m, log)
 	if err != nil {
 		return err
 	}
@@ -96,14 +158,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	tlsOn := cfg.TLSCert != ""
-	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect())
+	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo)
 	if cfg.AddrFile != "" {
 		if err := writeAddrFile(cfg.AddrFile, ln.Addr().String()); err != nil {
 			ln.Close()
 			return err
 		}
 	}
-
 	served := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -112,23 +173,100 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 			served <- srv.Serve(ln)
 		}
 	}()
+	cr.sched.Start()
+	seedCtx, stopSeed := context.WithCancel(ctx)
+	var seeding sync.WaitGroup
+	if demo != nil {
+		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn)); err != nil {
+			log.Error("demo", "err", err.Error())
+		}
+		seeding.Go(func() {
+			if err := demo.seed(seedCtx, svc, cr.sched.Kick, log); err != nil && seedCtx.Err() == nil {
+				log.Error("demo catalogue", "err", err.Error())
+			}
+		})
+	}
+
+	var serveErr error
 	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+	case serveErr = <-served:
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("in-flight requests cut off at the shutdown deadline", "err", err)
-		srv.Close()
+	if serveErr == nil {
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("in-flight requests cut off at the shutdown deadline", "err", err.Error())
+			srv.Close()
+		}
+		serveErr = <-served
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+	stopSeed()
+	seeding.Wait()
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer ccancel()
+	if err := cr.sched.Shutdown(cctx); err != nil {
+		log.Warn("crawler shutdown", "err", err.Error())
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", serveErr)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// handler builds the API and the web UI over svc and composes them with
+// /metrics into the server's one handler.
+func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, log *slog.Logger) (http.Handler, error) {
+	apiH, err := api.New(api.Config{
+		Service:        svc,
+		Ready:          ready,
+		Logger:         log,
+		Limits:         c.limits(),
+		TrustedProxies: c.TrustedProxies,
+		BaseURL:        c.BaseURL,
+		Search:         sr.Searcher(),
+		Reindex:        sr.Reindex,
+		Kick:           kick,
+		Observe:        m.observe,
+	})
+	if err != nil {
+		return nil, err
+	}
+	l := c.limits()
+	webH, err := web.New(web.Config{
+		Service:          svc,
+		Index:            sr.Index(),
+		Logger:           log,
+		BaseURL:          c.BaseURL,
+		Demo:             c.Demo,
+		SubmitRate:       web.Rate{N: l.SubmitPerAddress.N, Per: l.SubmitPerAddress.Per},
+		SubmitDomainRate: web.Rate{N: l.SubmitPerDomain.N, Per: l.SubmitPerDomain.Per},
+		TrustedProxies:   c.TrustedProxies,
+		Kick:             kick,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return compose(apiH, accessLog(webH, log, m.observe), m.handler()), nil
+}
+
+// browseURL is where a person on this machine opens the UI: an
+// unspecified listen address (":8080") is reached on 127.0.0.1.
+func browseURL(addr net.Addr, tlsOn bool) string {
+	ap, err := netip.ParseAddrPort(addr.String())
+	scheme := "http"
+	if tlsOn {
+		scheme = "https"
+	}
+	if err != nil {
+		return scheme + "://" + addr.String() + "/"
+	}
+	if ap.Addr().IsUnspecified() {
+		ap = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), ap.Port())
+	}
+	return scheme + "://" + ap.String() + "/"
 }
 
 // writeAddrFile writes the bound address atomically, so a reader polling

@@ -67,23 +67,54 @@ func readAddrFile(t *testing.T, path string, exited <-chan int) string {
 // startServe runs `cardex serve` in-process until the returned cancel.
 func startServe(t *testing.T, args ...string) (base string, logs *lockedBuffer, cancel context.CancelFunc, exited chan int) {
 	t.Helper()
-	dir := t.TempDir()
-	addrFile := filepath.Join(dir, "addr")
+	s := startInProcess(t, filepath.Join(t.TempDir(), "data"), args...)
+	return s.base, s.logs, s.cancel, s.exited
+}
+
+// testServer is an in-process `cardex serve`.
+type testServer struct {
+	base   string
+	data   string
+	logs   *lockedBuffer // stderr
+	stdout *lockedBuffer
+	cancel context.CancelFunc
+	exited chan int // the exit code, once; the cleanup waits for it
+}
+
+// startInProcess runs `cardex serve --data data args…` on a free loopback
+// port; the test's cleanup stops it (bounded).
+func startInProcess(t *testing.T, data string, args ...string) *testServer {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
 	ctx, cancel := context.WithCancel(t.Context())
-	logs = &lockedBuffer{}
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: func(string) string { return "" }}
-	exited = make(chan int, 1)
-	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", filepath.Join(dir, "data")}, args...)
-	go func() { exited <- run(ctx, e, all) }()
+	s := &testServer{data: data, logs: &lockedBuffer{}, stdout: &lockedBuffer{}, cancel: cancel, exited: make(chan int, 1)}
+	e := &env{stdin: strings.NewReader(""), stdout: s.stdout, stderr: s.logs, getenv: func(string) string { return "" }}
+	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data}, args...)
+	go func() { s.exited <- run(ctx, e, all) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-exited:
+		case <-s.exited:
 		case <-time.After(30 * time.Second):
 			t.Error("server did not stop")
 		}
 	})
-	return "http://" + readAddrFile(t, addrFile, exited), logs, cancel, exited
+	s.base = "http://" + readAddrFile(t, addrFile, s.exited)
+	return s
+}
+
+// stop cancels the server (as SIGTERM does) and returns its exit code.
+func (s *testServer) stop(t *testing.T) int {
+	t.Helper()
+	s.cancel()
+	select {
+	case code := <-s.exited:
+		s.exited <- code // for the cleanup
+		return code
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop")
+		return -1
+	}
 }
 
 func TestServeAnswersAndShutsDownGracefully(t *testing.T) {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// crawlNetwork is the network policy's allowances (CONTRACT.md §2): the
+// operator's settings, or in --demo the demo fleet's loopback addresses.
+type crawlNetwork struct {
+	AllowNetworks     []netip.Prefix
+	AllowInsecureHTTP bool
+}
+
+// policy is the production fetch policy with the allowances, the CA file
+// and the crawl timeout applied, naming this build in its User-Agent.
+func (c *serveConfig) policy(allow crawlNetwork) (crawler.Policy, error) {
+	pol := crawler.DefaultPolicy()
+	pol.AllowNetworks, pol.AllowInsecureHTTP = allow.AllowNetworks, allow.AllowInsecureHTTP
+	pol.Timeout = c.CrawlTimeout
+	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, c.CrawlTimeout)
+	pol.UserAgent = crawler.UserAgent(version)
+	if c.CAFile != "" {
+		pool, err := crawler.LoadCAFile(c.CAFile)
+		if err != nil {
+			return pol, err
+		}
+		pol.RootCAs = pool
+	}
+	return pol, pol.Validate()
+}
+
+// crawlRuntime is the fetcher and the scheduler of a running server.
+type crawlRuntime struct {
+	fetcher *crawler.Fetcher
+	sched   *crawler.Scheduler
+}
+
+// newCrawl builds the hardened fetcher, a verifier that fetches key sets
+// through it (same policy, CONTRACT.md §2) and a stopped scheduler over
+// svc, recording through the metrics decorator.
+func newCrawl(c *serveConfig, allow crawlNetwork, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
+	pol, err := c.policy(allow)
+	if err != nil {
+		return nil, fmt.Errorf("crawler policy: %w", err)
+	}
+	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("crawler: %w", err)
+	}
+	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
+		Registry: recordingRegistry{Registry: svc, m: m},
+		Fetcher:  f,
+		Verifier: verifier.New(verifier.Config{Fetcher: f, Logger: log}),
+		Logger:   log,
+		Tick:     c.CrawlTick,
+		Workers:  c.CrawlWorkers,
+		PerHost:  c.CrawlPerHost,
+		LeaseTTL: c.LeaseTTL,
+		Schedule: crawler.Schedule{
+			Interval:    c.CrawlInterval,
+			MinInterval: c.CrawlMinInterval,
+			MaxInterval: c.CrawlMaxInterval,
+		},
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("crawler: %w", err)
+	}
+	return &crawlRuntime{fetcher: f, sched: s}, nil
+}

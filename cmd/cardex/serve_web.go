@@ -1,0 +1,71 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// webRoute is the route label of every UI request in logs and metrics:
+// the web package keeps its route table to itself (it exposes no hook
+// naming the matched pattern), and one label keeps a scanner probing
+// random paths from growing the metric series.
+const webRoute = "web"
+
+// compose is the server's one mux (DESIGN.md: one process serves the API,
+// the UI and the metrics): /api/, /healthz, /readyz and /problems/ go to
+// the API; /metrics to Prometheus; everything else to the web UI.
+func compose(apiH, webH, metricsH http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/api/", apiH)
+	mux.Handle("/healthz", apiH)
+	mux.Handle("/readyz", apiH)
+	mux.Handle("/problems/", apiH)
+	mux.Handle("GET /metrics", metricsH)
+	mux.Handle("/", webH)
+	return mux
+}
+
+// accessLog logs and observes each UI request after it is answered: the
+// method, the path without its query string (search terms and tokens in
+// a query are not the log's business), the status and the time taken.
+// The API logs its own requests with echo's route templates.
+func accessLog(next http.Handler, log *slog.Logger, observe func(route string, status int, d time.Duration)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		d := time.Since(start)
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		observe(webRoute, status, d)
+		log.Info("http request", "method", r.Method, "route", webRoute, "path", r.URL.Path,
+			"status", status, "duration_ms", float64(d.Microseconds())/1000)
+	})
+}
+
+// statusRecorder remembers the status a handler sent.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush,
+// deadlines) through the recorder.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// get fetches url with an optional bearer token and returns status,
+// content type and body.
+func get(t *testing.T, u, token string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Header.Get("Content-Type"), string(b)
+}
+
+// post sends a JSON body with a bearer token and decodes the answer.
+func post(t *testing.T, u, token, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatalf("POST %s: %d, undecodable answer: %v", u, res.StatusCode, err)
+		}
+	}
+	return res.StatusCode
+}
+
+// adminToken creates an admin token in data, beside or before a server
+// (CONTRACT.md §5: token create may run while a server uses the file).
+func adminToken(t *testing.T, data string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", "token", "create", "--role", "admin", "--data", data)
+	if code != exitOK {
+		t.Fatalf("token create: %d %s", code, stderr)
+	}
+	return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+}
+
+// The one mux: the UI at /, the API under /api/, probes, problems pages
+// and Prometheus metrics.
+func TestServeRoutesOneMux(t *testing.T) {
+	s := startInProcess(t, filepath.Join(t.TempDir(), "data"), "--log-format", "json")
+	waitFor(t, "/readyz once the index is built", 20*time.Second, func() bool {
+		code, _, _ := get(t, s.base+"/readyz", "")
+		return code == http.StatusOK
+	})
+	cases := []struct {
+		path, ctype, contains string
+		status                int
+	}{
+		{"/", "text/html", "<html", 200},
+		{"/api/v1/agents", "application/json", `"agents":[]`, 200},
+		{"/healthz", "application/json", `"ok"`, 200},
+		{"/readyz", "application/json", `"ready"`, 200},
+		{"/problems/not-found", "", "", 200},
+		{"/api/v1/agents/nope", "application/problem+json", "/problems/not-found", 404},
+		{"/no/such/page", "text/html", "", 404},
+	}
+	for _, tc := range cases {
+		code, ctype, body := get(t, s.base+tc.path, "")
+		if code != tc.status || !strings.HasPrefix(ctype, tc.ctype) || !strings.Contains(body, tc.contains) {
+			t.Errorf("GET %s: %d %q, want %d %q containing %q; body %.200s", tc.path, code, ctype, tc.status, tc.ctype, tc.contains, body)
+		}
+	}
+	code, ctype, body := get(t, s.base+"/metrics", "")
+	if code != 200 || !strings.HasPrefix(ctype, "text/plain") {
+		t.Fatalf("/metrics: %d %q", code, ctype)
+	}
+	for _, family := range []string{"cardex_http_requests_total", "cardex_http_request_duration_seconds", "cardex_crawl_in_flight",
+		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_crawl_lease_conflicts_total", "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(body, "# TYPE "+family+" ") {
+			t.Errorf("/metrics lacks %s", family)
+		}
+	}
+	// The requests above are counted under their route templates; the UI
+	// under "web".
+	for _, series := range []string{`cardex_http_requests_total{route="/api/v1/agents",status="200"} 1`,
+		`cardex_http_requests_total{route="web",status="200"} 1`, `cardex_http_requests_total{route="web",status="404"} 1`} {
+		if !strings.Contains(body, series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+	// UI requests are logged, without their query string.
+	get(t, s.base+"/?q=secret-words", "")
+	waitFor(t, "the UI access log", 5*time.Second, func() bool { return strings.Contains(s.logs.String(), `"route":"web","path":"/"`) })
+	if strings.Contains(s.logs.String(), "secret-words") {
+		t.Fatal("the access log holds a query string")
+	}
+}
+
+// End to end: an agent served by a loopback fleet is submitted through the
+// API, crawled by the scheduler, approved, indexed, and found by a word of
+// its skill in the API and on the catalogue page.
+func TestServeSubmitCrawlApproveSearch(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: []byte(`{
+  "name": "Tidewater Harbour Pilot",
+  "description": "Schedules harbour pilotage for arriving vessels.",
+  "version": "1.2.0",
+  "supportedInterfaces": [{"url": "` + "http://127.0.0.1/a2a" + `", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+  "capabilities": {},
+  "defaultInputModes": ["text/plain"],
+  "defaultOutputModes": ["text/plain"],
+  "skills": [{"id": "berth", "name": "Berth booking", "description": "Books a berth and a pilot for a vessel's arrival.", "tags": ["maritime"]}]
+}`)})
+	data := filepath.Join(t.TempDir(), "data")
+	token := adminToken(t, data)
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s")
+
+	var rec struct {
+		ID         string `json:"id"`
+		VersionSeq int64  `json:"versionSeq"`
+		Status     string `json:"status"`
+	}
+	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, agent.URL()), &rec); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	waitFor(t, "the first crawl", 20*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents/"+rec.ID, token)
+		json.Unmarshal([]byte(body), &rec)
+		return rec.VersionSeq > 0
+	})
+	if code := post(t, s.base+"/api/v1/agents/"+rec.ID+"/approve", token, fmt.Sprintf(`{"versionSeq":%d}`, rec.VersionSeq), &rec); code != 200 || rec.Status != "approved" {
+		t.Fatalf("approve: %d %+v", code, rec)
+	}
+	waitFor(t, "the agent in search results", 20*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents?q=pilotage", "")
+		var page struct {
+			Agents []struct{ ID string } `json:"agents"`
+		}
+		json.Unmarshal([]byte(body), &page)
+		return len(page.Agents) == 1 && page.Agents[0].ID == rec.ID
+	})
+	code, _, page := get(t, s.base+"/?q="+url.QueryEscape("berth"), "")
+	if code != 200 || !strings.Contains(page, html.EscapeString("Tidewater Harbour Pilot")) {
+		t.Fatalf("catalogue page: %d, agent missing", code)
+	}
+	if agent.Requests() < 1 {
+		t.Fatal("the fleet agent was never fetched")
+	}
+}
+
+// Graceful shutdown finishes the crawl in flight and releases every lease:
+// no agent is left leased in SQL after SIGTERM.
+func TestServeShutdownReleasesLeases(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{})
+	hang := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+	data := filepath.Join(t.TempDir(), "data")
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s",
+		"--crawl-timeout", "2s", "--lease-ttl", "10s")
+	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, hang.URL()), nil); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	waitFor(t, "the crawl to be in flight", 20*time.Second, func() bool { return hang.InFlight() > 0 })
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, "cardex.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var leased int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM agents WHERE lease_owner <> ''`).Scan(&leased); err != nil || leased != 1 {
+		t.Fatalf("before shutdown: %d leased, %v", leased, err)
+	}
+	if code := s.stop(t); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, s.logs.String())
+	}
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM agents WHERE lease_owner <> '' OR lease_until IS NOT NULL`).Scan(&leased); err != nil || leased != 0 {
+		t.Fatalf("after shutdown: %d leased, %v\n%s", leased, err, s.logs.String())
+	}
+	var attempts int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM fetch_attempts`).Scan(&attempts); err != nil || attempts != 1 {
+		t.Fatalf("the crawl in flight was not recorded: %d attempts, %v", attempts, err)
+	}
+}
