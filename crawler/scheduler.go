@@ -56,6 +56,11 @@ type SchedulerConfig struct {
 	// B.27).
 	LeaseTTL time.Duration
 	Schedule Schedule
+	// Observe, when set, is called after each crawl with the result and the
+	// registry's answer to it (nil, registry.ErrLeaseLost or another
+	// error): the hook for metrics (attempts by class, fetch durations). It
+	// runs on the worker and must not block.
+	Observe func(res registry.FetchResult, recordErr error)
 }
 
 // DefaultOwner is hostname/pid/random: unique per process, readable in the

@@ -108,6 +108,9 @@ func (s *Scheduler) run(a registry.DueAgent) {
 		return
 	}
 	err := s.cfg.Registry.RecordFetch(s.ctx, s.cfg.Owner, a.ID, res)
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(res, err)
+	}
 	switch {
 	case err == nil:
 		s.stats.recorded.Add(1)

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // The database decides what is due, cron only ticks (STYLE.md habit 7): an
@@ -75,12 +78,21 @@ func TestSchedulerWorkerPoolBound(t *testing.T) {
 			q.add(fmt.Sprintf("a%03d", i), fmt.Sprintf("h%03d.example", i), time.Now())
 		}
 		p := newProbe(time.Second)
-		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour, Workers: 8})
+		var observed atomic.Int64
+		s := syncScheduler(t, q, p, SchedulerConfig{Tick: time.Hour, Workers: 8,
+			Observe: func(_ registry.FetchResult, err error) {
+				if err == nil {
+					observed.Add(1)
+				}
+			}})
 		s.Start()
 		time.Sleep(13*time.Second + time.Millisecond) // 100 agents / 8 workers = 13 rounds of 1 s
 		synctest.Wait()
 		if got := q.recordedCount(); got != 100 {
 			t.Errorf("recorded %d, want 100", got)
+		}
+		if observed.Load() != 100 {
+			t.Errorf("Observe saw %d recorded results, want 100", observed.Load())
 		}
 		if p.peak != 8 {
 			t.Errorf("peak concurrency %d, want exactly 8 workers busy", p.peak)
