@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,9 +21,25 @@ type agentPage struct {
 	TotalSize     int              `json:"totalSize"`
 }
 
-// listAgents is GET /api/v1/agents: the agents the caller may list, from
-// SQL, keyset-paginated (RELIABILITY.md I.82: no offsets to page deep with).
+// listAgents is GET /api/v1/agents. With a search index every list goes
+// through it (searchAgents), except an admin's list of removed agents: the
+// index drops tombstones (RELIABILITY.md G.72), so status=removed without
+// search-only parameters is answered from SQL. Without an index the list
+// comes from SQL and the search-only parameters answer 503.
 func (s *server) listAgents(c echo.Context) error {
+	qv := c.QueryParams()
+	switch {
+	case s.search != nil && (usesSearch(qv) || !slices.Contains(qv["status"], string(registry.StatusRemoved))):
+		return s.searchAgents(c)
+	case s.search == nil && usesSearch(qv):
+		return errNoSearch()
+	}
+	return s.sqlAgents(c)
+}
+
+// sqlAgents lists the agents the caller may list from SQL, keyset-paginated
+// (RELIABILITY.md I.82: no offsets to page deep with).
+func (s *server) sqlAgents(c echo.Context) error {
 	q, err := listQuery(c)
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ func (s *server) routes(e *echo.Echo) {
 	get(v1, "/agents/:id/fetches", s.listFetches)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit)
+	get(v1, "/skills", s.listSkills)
+	get(v1, "/tags", s.listTags)
+	v1.POST("/admin/reindex", s.adminReindex)
 }
 
 // get registers a read route for GET and HEAD (net/http drops a HEAD

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+type reindexResult struct {
+	Status     string `json:"status"`
+	DurationMS int64  `json:"durationMs"`
+}
+
+// adminReindex is POST /api/v1/admin/reindex {} (admin): rebuild the running
+// server's search index from SQL (CONTRACT.md §5). It answers when the new
+// generation is live; queries keep being answered by the old one meanwhile.
+// The rebuild is not tied to the request: a client that gives up does not
+// throw away a half-built index (the server's shutdown still stops it).
+func (s *server) adminReindex(c echo.Context) error {
+	if principal(c).Role != registry.RoleAdmin {
+		return registry.ErrForbidden
+	}
+	body, raw, err := readBody(c, false)
+	if err != nil {
+		return err
+	}
+	var req struct{}
+	if err := decodeObject(body, raw, &req); err != nil {
+		return err
+	}
+	if s.reindex == nil {
+		return errNoReindex()
+	}
+	start := time.Now()
+	if err := s.reindex(context.WithoutCancel(c.Request().Context())); err != nil {
+		return err
+	}
+	s.log.Info("search index rebuilt", "request_id", requestID(c))
+	return writeJSON(c, http.StatusOK, reindexResult{Status: "rebuilt", DurationMS: time.Since(start).Milliseconds()})
+}
