@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/registry/agentcard"
@@ -52,11 +50,8 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	var nets prefixList
-	fs.Var(&nets, "allow-networks", "reserved `CIDR` ranges that may be dialed, on any port (comma-separated, repeatable)")
-	insecure := fs.Bool("allow-insecure-http", false, "accept http:// card and key set URLs")
-	caFile := fs.String("ca-file", "", "extra trusted root certificates (`PEM` file)")
-	timeout := fs.Duration("timeout", 10*time.Second, "limit for each fetch, redirects and body included")
+	var np netPolicyFlags
+	np.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), crawlUsage)
 		fmt.Fprintln(fs.Output(), "Fetches, parses and verifies one agent card as the crawler would; nothing is stored.")
@@ -71,33 +66,18 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
-	if *timeout <= 0 {
-		fmt.Fprintln(e.stderr, "cardex crawl: --timeout must be positive")
-		return exitUsage
-	}
 	target, err := crawler.TargetFor(raw)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
 		return exitUsage
 	}
-	pol := crawler.DefaultPolicy()
-	pol.AllowNetworks, pol.AllowInsecureHTTP = nets, *insecure
-	pol.Timeout = *timeout
-	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, *timeout)
-	if *caFile != "" {
-		if pol.RootCAs, err = crawler.LoadCAFile(*caFile); err != nil {
-			fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
-			return exitUsage
-		}
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	f, err := crawler.New(crawler.Config{Policy: pol, Logger: quiet})
+	f, err := np.fetcher()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
 		return exitUsage
 	}
 	defer f.Close()
-	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Logger: quiet})}
+	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
 	rep := report(target, p.Crawl(ctx, target))
 	if *asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
