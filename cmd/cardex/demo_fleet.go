@@ -1,0 +1,204 @@
+package main
+
+import (
+	"crypto"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"path"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// Demo fleet layout. The agents live on 127.0.0.2 and up, not on
+// 127.0.0.1 where the server usually listens, so the demo's network
+// allowance (these addresses only) never lets a submission reach the
+// server itself. Fixed ports keep card URLs, and so agent identities,
+// stable across demo restarts; a taken port falls back to a free one.
+const (
+	demoBaseAddr   = "127.0.0.2"
+	demoHosts      = 4
+	demoFleetPort  = 47080
+	demoFlakyPort  = 47081
+	demoGenerated  = 6 // signed generated agents, verified against their origin's key set
+	demoCardFormat = "2.%d.0"
+)
+
+// demoFleet is the demo's agents: a crawlertest fleet plus one listener
+// whose agents turn failing (500) and gone (404) once they are approved.
+type demoFleet struct {
+	fleet  *crawlertest.Fleet
+	flaky  *flakyAgents
+	agents []demoAgent
+	nets   []netip.Prefix
+}
+
+// demoAgent is one agent to submit; flaky ones break after approval.
+type demoAgent struct {
+	url   string
+	flaky flakyMode
+}
+
+func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
+}
+
+func startDemoFleet(log *slog.Logger) (*demoFleet, error) {
+	opts := crawlertest.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Port: demoFleetPort, Signer: signCard}
+	fleet, err := crawlertest.New(opts)
+	if err != nil {
+		log.Warn("demo fleet: fixed port taken, using free ports (card URLs change on restart)", "port", demoFleetPort, "err", err)
+		opts.Port = 0
+		if fleet, err = crawlertest.New(opts); err != nil {
+			return nil, fmt.Errorf("demo fleet: %w", err)
+		}
+	}
+	d := &demoFleet{fleet: fleet}
+	if err := d.addAgents(); err != nil {
+		fleet.Close()
+		return nil, err
+	}
+	if d.flaky, err = startFlaky(fleet.Hosts()[0], log); err != nil {
+		fleet.Close()
+		return nil, err
+	}
+	d.agents = append(d.agents, demoAgent{url: d.flaky.url(flakyFailing), flaky: flakyFailing},
+		demoAgent{url: d.flaky.url(flakyGone), flaky: flakyGone})
+	for _, h := range fleet.Hosts() {
+		a := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
+		d.nets = append(d.nets, netip.PrefixFrom(a, 32))
+	}
+	return d, nil
+}
+
+// addAgents adds the embedded sample cards, signed generated agents, one
+// agent whose card carries a signature by a key its origin has since
+// removed beside one by its current key (key rotation), and one tampered.
+func (d *demoFleet) addAgents() error {
+	names, err := fs.Glob(demoCards, "demodata/*.json")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	hosts := d.fleet.Hosts()
+	add := func(a crawlertest.Agent) error {
+		h, err := d.fleet.TryAdd(a)
+		if err != nil {
+			return fmt.Errorf("demo fleet: %w", err)
+		}
+		d.agents = append(d.agents, demoAgent{url: h.URL()})
+		return nil
+	}
+	for i, name := range names {
+		card, err := demoCards.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		// Each sample gets its own path so several can share a host.
+		p := "/samples/" + path.Base(name[:len(name)-len(".json")]) + "/.well-known/agent-card.json"
+		if err := add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: card, Host: hosts[i%len(hosts)], Path: p}); err != nil {
+			return err
+		}
+	}
+	for n := range demoGenerated {
+		h := hosts[n%len(hosts)]
+		card := crawlertest.GenerateCard(100+n, h.Origin(), fmt.Sprintf(demoCardFormat, n))
+		if err := add(crawlertest.Agent{Behavior: crawlertest.Signed, Card: card, Host: h}); err != nil {
+			return err
+		}
+	}
+	// Rotation: signed first with a key the origin no longer publishes,
+	// then (by the fleet) with the host's published key.
+	old, err := crawlertest.NewSigningKey()
+	if err != nil {
+		return err
+	}
+	h := hosts[1%len(hosts)]
+	card, err := signCard(crawlertest.GenerateCard(200, h.Origin(), "3.0.0"), old, "", h.JWKSURL())
+	if err != nil {
+		return err
+	}
+	if err := add(crawlertest.Agent{Behavior: crawlertest.Signed, Card: card, Host: h}); err != nil {
+		return err
+	}
+	return add(crawlertest.Agent{Behavior: crawlertest.Tampered, Card: crawlertest.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]})
+}
+
+func (d *demoFleet) Close() {
+	d.flaky.close()
+	d.fleet.Close()
+}
+
+// flakyMode is how a flaky agent answers.
+type flakyMode int
+
+const (
+	flakyNone    flakyMode = iota
+	flakyFailing           // 500 once broken
+	flakyGone              // 404 once broken: withdrawn from its host
+)
+
+// flakyAgents serves two cards that answer normally until break is
+// called, so the demo shows approved agents whose health is failing and
+// gone (an agent is approved only once a version was fetched).
+type flakyAgents struct {
+	origin string
+	srv    *http.Server
+	broken atomic.Bool
+	cards  map[flakyMode][]byte
+}
+
+func startFlaky(h *crawlertest.Host, log *slog.Logger) (*flakyAgents, error) {
+	host := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(host, demoFlakyPort).String())
+	if err != nil {
+		if ln, err = net.Listen("tcp", netip.AddrPortFrom(host, 0).String()); err != nil {
+			return nil, fmt.Errorf("demo fleet: %w", err)
+		}
+	}
+	f := &flakyAgents{origin: "http://" + ln.Addr().String()}
+	f.cards = map[flakyMode][]byte{
+		flakyFailing: crawlertest.GenerateCard(300, f.origin, "0.9.1"),
+		flakyGone:    crawlertest.GenerateCard(301, f.origin, "0.3.0"),
+	}
+	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := f.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("demo fleet: flaky agents stopped", "err", err)
+		}
+	}()
+	return f, nil
+}
+
+func (f *flakyAgents) url(m flakyMode) string {
+	return fmt.Sprintf("%s/flaky/%d/.well-known/agent-card.json", f.origin, m)
+}
+
+func (f *flakyAgents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for m, card := range f.cards {
+		if r.URL.Path != f.url(m)[len(f.origin):] {
+			continue
+		}
+		switch {
+		case !f.broken.Load():
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(card)
+		case m == flakyFailing:
+			http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
+		default:
+			http.NotFound(w, r)
+		}
+		return
+	}
+	http.NotFound(w, r)
+}
+
+func (f *flakyAgents) close() { f.srv.Close() }

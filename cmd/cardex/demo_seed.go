@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// demoAdmin is the internal principal that curates the demo catalogue;
+// the audit log names it.
+var demoAdmin = registry.Principal{Role: registry.RoleAdmin, Name: "demo"}
+
+// Bounds of the seeding loops: the catalogue is normally complete within
+// a few seconds; after these the demo logs what is missing and serves on.
+const (
+	demoApproveWithin = 60 * time.Second
+	demoBreakWithin   = 30 * time.Second
+	demoPoll          = 100 * time.Millisecond
+)
+
+// errDemoSeed: the demo catalogue could not be completed in time.
+var errDemoSeed = errors.New("demo catalogue incomplete")
+
+// seed registers every demo agent through Service.Submit, approves each
+// once its first version is recorded (Service.Act, like an admin would),
+// then breaks the flaky agents and has them re-crawled until they are
+// failing and gone. Agents already registered by an earlier run are
+// reused.
+func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func(), log *slog.Logger) error {
+	ids := make(map[string]demoAgent, len(d.agents))
+	for _, a := range d.agents {
+		ag, err := svc.Submit(ctx, demoAdmin, a.url, registry.VisibilityPublic)
+		var dup *registry.DuplicateError
+		switch {
+		case err == nil:
+			ids[ag.ID] = a
+		case errors.As(err, &dup):
+			ids[dup.AgentID] = a
+		default:
+			return fmt.Errorf("demo: submit %s: %w", a.url, err)
+		}
+	}
+	kick()
+	pending := make(map[string]bool, len(ids))
+	for id := range ids {
+		pending[id] = true
+	}
+	err := poll(ctx, demoApproveWithin, func() (bool, error) {
+		for id := range pending {
+			ag, err := svc.Get(ctx, demoAdmin, id)
+			if err != nil {
+				return false, err
+			}
+			switch {
+			case ag.Status == registry.StatusApproved:
+				delete(pending, id)
+			case ag.Status == registry.StatusPending && ag.VersionSeq > 0:
+				seq := ag.VersionSeq
+				if _, err := svc.Act(ctx, demoAdmin, id, registry.ActionApprove, registry.ActionRequest{Reason: "demo catalogue", VersionSeq: &seq}); err != nil && !errors.Is(err, registry.ErrVersionConflict) {
+					return false, err
+				}
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("demo: approving (%d of %d still pending): %w", len(pending), len(ids), err)
+	}
+	log.Info("demo catalogue approved", "agents", len(ids))
+	d.flaky.broken.Store(true)
+	for id, a := range ids {
+		if a.flaky == flakyNone {
+			continue
+		}
+		want := registry.HealthFailing
+		if a.flaky == flakyGone {
+			want = registry.HealthGone // after three 404s in a row
+		}
+		if err := recrawlUntil(ctx, svc, kick, id, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recrawlUntil asks for crawls of id until its health is want, waiting
+// for each crawl to be recorded before asking again.
+func recrawlUntil(ctx context.Context, svc *registry.Service, kick func(), id string, want registry.Health) error {
+	var last time.Time
+	return poll(ctx, demoBreakWithin, func() (bool, error) {
+		ag, err := svc.Get(ctx, demoAdmin, id)
+		if err != nil {
+			return false, err
+		}
+		if ag.Health == want {
+			return true, nil
+		}
+		if ag.LastFetchedAt != nil && !ag.LastFetchedAt.After(last) && !last.IsZero() {
+			return false, nil // the requested crawl is not recorded yet
+		}
+		if ag.LastFetchedAt != nil {
+			last = *ag.LastFetchedAt
+		}
+		if _, err := svc.RequestCrawl(ctx, demoAdmin, id); err != nil {
+			return false, err
+		}
+		kick()
+		return false, nil
+	})
+}
+
+// poll runs step every demoPoll until it reports done, fails, ctx ends or
+// within passes.
+func poll(ctx context.Context, within time.Duration, step func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	t := time.NewTicker(demoPoll)
+	defer t.Stop()
+	for {
+		done, err := step()
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", errDemoSeed, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// demoWelcome prints where to browse and, on the first start, creates and
+// prints the demo admin token. Later starts say how to get another: the first
+// one is not stored anywhere readable.
+func demoWelcome(ctx context.Context, w io.Writer, svc *registry.Service, first bool, browse string) error {
+	fmt.Fprintf(w, "Cardex demo: browse %s\n", browse)
+	if !first {
+		fmt.Fprintln(w, "The demo admin token was printed on the first start; 'cardex token create --role admin --data DIR' makes another.")
+		return nil
+	}
+	tok, _, err := svc.CreateToken(ctx, registry.TokenRequest{Role: registry.RoleAdmin, Name: "demo-admin"})
+	if err != nil {
+		return fmt.Errorf("demo admin token: %w", err)
+	}
+	fmt.Fprintf(w, "Demo admin token (shown once; sign in at %sadmin): %s\n", browse, tok)
+	return nil
+}
