@@ -38,11 +38,12 @@ var commands = []command{
 	{"version", "print the Cardex version", runVersion},
 	{"verify", "verify an agent card's signatures", (&verifyCmd{}).run},
 	{"sign", "sign an agent card with a private key", runSign},
-	{"serve", "run the registry server (REST API)", runServe},
+	{"serve", "run the registry: API, web UI, crawler, search and /metrics (--demo: a demo catalogue)", runServe},
 	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
 	{"crawl", "fetch, parse and verify one card URL (nothing stored)", runCrawl},
 	{"migrate", "apply the SQL migrations", runMigrate},
 	{"token", "create, list and revoke API tokens", runToken},
+	{"reindex", "rebuild the search index of a stopped server", (&reindexCmd{}).run},
 }
 
 func main() {
