@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,6 +160,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	}
 	tlsOn := cfg.TLSCert != ""
 	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo)
+	if !tlsOn && !strings.HasPrefix(cfg.BaseURL, "https://") && !loopbackOnly(ln.Addr()) {
+		// CONTRACT.md §8: the admin cookie is a Secure __Host- cookie,
+		// which browsers keep over plain HTTP only on loopback.
+		log.Warn("admin sign-in in the web UI needs TLS: set --tls-cert/--tls-key, or --base-url https://… behind a TLS-terminating proxy; API tokens work regardless")
+	}
 	if cfg.AddrFile != "" {
 		if err := writeAddrFile(cfg.AddrFile, ln.Addr().String()); err != nil {
 			ln.Close()
@@ -250,6 +256,13 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		return nil, err
 	}
 	return compose(apiH, accessLog(webH, log, m.observe), m.handler()), nil
+}
+
+// loopbackOnly reports whether addr is a loopback address (not an
+// unspecified one, which listens on every interface).
+func loopbackOnly(addr net.Addr) bool {
+	ap, err := netip.ParseAddrPort(addr.String())
+	return err == nil && ap.Addr().IsLoopback()
 }
 
 // browseURL is where a person on this machine opens the UI: an

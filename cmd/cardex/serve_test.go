@@ -119,14 +119,15 @@ func (s *testServer) stop(t *testing.T) int {
 
 func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
 	base, logs, cancel, exited := startServe(t, "--log-format", "json")
-	res, err := http.Get(base + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("readyz %d", res.StatusCode)
-	}
+	// Ready once the database answers and the search index is built.
+	waitFor(t, "/readyz", 20*time.Second, func() bool {
+		res, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
 
 	// A submission whose body is still arriving when shutdown starts. With
 	// Expect: 100-continue the server says when the handler starts reading

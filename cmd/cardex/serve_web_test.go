@@ -176,6 +176,14 @@ func TestServeSubmitCrawlApproveSearch(t *testing.T) {
 	if agent.Requests() < 1 {
 		t.Fatal("the fleet agent was never fetched")
 	}
+	// The crawl went through the metrics decorator.
+	_, _, metrics := get(t, s.base+"/metrics", "")
+	for _, series := range []string{`cardex_crawl_attempts_total{result="ok"} `, `cardex_verify_results_total{profile="",status="unsigned"} `,
+		`cardex_crawl_fetch_duration_seconds_count{result="ok"} `} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
 }
 
 // Graceful shutdown finishes the crawl in flight and releases every lease:

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/agentcard"
+)
+
+// The registry decorator counts every crawl result by its class, its
+// verdicts by status and profile, and RELIABILITY.md F.64 lease conflicts,
+// over a real SQLite registry.
+func TestRecordingRegistryCounts(t *testing.T) {
+	store, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := registry.NewService(store, registry.ServiceConfig{})
+	if _, err := svc.Submit(t.Context(), registry.Anonymous, "https://metrics.example.com/.well-known/agent-card.json", ""); err != nil {
+		t.Fatal(err)
+	}
+	m := newMetrics()
+	rec := recordingRegistry{Registry: svc, m: m}
+	now := time.Now()
+	due, err := rec.ClaimDue(t.Context(), "w1", now, time.Minute, 10, 2)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("claim: %v %v", due, err)
+	}
+	fail := registry.FetchResult{Attempt: registry.FetchAttempt{At: now, URL: due[0].CardURL, ErrorClass: "timeout", Duration: 1500 * time.Millisecond}}
+	if err := rec.RecordFetch(t.Context(), "w1", due[0].ID, fail); err != nil {
+		t.Fatal(err)
+	}
+	// The lease went with the record: a second write is a lost lease.
+	if err := rec.RecordFetch(t.Context(), "w2", due[0].ID, fail); !errors.Is(err, registry.ErrLeaseLost) {
+		t.Fatalf("second record: %v", err)
+	}
+	if got := value(t, m.leaseConflicts); got != 1 {
+		t.Fatalf("lease conflicts %v", got)
+	}
+	if got := value(t, m.recordErrors); got != 0 {
+		t.Fatalf("record errors %v", got)
+	}
+	if got := value(t, m.crawlAttempts.WithLabelValues("timeout")); got != 2 {
+		t.Fatalf("timeout attempts %v", got)
+	}
+	if got := count(m.fetchDuration); got != 1 {
+		t.Fatalf("%d fetch duration series", got)
+	}
+
+	// A fetched card: its signature verdicts by status and profile, or
+	// unsigned; a 304 is not_modified.
+	m2 := newMetrics()
+	rec2 := recordingRegistry{Registry: svc, m: m2}
+	due, err = rec2.ClaimDue(t.Context(), "w3", now.Add(2*time.Hour), time.Minute, 10, 2)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("claim: %v %v", due, err)
+	}
+	card := &agentcard.Card{Name: "Metrics Agent"}
+	ok := registry.FetchResult{Attempt: registry.FetchAttempt{At: now, URL: due[0].CardURL}, Raw: []byte(`{"name":"Metrics Agent"}`), Card: card,
+		Trust: registry.TrustVerified, Signatures: []registry.SignatureResult{
+			{Status: "verified", Profile: "spec"}, {Status: "error"},
+		}}
+	if err := rec2.RecordFetch(t.Context(), "w3", due[0].ID, ok); err != nil {
+		t.Fatal(err)
+	}
+	rec2.RecordFetch(t.Context(), "nobody", due[0].ID, registry.FetchResult{NotModified: true, Attempt: registry.FetchAttempt{At: now}})
+	for _, tc := range []struct {
+		labels []string
+		want   float64
+	}{{[]string{"verified", "spec"}, 1}, {[]string{"error", ""}, 1}, {[]string{"unsigned", ""}, 0}} {
+		if got := value(t, m2.verifyResults.WithLabelValues(tc.labels...)); got != tc.want {
+			t.Errorf("verify %v: %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+	if got := value(t, m2.crawlAttempts.WithLabelValues("ok")); got != 1 {
+		t.Fatalf("ok attempts %v", got)
+	}
+	if got := value(t, m2.crawlAttempts.WithLabelValues("not_modified")); got != 1 {
+		t.Fatalf("not_modified attempts %v", got)
+	}
+}
+
+// HTTP observations are labelled by route template; an unmatched request
+// is one series, not one per path.
+func TestMetricsObserve(t *testing.T) {
+	m := newMetrics()
+	m.observe("/api/v1/agents/:id", 200, 3*time.Millisecond)
+	m.observe("/api/v1/agents/:id", 200, 5*time.Millisecond)
+	m.observe("", 404, time.Millisecond)
+	m.observe("", 404, time.Millisecond)
+	if got := value(t, m.httpRequests.WithLabelValues("/api/v1/agents/:id", "200")); got != 2 {
+		t.Fatalf("route count %v", got)
+	}
+	if got := value(t, m.httpRequests.WithLabelValues("unmatched", "404")); got != 2 {
+		t.Fatalf("unmatched count %v", got)
+	}
+	if got := count(m.httpRequests); got != 2 {
+		t.Fatalf("%d request series", got)
+	}
+}
+
+// value reads a collector of one counter or gauge.
+func value(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 16)
+	c.Collect(ch)
+	close(ch)
+	var (
+		n int
+		v float64
+	)
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		switch {
+		case d.Counter != nil:
+			v = d.Counter.GetValue()
+		case d.Gauge != nil:
+			v = d.Gauge.GetValue()
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d metrics collected, want 1", n)
+	}
+	return v
+}
+
+// count is the number of series a collector has.
+func count(c prometheus.Collector) int {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { c.Collect(ch); close(ch) }()
+	n := 0
+	for range ch {
+		n++
+	}
+	return n
+}
