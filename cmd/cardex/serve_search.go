@@ -15,13 +15,21 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
-// Readiness bounds of the search index (DESIGN.md: the index is derived
-// data that follows the change log; a replica far behind it would answer
-// stale searches, so /readyz takes it out of rotation).
-const (
-	readyMaxLag = 1000             // change-log entries behind
-	readyMaxAge = 10 * time.Second // age of the oldest change not yet applied
-)
+// searchOptions tune the runtime; startSearch uses defaultSearchOptions,
+// tests shorten them.
+type searchOptions struct {
+	// poll is how often the indexer looks for new changes: a change is
+	// searchable within about this long.
+	poll time.Duration
+	// Readiness bounds (DESIGN.md: the index is derived data following the
+	// change log; a replica far behind it would answer stale searches, so
+	// /readyz takes it out of rotation): changes behind, and the age of the
+	// oldest change not yet applied.
+	maxLag int64
+	maxAge time.Duration
+}
+
+var defaultSearchOptions = searchOptions{poll: 2 * time.Second, maxLag: 1000, maxAge: 10 * time.Second}
 
 // errSearchLagging is Ready's answer when the index is built but behind.
 var errSearchLagging = errors.New("search index is behind the change log")
@@ -37,14 +45,11 @@ type searchRuntime struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the indexer goroutine returns
 	now    func() time.Time
+	opts   searchOptions
 
 	closeOnce sync.Once
 	closeErr  error
 }
-
-// searchPollInterval is how often the indexer looks for new changes: a
-// change is searchable within about this long.
-const searchPollInterval = 2 * time.Second
 
 // startSearch opens (or creates) the index in filepath.Join(dataDir,
 // "index"), starts the indexer (which rebuilds first if the index is
@@ -58,6 +63,10 @@ const searchPollInterval = 2 * time.Second
 // search.ErrLocked when another process holds that directory (RELIABILITY.md
 // G.70). The indexer stops when ctx ends or at Close.
 func startSearch(ctx context.Context, dataDir string, svc *registry.Service, log *slog.Logger) (*searchRuntime, error) {
+	return startSearchWith(ctx, dataDir, svc, log, defaultSearchOptions)
+}
+
+func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service, log *slog.Logger, opts searchOptions) (*searchRuntime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -68,13 +77,14 @@ func startSearch(ctx context.Context, dataDir string, svc *registry.Service, log
 	runCtx, cancel := context.WithCancel(ctx)
 	r := &searchRuntime{
 		idx:    idx,
-		ix:     search.NewIndexer(idx, svc.IndexSource(), search.IndexerOptions{PollInterval: searchPollInterval}),
+		ix:     search.NewIndexer(idx, svc.IndexSource(), search.IndexerOptions{PollInterval: opts.poll}),
 		src:    svc.IndexSource(),
 		log:    log,
 		runCtx: runCtx,
 		cancel: cancel,
 		done:   make(chan struct{}),
 		now:    time.Now,
+		opts:   opts,
 	}
 	go func() {
 		defer close(r.done)
@@ -112,9 +122,10 @@ func (r *searchRuntime) Reindex(ctx context.Context) error {
 	return nil
 }
 
-// Ready is nil when the index is built and within readyMaxLag changes and
-// readyMaxAge of the change log; otherwise an error saying why, for
-// /readyz.
+// Ready is nil when the index is built and within 1,000 changes and 10 s
+// of the change log; otherwise an error saying why, for /readyz. The age
+// compares this host's clock with the change's timestamp, written by
+// whichever replica made it; 10 s absorbs ordinary clock skew.
 func (r *searchRuntime) Ready(ctx context.Context) error {
 	select {
 	case <-r.done:
@@ -139,12 +150,12 @@ func (r *searchRuntime) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("search readiness: read change log: %w", err)
 	}
-	if lag := head - st.AppliedSeq; lag > readyMaxLag {
-		return fmt.Errorf("%w: %d changes behind (at most %d)", errSearchLagging, lag, readyMaxLag)
+	if lag := head - st.AppliedSeq; lag > r.opts.maxLag {
+		return fmt.Errorf("%w: %d changes behind (at most %d)", errSearchLagging, lag, r.opts.maxLag)
 	}
-	if age := r.now().Sub(pending[0].At); age > readyMaxAge {
+	if age := r.now().Sub(pending[0].At); age > r.opts.maxAge {
 		return fmt.Errorf("%w: the oldest change not applied is %s old (at most %s)",
-			errSearchLagging, age.Round(time.Second), readyMaxAge)
+			errSearchLagging, age.Round(time.Second), r.opts.maxAge)
 	}
 	return nil
 }
