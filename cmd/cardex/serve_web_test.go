@@ -8,12 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
 // get fetches url with an optional bearer token and returns status,
@@ -145,29 +147,14 @@ func TestServeSubmitCrawlApproveSearch(t *testing.T) {
 	token := adminToken(t, data)
 	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s")
 
-	var rec struct {
-		ID         string `json:"id"`
-		VersionSeq int64  `json:"versionSeq"`
-		Status     string `json:"status"`
-	}
-	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, agent.URL()), &rec); code != http.StatusAccepted {
-		t.Fatalf("submit: %d", code)
-	}
-	waitFor(t, "the first crawl", 20*time.Second, func() bool {
-		_, _, body := get(t, s.base+"/api/v1/agents/"+rec.ID, token)
-		json.Unmarshal([]byte(body), &rec)
-		return rec.VersionSeq > 0
-	})
-	if code := post(t, s.base+"/api/v1/agents/"+rec.ID+"/approve", token, fmt.Sprintf(`{"versionSeq":%d}`, rec.VersionSeq), &rec); code != 200 || rec.Status != "approved" {
-		t.Fatalf("approve: %d %+v", code, rec)
-	}
+	id := submitAndApprove(t, s.base, token, agent.URL())
 	waitFor(t, "the agent in search results", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?q=pilotage", "")
 		var page struct {
 			Agents []struct{ ID string } `json:"agents"`
 		}
 		json.Unmarshal([]byte(body), &page)
-		return len(page.Agents) == 1 && page.Agents[0].ID == rec.ID
+		return len(page.Agents) == 1 && page.Agents[0].ID == id
 	})
 	code, _, page := get(t, s.base+"/?q="+url.QueryEscape("berth"), "")
 	if code != 200 || !strings.Contains(page, html.EscapeString("Tidewater Harbour Pilot")) {
@@ -183,6 +170,99 @@ func TestServeSubmitCrawlApproveSearch(t *testing.T) {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
 		}
+	}
+}
+
+// agentRecord is the part of the API's agent record these tests read.
+type agentRecord struct {
+	ID         string `json:"id"`
+	VersionSeq int64  `json:"versionSeq"`
+	Status     string `json:"status"`
+	Trust      string `json:"trust"`
+	Health     string `json:"health"`
+}
+
+// submitAndApprove submits cardURL anonymously, waits (bounded) for its
+// first crawl and approves that version with the admin token.
+func submitAndApprove(t *testing.T, base, token, cardURL string) string {
+	t.Helper()
+	var rec agentRecord
+	if code := post(t, base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, cardURL), &rec); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	waitFor(t, "the first crawl", 20*time.Second, func() bool {
+		_, _, body := get(t, base+"/api/v1/agents/"+rec.ID, token)
+		json.Unmarshal([]byte(body), &rec)
+		return rec.VersionSeq > 0
+	})
+	if code := post(t, base+"/api/v1/agents/"+rec.ID+"/approve", token, fmt.Sprintf(`{"versionSeq":%d}`, rec.VersionSeq), &rec); code != 200 || rec.Status != "approved" {
+		t.Fatalf("approve: %d %+v", code, rec)
+	}
+	return rec.ID
+}
+
+// --ca-file reaches both the card fetch and the key-set fetch (the
+// verifier fetches through the crawler's fetcher): a signed agent on a
+// TLS fleet whose CA only the file names verifies, on SQLite and on
+// PostgreSQL (where the index still lives in --data).
+func TestServeTLSFleetWithCAFile(t *testing.T) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, Signer: signCard})
+			agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+			ca := filepath.Join(t.TempDir(), "ca.pem")
+			if err := os.WriteFile(ca, fleet.CA().PEM(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(t.TempDir(), "data")
+			args := []string{"--allow-networks", "127.0.0.0/8", "--ca-file", ca, "--crawl-tick", "1s"}
+			tokenArgs := []string{"token", "create", "--role", "admin", "--data", data}
+			if store == "postgres" {
+				dsn := registrytest.PostgresURL(t)
+				args = append(args, "--database-url", dsn)
+				tokenArgs = append(tokenArgs, "--database-url", dsn)
+			}
+			code, stdout, stderr := runCLI(t, "", tokenArgs...)
+			if code != exitOK {
+				t.Fatalf("token create: %d %s", code, stderr)
+			}
+			token := strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+			s := startInProcess(t, data, args...)
+			id := submitAndApprove(t, s.base, token, agent.URL())
+			var rec agentRecord
+			_, _, body := get(t, s.base+"/api/v1/agents/"+id, "")
+			if err := json.Unmarshal([]byte(body), &rec); err != nil || rec.Trust != "verified" || rec.Health != "ok" {
+				t.Fatalf("agent %+v %v", rec, err)
+			}
+			if fleet.Hosts()[0].JWKSRequests() < 1 {
+				t.Fatal("the key set was never fetched")
+			}
+		})
+	}
+}
+
+// Without --ca-file the same TLS fleet is refused: the fleet's CA is not
+// a system root, so the crawl records the error class tls.
+func TestServeTLSFleetWithoutCAFile(t *testing.T) {
+	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true})
+	agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	s := startInProcess(t, filepath.Join(t.TempDir(), "data"), "--allow-networks", "127.0.0.0/8", "--crawl-tick", "1s")
+	var rec struct {
+		ID        string `json:"id"`
+		LastError *struct {
+			Class string `json:"class"`
+		} `json:"lastError"`
+	}
+	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, agent.URL()), &rec); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	waitFor(t, "the failed crawl", 20*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents/"+rec.ID, "")
+		json.Unmarshal([]byte(body), &rec)
+		return rec.LastError != nil
+	})
+	if rec.LastError.Class != "tls" {
+		t.Fatalf("error class %q, want tls", rec.LastError.Class)
 	}
 }
 
