@@ -266,35 +266,50 @@ func TestServeTLSFleetWithoutCAFile(t *testing.T) {
 	}
 }
 
-// Graceful shutdown finishes the crawl in flight and releases every lease:
-// no agent is left leased in SQL after SIGTERM.
+// Graceful shutdown finishes the crawl in flight, skips the claimed agent
+// still queued behind it, and releases every lease: no agent is left
+// leased in SQL after SIGTERM (main cancels serve's context on it).
 func TestServeShutdownReleasesLeases(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	hang := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
-	data := filepath.Join(t.TempDir(), "data")
-	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s",
-		"--crawl-timeout", "2s", "--lease-ttl", "10s")
-	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, hang.URL()), nil); code != http.StatusAccepted {
-		t.Fatalf("submit: %d", code)
+	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
+	hangs := []*crawlertest.AgentHandle{
+		fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders, Host: fleet.Hosts()[0]}),
+		fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders, Host: fleet.Hosts()[1]}),
 	}
-	waitFor(t, "the crawl to be in flight", 20*time.Second, func() bool { return hang.InFlight() > 0 })
+	data := filepath.Join(t.TempDir(), "data")
+	// One worker: one agent runs, the other waits in the queue, leased.
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s",
+		"--crawl-workers", "1", "--crawl-timeout", "2s", "--lease-ttl", "30s")
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, "cardex.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var leased int
-	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM agents WHERE lease_owner <> ''`).Scan(&leased); err != nil || leased != 1 {
-		t.Fatalf("before shutdown: %d leased, %v", leased, err)
+	leased := func() int {
+		var n int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM agents WHERE lease_owner <> '' OR lease_until IS NOT NULL`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
+	for _, h := range hangs {
+		if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, h.URL()), nil); code != http.StatusAccepted {
+			t.Fatalf("submit: %d", code)
+		}
+	}
+	waitFor(t, "one crawl in flight and both agents leased", 20*time.Second, func() bool {
+		return hangs[0].InFlight()+hangs[1].InFlight() == 1 && leased() == 2
+	})
 	if code := s.stop(t); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, s.logs.String())
 	}
-	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM agents WHERE lease_owner <> '' OR lease_until IS NOT NULL`).Scan(&leased); err != nil || leased != 0 {
-		t.Fatalf("after shutdown: %d leased, %v\n%s", leased, err, s.logs.String())
+	if n := leased(); n != 0 {
+		t.Fatalf("after shutdown: %d agents leased\n%s", n, s.logs.String())
 	}
 	var attempts int
 	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM fetch_attempts`).Scan(&attempts); err != nil || attempts != 1 {
-		t.Fatalf("the crawl in flight was not recorded: %d attempts, %v", attempts, err)
+		t.Fatalf("want the crawl in flight recorded and the queued one skipped: %d attempts, %v", attempts, err)
+	}
+	if hangs[0].Requests()+hangs[1].Requests() != 1 {
+		t.Fatalf("the queued agent was fetched: %d + %d requests", hangs[0].Requests(), hangs[1].Requests())
 	}
 }
