@@ -8,45 +8,45 @@ import (
 )
 
 // claimLockKey serializes claimers on PostgreSQL so the per-host cap counts
-// leases exactly; a claim is one short statement pair per tick, so the
+// leases exactly; a claim is a few short statements per tick, so the
 // serialization costs nothing that matters. SQLite's single writer and
 // BEGIN IMMEDIATE serialize them already.
 const claimLockKey = 0x63617264_65780002
 
-// dueSQL selects due agents whose lease is free or expired, at most perHost
-// per host counting the leases already live on that host, oldest due first.
-// Rejected and removed agents are never crawled: nobody will see their cards
-// until an admin restores them, which makes them due again.
-const dueSQL = `
-SELECT d.id FROM (
-	SELECT a.id, a.next_fetch_at,
-		ROW_NUMBER() OVER (PARTITION BY a.host ORDER BY a.next_fetch_at, a.id) AS rn,
-		COALESCE(f.n, 0) AS inflight
-	FROM agents a
-	LEFT JOIN (
-		SELECT host, COUNT(*) AS n FROM agents
-		WHERE lease_owner <> '' AND lease_until > ?
-		GROUP BY host
-	) f ON f.host = a.host
-	WHERE a.next_fetch_at <= ?
-		AND a.status NOT IN ('removed', 'rejected')
-		AND (a.lease_owner = '' OR a.lease_until <= ?)
-) d
-WHERE d.rn + d.inflight <= ?
-ORDER BY d.next_fetch_at, d.id
-LIMIT ?`
+// dueChunkSQL reads the next chunk of claimable agents in due order
+// (next_fetch_at, id) after a keyset position, through the agents_due
+// index: due, lease free or expired, not rejected or removed (nobody will
+// see their cards until an admin restores them, which makes them due
+// again). Only the chunk is read, never every due row.
+const dueChunkSQL = `SELECT id, host, next_fetch_at FROM agents
+	WHERE next_fetch_at <= ? AND (next_fetch_at, id) > (?, ?)
+		AND status NOT IN ('removed', 'rejected') AND (lease_owner = '' OR lease_until <= ?)
+	ORDER BY next_fetch_at, id LIMIT ?`
 
-// lockDuePG wraps dueSQL for PostgreSQL: the chosen rows are locked, and
-// rows another transaction holds (an admin removing the agent, a crawl
-// result being recorded) are skipped rather than waited for.
-const lockDuePG = "SELECT id FROM agents WHERE id IN (" + dueSQL + ") FOR UPDATE SKIP LOCKED"
+// liveLeasesSQL counts live leases per host, for the hosts of a chunk only
+// (agents_host_lease index).
+const liveLeasesSQL = `SELECT host, COUNT(*) AS n FROM agents
+	WHERE host IN ? AND lease_owner <> '' AND lease_until > ? GROUP BY host`
 
 // ClaimDue leases up to limit due agents to owner until now+leaseTTL, at
-// most perHost in flight per host (CONTRACT.md §8; ≤ 0 means 2). Two
-// claimers, in one process or in replicas sharing PostgreSQL, never get the
-// same agent while its lease lives: on PostgreSQL claimers take turns
-// (claimLockKey) and lock the rows they pick FOR UPDATE SKIP LOCKED; on
-// SQLite the claim is one BEGIN IMMEDIATE transaction on the single writer.
+// most perHost in flight per host (CONTRACT.md §8; ≤ 0 means 2), oldest due
+// first. Two claimers, in one process or in replicas sharing PostgreSQL,
+// never get the same agent while its lease lives: on PostgreSQL claimers
+// take turns (claimLockKey) and lock the rows they pick FOR UPDATE SKIP
+// LOCKED; on SQLite the claim is one BEGIN IMMEDIATE transaction on the
+// single writer.
+//
+// The due agents are read in chunks of a few times limit in due order and
+// the per-host cap is applied in that order, counting the leases already
+// live on each host; a further chunk is read only while the cap left the
+// claim short. So a claim costs a bounded read however many agents are
+// due, and a host at its cap is skipped for this claim only: its agents
+// stay first in due order and are taken as soon as its crawls finish, while
+// the agents of other hosts behind them are still reached.
+//
+// Each claimed agent whose newest version is signed and which will be
+// fetched conditionally carries that version's bytes (Latest), so a 304 can
+// be re-verified against the current keys (RELIABILITY.md D.52).
 func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueAgent, error) {
 	if owner == "" {
 		return nil, invalidField("/owner", "required", "a lease owner is required")
@@ -59,34 +59,118 @@ func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, lea
 	}
 	now = utc(now)
 	until := utc(now.Add(leaseTTL))
-	var rows []agentRow
+	var out []DueAgent
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		if s.store.dialect == DialectPostgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(claimLockKey)).Error; err != nil {
 				return err
 			}
 		}
-		q := dueSQL
-		if s.store.dialect == DialectPostgres {
-			q = lockDuePG
-		}
-		var ids []string
-		if err := tx.Raw(q, now, now, now, perHost, limit).Scan(&ids).Error; err != nil {
+		ids, err := s.pickDue(tx, now, limit, perHost)
+		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if len(ids) == 0 {
-			return nil
+		if s.store.dialect == DialectPostgres {
+			// Rows another transaction holds (an admin removing the agent,
+			// a crawl result being recorded) are skipped, not waited for.
+			if err := tx.Raw("SELECT id FROM agents WHERE id IN ? FOR UPDATE SKIP LOCKED", ids).Scan(&ids).Error; err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				return nil
+			}
 		}
-		err := tx.Exec(`UPDATE agents SET lease_owner = ?, lease_until = ?
+		err = tx.Exec(`UPDATE agents SET lease_owner = ?, lease_until = ?
 			WHERE id IN ? AND status NOT IN ('removed', 'rejected') AND (lease_owner = '' OR lease_until <= ?)`,
 			owner, until, ids, now).Error
 		if err != nil {
 			return err
 		}
-		return tx.Where("id IN ? AND lease_owner = ?", ids, owner).Order("next_fetch_at, id").Find(&rows).Error
+		out, err = claimed(tx, ids, owner, until)
+		return err
 	})
+	return out, err
+}
+
+// dueRow is one row of a due chunk.
+type dueRow struct {
+	ID          string
+	Host        string
+	NextFetchAt time.Time
+}
+
+// pickDue chooses up to limit due agents in due order under the per-host
+// cap, reading chunks until it has limit or the due agents run out.
+func (s *Service) pickDue(tx *gorm.DB, now time.Time, limit, perHost int) ([]string, error) {
+	chunk := max(4*limit, 64)
+	inflight := map[string]int{}
+	var picked []string
+	after, afterID := time.Time{}, ""
+	for len(picked) < limit {
+		var rows []dueRow
+		if err := tx.Raw(dueChunkSQL, now, after, afterID, now, chunk).Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		var hosts []string
+		for _, r := range rows {
+			if _, ok := inflight[r.Host]; !ok {
+				inflight[r.Host] = 0
+				hosts = append(hosts, r.Host)
+			}
+		}
+		if len(hosts) > 0 {
+			var counts []struct {
+				Host string
+				N    int
+			}
+			if err := tx.Raw(liveLeasesSQL, hosts, now).Scan(&counts).Error; err != nil {
+				return nil, err
+			}
+			for _, c := range counts {
+				inflight[c.Host] = c.N
+			}
+		}
+		for _, r := range rows {
+			if len(picked) == limit {
+				break
+			}
+			if inflight[r.Host] < perHost {
+				inflight[r.Host]++
+				picked = append(picked, r.ID)
+			}
+		}
+		if len(rows) < chunk {
+			break
+		}
+		last := rows[len(rows)-1]
+		after, afterID = utc(last.NextFetchAt), last.ID
+	}
+	return picked, nil
+}
+
+// claimed reads the agents just leased, with the bytes of the newest version
+// of those whose verdict depends on keys and whose next fetch is
+// conditional: an unsigned card's verdict is fixed by its bytes, and an
+// unconditional fetch brings the bytes anyway.
+func claimed(tx *gorm.DB, ids []string, owner string, until time.Time) ([]DueAgent, error) {
+	var rows []agentRow
+	if err := tx.Where("id IN ? AND lease_owner = ?", ids, owner).Order("next_fetch_at, id").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	var latest []struct {
+		AgentID    string
+		Raw        []byte
+		FetchedURL string
+	}
+	err := tx.Raw(`SELECT v.agent_id, v.raw, v.fetched_url FROM card_versions v
+		JOIN agents a ON a.id = v.agent_id AND a.latest_version_seq = v.seq
+		WHERE a.id IN ? AND v.trust <> 'unsigned' AND (a.etag <> '' OR a.last_modified <> '')`, ids).Scan(&latest).Error
 	if err != nil {
 		return nil, err
+	}
+	byID := make(map[string]int, len(latest))
+	for i, l := range latest {
+		byID[l.AgentID] = i
 	}
 	out := make([]DueAgent, len(rows))
 	for i, r := range rows {
@@ -95,6 +179,9 @@ func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, lea
 			FailingSince: utcPtr(r.FailingSince), BareHost: r.BareHost, LeaseUntil: until}
 		if r.PinnedKeys != nil {
 			out[i].PinnedKeys = []byte(*r.PinnedKeys)
+		}
+		if j, ok := byID[r.ID]; ok {
+			out[i].Latest, out[i].LatestURL = latest[j].Raw, latest[j].FetchedURL
 		}
 	}
 	return out, nil

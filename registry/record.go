@@ -2,27 +2,45 @@ package registry
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"slices"
-	"strings"
 	"time"
-	"unicode"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
 	"gorm.io/gorm"
 )
 
-// RecordFetch stores one crawl result for an agent owner has leased, in one
-// transaction with its change-log rows (DESIGN.md principle 2):
+// AgentFetch is one crawl result of a RecordFetches batch.
+type AgentFetch struct {
+	AgentID string
+	Result  FetchResult
+}
+
+// RecordFetch stores one crawl result for an agent owner has leased: a
+// batch of one (RecordFetches has the semantics).
+func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res FetchResult) error {
+	errs, err := s.RecordFetches(ctx, owner, []AgentFetch{{AgentID: agentID, Result: res}})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// RecordFetches stores crawl results for agents owner has leased, all in one
+// transaction with their change-log rows (DESIGN.md principle 2; the issue's
+// "writes are batched so SQL is not the bottleneck"). Per result:
 //
 //   - an error keeps the last good card, records lastError, the attempt and
 //     the back-off counters; health becomes failing, or gone after 3
 //     consecutive 404/410 or when failing for GoneAfter (DESIGN.md crawl
 //     policy);
 //   - a 304, or a 200 with the bytes of the newest stored version, is
-//     "unchanged": validators and last_fetched_at move, nothing else;
+//     "unchanged": validators and last_fetched_at move. When it carries a
+//     verdict (the crawler re-verified the stored bytes, RELIABILITY.md
+//     D.44/D.52) that differs from the stored one in trust or thumbprints,
+//     the version's verdict is updated in place and, for the current
+//     version, the agent's trust with it (a `trust` change). The bytes are
+//     the same, so no version is added and needsReview is left alone: a
+//     revoked key or a failing key set is shown as the trust it causes, not
+//     queued as a candidate there is nothing to choose between (and a
+//     transient key-set failure recovers by itself on a later crawl);
 //   - new bytes make a new version (RELIABILITY.md C.38: never updated in
 //     place) with its diff from the previous one. It becomes current, even
 //     for an approved agent (approval is of the agent, CONTRACT.md §4),
@@ -35,16 +53,122 @@ import (
 // results, so the 304 path adds nothing to the change log. updated_at moves
 // only with those changes.
 //
-// The lease guards the write: when the agent was removed (remove drops the
-// lease) or its lease is now someone else's, nothing is written and the
-// answer is ErrLeaseLost (RELIABILITY.md F.64). The lease is cleared and
-// next_fetch_at set to res.NextFetchAt.
-func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res FetchResult) error {
-	ok := res.Attempt.ErrorClass == "" && !res.NotModified
-	if ok && res.Card == nil {
-		return invalidField("/card", "required", "a successful fetch carries the parsed card")
-	}
+// The lease guards each write: when the agent was removed (remove drops the
+// lease) or its lease is now someone else's, nothing is written for that
+// result and its entry in the returned slice is ErrLeaseLost (RELIABILITY.md
+// F.64); an unknown agent is ErrNotFound and a success without a parsed card
+// a ValidationError. Such per-result answers never fail the others. The
+// second return is for the batch as a whole (the database is unavailable,
+// ctx ended): then nothing of the batch was written. A recorded result
+// clears the lease and sets next_fetch_at to its NextFetchAt.
+func (s *Service) RecordFetches(ctx context.Context, owner string, batch []AgentFetch) ([]error, error) {
+	errs := make([]error, len(batch))
 	now := s.now()
+	var ids []string
+	for i, f := range batch {
+		ok := f.Result.Attempt.ErrorClass == "" && !f.Result.NotModified
+		if ok && f.Result.Card == nil {
+			errs[i] = invalidField("/card", "required", "a successful fetch carries the parsed card")
+			continue
+		}
+		ids = append(ids, f.AgentID)
+	}
+	if len(ids) == 0 {
+		return errs, nil
+	}
+	outcome := make([]error, len(batch))
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		copy(outcome, errs)
+		rows, err := s.lockAgents(tx, ids)
+		if err != nil {
+			return err
+		}
+		latest, err := latestVersions(tx, rows, batch)
+		if err != nil {
+			return err
+		}
+		w := &batchWrites{}
+		for i, f := range batch {
+			if outcome[i] != nil {
+				continue
+			}
+			r := rows[f.AgentID]
+			switch {
+			case r == nil:
+				outcome[i] = ErrNotFound
+				continue
+			case owner == "" || r.LeaseOwner != owner || Status(r.Status) == StatusRemoved:
+				outcome[i] = ErrLeaseLost
+				continue
+			}
+			if err := s.applyFetch(tx, r, latest[f.AgentID], f.Result, now, w); err != nil {
+				return err
+			}
+			// The lease is spent: a second result for the agent in the
+			// same batch is a lost lease, as it would be one at a time.
+			r.LeaseOwner = ""
+		}
+		return s.flush(tx, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return outcome, nil
+}
+
+// lockAgents reads the batch's agent rows for update in one statement, in
+// id order so two transactions locking overlapping sets cannot deadlock on
+// PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the only write lock.
+func (s *Service) lockAgents(tx *gorm.DB, ids []string) (map[string]*agentRow, error) {
+	q := "SELECT * FROM agents WHERE id IN ? ORDER BY id"
+	if s.store.dialect == DialectPostgres {
+		q += " FOR UPDATE"
+	}
+	var rows []agentRow
+	if err := tx.Raw(q, ids).Scan(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]*agentRow, len(rows))
+	for i := range rows {
+		out[rows[i].ID] = &rows[i]
+	}
+	return out, nil
+}
+
+// latestVersions reads the newest stored version (without its bytes) of
+// every agent whose result is a success that compares with it: a 200 (same
+// bytes?) or a re-verified 304 (same verdict?). Plain 304s and errors need
+// nothing, so the unchanged path reads no version.
+func latestVersions(tx *gorm.DB, rows map[string]*agentRow, batch []AgentFetch) (map[string]*versionRow, error) {
+	var ids []string
+	for _, f := range batch {
+		r := rows[f.AgentID]
+		res := f.Result
+		if r == nil || r.LatestVersionSeq == 0 || res.Attempt.ErrorClass != "" || (res.NotModified && res.Raw == nil) {
+			continue
+		}
+		ids = append(ids, f.AgentID)
+	}
+	out := map[string]*versionRow{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var vs []versionRow
+	err := tx.Raw(`SELECT v.agent_id, v.seq, v.sha256, v.trust, v.verdict FROM card_versions v
+		JOIN agents a ON a.id = v.agent_id AND a.latest_version_seq = v.seq WHERE a.id IN ?`, ids).Scan(&vs).Error
+	if err != nil {
+		return nil, translate(err)
+	}
+	for i := range vs {
+		out[vs[i].AgentID] = &vs[i]
+	}
+	return out, nil
+}
+
+// applyFetch works out one result's writes: the agent's update runs at once
+// (its values are its own), trace, version and change rows are collected
+// for flush's multi-row inserts.
+func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res FetchResult, now time.Time, w *batchWrites) error {
 	at := utc(res.Attempt.At)
 	if res.Attempt.At.IsZero() {
 		at = now
@@ -53,243 +177,41 @@ func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res Fe
 	if res.NextFetchAt.IsZero() {
 		next = at.Add(time.Hour)
 	}
-	return s.store.tx(ctx, func(tx *gorm.DB) error {
-		r, err := s.lockAgent(tx, agentID)
+	upd := map[string]any{"lease_owner": "", "lease_until": nil, "next_fetch_at": next, "last_fetched_at": at}
+	var kinds []string
+	result := ResultUnchanged
+	health := HealthOK
+	switch {
+	case res.Attempt.ErrorClass != "":
+		result = ResultError
+		health = s.recordFailure(r, res, at, upd)
+	default:
+		recordSuccess(r, res, at, upd)
+		added, err := s.maybeAddVersion(tx, r, latest, res, at, upd, w)
 		if err != nil {
 			return err
 		}
-		if owner == "" || r.LeaseOwner != owner || Status(r.Status) == StatusRemoved {
-			return ErrLeaseLost
+		if added {
+			result = ResultNewVersion
+			kinds = append(kinds, ChangeChanged)
 		}
-		upd := map[string]any{"lease_owner": "", "lease_until": nil, "next_fetch_at": next, "last_fetched_at": at}
-		var result string
-		var kinds []string
-		health := HealthOK
-		switch {
-		case res.Attempt.ErrorClass != "":
-			result = ResultError
-			health = s.recordFailure(r, res, at, upd)
-		default:
-			recordSuccess(r, res, at, upd)
-			result = ResultUnchanged
-			if !res.NotModified {
-				added, err := s.maybeAddVersion(tx, r, res, at, upd)
-				if err != nil {
-					return err
-				}
-				if added {
-					result = ResultNewVersion
-					kinds = append(kinds, ChangeChanged)
-				}
-			}
-		}
-		upd["health"] = string(health)
-		if health != Health(r.Health) {
-			kinds = append(kinds, ChangeHealth)
-		}
-		if t, ok := upd["trust"]; ok && Trust(t.(string)) != Trust(r.Trust) {
-			kinds = append(kinds, ChangeTrust)
-		}
-		if len(kinds) > 0 {
-			upd["updated_at"] = now
-		}
-		if err := tx.Model(&agentRow{}).Where("id = ?", agentID).Updates(upd).Error; err != nil {
-			return err
-		}
-		if err := s.addAttempt(tx, agentID, res.Attempt, result, at); err != nil {
-			return err
-		}
-		for _, k := range kinds {
-			if err := s.addChange(tx, agentID, k, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-func isMissing(a FetchAttempt) bool { return a.HTTPStatus == 404 || a.HTTPStatus == 410 }
-
-// goneAfterMissing is how many consecutive 404/410 answers withdraw an
-// agent (DESIGN.md: the card withdrawn from the host leaves the catalogue).
-const goneAfterMissing = 3
-
-func (s *Service) recordFailure(r *agentRow, res FetchResult, at time.Time, upd map[string]any) Health {
-	failingSince := at
-	if r.FailingSince != nil {
-		failingSince = utc(*r.FailingSince)
 	}
-	missing := 0
-	if isMissing(res.Attempt) {
-		missing = r.ConsecutiveMissing + 1
+	upd["health"] = string(health)
+	if health != Health(r.Health) {
+		kinds = append(kinds, ChangeHealth)
 	}
-	upd["consecutive_failures"] = r.ConsecutiveFailures + 1
-	upd["consecutive_missing"] = missing
-	upd["failing_since"] = failingSince
-	upd["last_error_class"] = res.Attempt.ErrorClass
-	upd["last_error_status"] = res.Attempt.HTTPStatus
-	upd["last_error_message"] = cleanMessage(res.Attempt.Message)
-	upd["last_error_at"] = at
-	if missing >= goneAfterMissing || at.Sub(failingSince) >= s.cfg.GoneAfter {
-		return HealthGone
+	if t, ok := upd["trust"]; ok && Trust(t.(string)) != Trust(r.Trust) {
+		kinds = append(kinds, ChangeTrust)
 	}
-	return HealthFailing
-}
-
-func recordSuccess(r *agentRow, res FetchResult, at time.Time, upd map[string]any) {
-	upd["consecutive_failures"] = 0
-	upd["consecutive_missing"] = 0
-	upd["failing_since"] = nil
-	upd["last_success_at"] = at
-	upd["last_error_class"] = ""
-	upd["last_error_status"] = 0
-	upd["last_error_message"] = ""
-	upd["last_error_at"] = nil
-	if res.ETag != "" || !res.NotModified {
-		upd["etag"] = res.ETag
+	if len(kinds) > 0 {
+		upd["updated_at"] = now
 	}
-	if res.LastModified != "" || !res.NotModified {
-		upd["last_modified"] = res.LastModified
-	}
-	if res.FetchedURL != "" {
-		upd["fetched_url"] = res.FetchedURL
-	}
-}
-
-// maybeAddVersion stores res as a new version when its bytes differ from
-// the newest stored version, and decides whether it becomes current.
-func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, res FetchResult, at time.Time, upd map[string]any) (bool, error) {
-	sum := sha256.Sum256(res.Raw)
-	sha := hex.EncodeToString(sum[:])
-	var prev *versionRow
-	if r.LatestVersionSeq > 0 {
-		var v versionRow
-		if err := tx.Where("agent_id = ? AND seq = ?", r.ID, r.LatestVersionSeq).Take(&v).Error; err != nil {
-			return false, translate(err)
-		}
-		if v.SHA256 == sha {
-			return false, nil
-		}
-		prev = &v
-	}
-	trust := res.Trust
-	if trust == "" {
-		trust = TrustUnsigned
-	}
-	thumbs := slices.Clone(res.Thumbprints)
-	slices.Sort(thumbs)
-	thumbs = slices.Compact(thumbs)
-	if thumbs == nil {
-		thumbs = []string{}
-	}
-	diff := versionDiff(prev, res.Card, thumbs)
-	seq := r.LatestVersionSeq + 1
-	fetchedURL := res.FetchedURL
-	if fetchedURL == "" {
-		fetchedURL = r.CardURL
-	}
-	row := versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, SHA256: sha, FetchedAt: at, FetchedURL: fetchedURL,
-		ProtocolVersion: res.ProtocolVersion, Trust: string(trust),
-		Verdict:  mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs}),
-		Problems: mustJSON(nonNil(res.Problems)), Card: mustJSON(res.Card), Diff: mustJSON(nonNil(diff))}
-	if err := tx.Create(&row).Error; err != nil {
-		return false, err
-	}
-	upd["latest_version_seq"] = seq
-	upd["last_changed_at"] = at
-	seen := parseList(r.VerifiedThumbprints)
-	if r.CurrentVersionSeq > 0 && Trust(r.Trust) == TrustVerified &&
-		(trust != TrustVerified || !slices.ContainsFunc(thumbs, func(t string) bool { return slices.Contains(seen, t) })) {
-		// Trust regression (CONTRACT.md §4, RELIABILITY.md D.49): never
-		// silently replace a verified card.
-		upd["candidate_version_seq"] = seq
-		upd["needs_review"] = true
-		return true, nil
-	}
-	if trust == TrustVerified {
-		for _, t := range thumbs {
-			if !slices.Contains(seen, t) {
-				seen = append(seen, t)
-			}
-		}
-		upd["verified_thumbprints"] = jsonList(seen)
-	}
-	upd["current_version_seq"] = seq
-	upd["candidate_version_seq"] = 0
-	upd["needs_review"] = false
-	upd["trust"] = string(trust)
-	upd["name"] = res.Card.Name
-	return true, nil
-}
-
-// versionDiff is agentcard.Diff from the previous version, plus key-changed
-// when the keys that verified differ (agentcard compares declared kids
-// only). The previous card is re-parsed from its stored bytes so the diff
-// sees its signatures, which the stored JSON model leaves out.
-func versionDiff(prev *versionRow, card *agentcard.Card, thumbs []string) []agentcard.Change {
-	if prev == nil {
-		return nil
-	}
-	var old *agentcard.Card
-	if p, err := agentcard.Parse(prev.Raw, agentcard.Options{CardURL: prev.FetchedURL}); err == nil {
-		old = p.Card
-	} else {
-		old = &agentcard.Card{}
-		_ = json.Unmarshal([]byte(prev.Card), old)
-	}
-	diff := agentcard.Diff(old, card)
-	var pv verdict
-	_ = json.Unmarshal([]byte(prev.Verdict), &pv)
-	oldThumbs := nonNil(pv.Thumbprints)
-	if !slices.Equal(oldThumbs, thumbs) {
-		diff = append(diff, agentcard.Change{Kind: agentcard.ChangeKey, Path: "/signatures/thumbprints", Old: oldThumbs, New: thumbs})
-	}
-	return diff
-}
-
-func (s *Service) addAttempt(tx *gorm.DB, agentID string, a FetchAttempt, result string, at time.Time) error {
-	ms := a.DurationMS
-	if ms == 0 {
-		ms = a.Duration.Milliseconds()
-	}
-	row := fetchRow{AgentID: agentID, At: at, URL: a.URL, HTTPStatus: a.HTTPStatus, DurationMS: ms, Bytes: a.Bytes,
-		ErrorClass: a.ErrorClass, Message: cleanMessage(a.Message), Result: result}
-	if err := tx.Create(&row).Error; err != nil {
+	if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(upd).Error; err != nil {
 		return err
 	}
-	return tx.Exec(`DELETE FROM fetch_attempts WHERE agent_id = ? AND id < (
-		SELECT MIN(id) FROM (SELECT id FROM fetch_attempts WHERE agent_id = ? ORDER BY id DESC LIMIT ?) k)`,
-		agentID, agentID, s.cfg.KeepFetchAttempts).Error
-}
-
-// cleanMessage makes a fetched error message safe to store and show
-// (RELIABILITY.md I.81): valid UTF-8, no control characters (CR/LF, ANSI
-// escapes), at most 1024 bytes.
-func cleanMessage(m string) string {
-	m = strings.ToValidUTF8(m, "\uFFFD")
-	m = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, m)
-	if len(m) > 1024 {
-		m = strings.ToValidUTF8(m[:1024], "")
+	w.attempt(r.ID, res.Attempt, result, at)
+	for _, k := range kinds {
+		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: k, At: now})
 	}
-	return m
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "null"
-	}
-	return string(b)
-}
-
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
-	}
-	return v
+	return nil
 }

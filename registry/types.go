@@ -138,9 +138,19 @@ type DueAgent struct {
 	FailingSince                  *time.Time
 	BareHost                      bool // the legacy agent.json fallback applies
 	LeaseUntil                    time.Time
+	// Latest is the newest stored version's bytes when its verdict depends
+	// on keys (it is signed) and the fetch will be conditional, and
+	// LatestURL the URL it came from: on a 304 the crawler re-verifies
+	// them (RELIABILITY.md D.52) and reports the verdict with Raw set to
+	// them. Nil otherwise.
+	Latest    []byte
+	LatestURL string
 }
 
-// FetchResult is what the crawler reports for one claimed agent.
+// FetchResult is what the crawler reports for one claimed agent. A 304
+// (NotModified) may carry Raw (the stored bytes it re-verified, from
+// DueAgent.Latest) with Trust, Profile, Signatures and Thumbprints but no
+// Card: the verdict of those bytes under the keys of now.
 type FetchResult struct {
 	Attempt                        FetchAttempt // At, URL, HTTPStatus, Duration, Bytes, ErrorClass ("" on success), Message
 	NotModified                    bool         // 304

@@ -1,0 +1,197 @@
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/cardexhq/cardex/registry/agentcard"
+	"gorm.io/gorm"
+)
+
+func isMissing(a FetchAttempt) bool { return a.HTTPStatus == 404 || a.HTTPStatus == 410 }
+
+// goneAfterMissing is how many consecutive 404/410 answers withdraw an
+// agent (DESIGN.md: the card withdrawn from the host leaves the catalogue).
+const goneAfterMissing = 3
+
+func (s *Service) recordFailure(r *agentRow, res FetchResult, at time.Time, upd map[string]any) Health {
+	failingSince := at
+	if r.FailingSince != nil {
+		failingSince = utc(*r.FailingSince)
+	}
+	missing := 0
+	if isMissing(res.Attempt) {
+		missing = r.ConsecutiveMissing + 1
+	}
+	upd["consecutive_failures"] = r.ConsecutiveFailures + 1
+	upd["consecutive_missing"] = missing
+	upd["failing_since"] = failingSince
+	upd["last_error_class"] = res.Attempt.ErrorClass
+	upd["last_error_status"] = res.Attempt.HTTPStatus
+	upd["last_error_message"] = cleanMessage(res.Attempt.Message)
+	upd["last_error_at"] = at
+	if missing >= goneAfterMissing || at.Sub(failingSince) >= s.cfg.GoneAfter {
+		return HealthGone
+	}
+	return HealthFailing
+}
+
+func recordSuccess(r *agentRow, res FetchResult, at time.Time, upd map[string]any) {
+	upd["consecutive_failures"] = 0
+	upd["consecutive_missing"] = 0
+	upd["failing_since"] = nil
+	upd["last_success_at"] = at
+	upd["last_error_class"] = ""
+	upd["last_error_status"] = 0
+	upd["last_error_message"] = ""
+	upd["last_error_at"] = nil
+	if res.ETag != "" || !res.NotModified {
+		upd["etag"] = res.ETag
+	}
+	if res.LastModified != "" || !res.NotModified {
+		upd["last_modified"] = res.LastModified
+	}
+	if res.FetchedURL != "" {
+		upd["fetched_url"] = res.FetchedURL
+	}
+}
+
+func sortedThumbs(t []string) []string {
+	thumbs := slices.Clone(t)
+	slices.Sort(thumbs)
+	thumbs = slices.Compact(thumbs)
+	if thumbs == nil {
+		thumbs = []string{}
+	}
+	return thumbs
+}
+
+// maybeAddVersion stores res as a new version when its bytes differ from
+// the newest stored version (latest, nil when there is none or the result
+// is a 304), and decides whether it becomes current. Unchanged bytes that
+// come with a verdict go to reverify instead.
+func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, res FetchResult, at time.Time, upd map[string]any, w *batchWrites) (bool, error) {
+	if res.Raw == nil {
+		return false, nil // a 304 that was not re-verified
+	}
+	sum := sha256.Sum256(res.Raw)
+	sha := hex.EncodeToString(sum[:])
+	if latest != nil && latest.SHA256 == sha {
+		reverify(r, latest, res, upd, w)
+		return false, nil
+	}
+	if res.NotModified {
+		// Re-verified bytes that are no longer the newest version (it
+		// changed between claim and record): the verdict is not about it.
+		return false, nil
+	}
+	var prev *versionRow
+	if latest != nil {
+		var v versionRow
+		if err := tx.Where("agent_id = ? AND seq = ?", r.ID, latest.Seq).Take(&v).Error; err != nil {
+			return false, translate(err)
+		}
+		prev = &v
+	}
+	trust := res.Trust
+	if trust == "" {
+		trust = TrustUnsigned
+	}
+	thumbs := sortedThumbs(res.Thumbprints)
+	diff := versionDiff(prev, res.Card, thumbs)
+	seq := r.LatestVersionSeq + 1
+	fetchedURL := res.FetchedURL
+	if fetchedURL == "" {
+		fetchedURL = r.CardURL
+	}
+	w.versions = append(w.versions, versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, SHA256: sha, FetchedAt: at, FetchedURL: fetchedURL,
+		ProtocolVersion: res.ProtocolVersion, Trust: string(trust),
+		Verdict:  mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs}),
+		Problems: mustJSON(nonNil(res.Problems)), Card: mustJSON(res.Card), Diff: mustJSON(nonNil(diff))})
+	upd["latest_version_seq"] = seq
+	upd["last_changed_at"] = at
+	seen := parseList(r.VerifiedThumbprints)
+	if r.CurrentVersionSeq > 0 && Trust(r.Trust) == TrustVerified &&
+		(trust != TrustVerified || !slices.ContainsFunc(thumbs, func(t string) bool { return slices.Contains(seen, t) })) {
+		// Trust regression (CONTRACT.md §4, RELIABILITY.md D.49): never
+		// silently replace a verified card.
+		upd["candidate_version_seq"] = seq
+		upd["needs_review"] = true
+		return true, nil
+	}
+	if trust == TrustVerified {
+		upd["verified_thumbprints"] = jsonList(addSeen(seen, thumbs))
+	}
+	upd["current_version_seq"] = seq
+	upd["candidate_version_seq"] = 0
+	upd["needs_review"] = false
+	upd["trust"] = string(trust)
+	upd["name"] = res.Card.Name
+	return true, nil
+}
+
+func addSeen(seen, thumbs []string) []string {
+	for _, t := range thumbs {
+		if !slices.Contains(seen, t) {
+			seen = append(seen, t)
+		}
+	}
+	return seen
+}
+
+// reverify applies a verdict for the bytes already stored as the newest
+// version (RELIABILITY.md D.52: a key removed from the key set makes the
+// card unverifiable on the next crawl after the key cache expires; D.44: a
+// key-set failure stored as error recovers once the key set answers). Only
+// a different trust or set of verifying keys is a change; the reasons'
+// wording may vary from crawl to crawl and is not worth a write.
+func reverify(r *agentRow, v *versionRow, res FetchResult, upd map[string]any, w *batchWrites) {
+	if res.Trust == "" {
+		return
+	}
+	thumbs := sortedThumbs(res.Thumbprints)
+	var old verdict
+	_ = json.Unmarshal([]byte(v.Verdict), &old)
+	if Trust(v.Trust) == res.Trust && slices.Equal(nonNil(old.Thumbprints), thumbs) {
+		return
+	}
+	w.verdicts = append(w.verdicts, versionVerdict{agentID: r.ID, seq: v.Seq, trust: string(res.Trust),
+		verdict: mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs})})
+	if v.Seq != r.CurrentVersionSeq {
+		// A candidate's verdict is updated for the reviewer to see; which
+		// version is current stays an admin's decision (CONTRACT.md §4).
+		return
+	}
+	upd["trust"] = string(res.Trust)
+	if res.Trust == TrustVerified {
+		upd["verified_thumbprints"] = jsonList(addSeen(parseList(r.VerifiedThumbprints), thumbs))
+	}
+}
+
+// versionDiff is agentcard.Diff from the previous version, plus key-changed
+// when the keys that verified differ (agentcard compares declared kids
+// only). The previous card is re-parsed from its stored bytes so the diff
+// sees its signatures, which the stored JSON model leaves out.
+func versionDiff(prev *versionRow, card *agentcard.Card, thumbs []string) []agentcard.Change {
+	if prev == nil {
+		return nil
+	}
+	var old *agentcard.Card
+	if p, err := agentcard.Parse(prev.Raw, agentcard.Options{CardURL: prev.FetchedURL}); err == nil {
+		old = p.Card
+	} else {
+		old = &agentcard.Card{}
+		_ = json.Unmarshal([]byte(prev.Card), old)
+	}
+	diff := agentcard.Diff(old, card)
+	var pv verdict
+	_ = json.Unmarshal([]byte(prev.Verdict), &pv)
+	oldThumbs := nonNil(pv.Thumbprints)
+	if !slices.Equal(oldThumbs, thumbs) {
+		diff = append(diff, agentcard.Change{Kind: agentcard.ChangeKey, Path: "/signatures/thumbprints", Old: oldThumbs, New: thumbs})
+	}
+	return diff
+}
