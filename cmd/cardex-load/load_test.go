@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler/crawlertest"
+)
+
+// buildServer compiles cmd/cardex (with -race when this test has it).
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cardex")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", append(args, "github.com/cardexhq/cardex/cmd/cardex")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// waitUntil polls cond every 20 ms until it holds or d passes.
+func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startServe runs `cardex serve` on a loopback port with data in a temp
+// directory and returns its base URL and an admin token.
+func startServe(t *testing.T, bin string) (base, token string) {
+	t.Helper()
+	data, addrFile := t.TempDir(), filepath.Join(t.TempDir(), "addr")
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
+		"--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--submit-rate", "0", "--read-rate", "0",
+		"--crawl-tick", "1s", "--crawl-min-interval", "1s", "--crawl-timeout", "2s", "--log-level", "error")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	waitUntil(t, "the server's address", time.Minute, func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("server exited: %s", stderr.String())
+		default:
+		}
+		b, err := os.ReadFile(addrFile)
+		base = "http://" + strings.TrimSpace(string(b))
+		return err == nil && len(b) > 0
+	})
+	out, err := exec.Command(bin, "token", "create", "--role", "admin", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	token, _, _ = strings.Cut(string(out), "\n")
+	return base, token
+}
+
+// TestLoadAgainstServe runs the generator for a few seconds against a real
+// server crawling a small loopback fleet: every operation runs, no answer
+// is a 5xx, no request fails in transport, and the server's goroutines
+// come back within the slack.
+func TestLoadAgainstServe(t *testing.T) {
+	bin := buildServer(t)
+	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 4})
+	base, token := startServe(t, bin)
+
+	c := &client{cfg: &config{URL: base, Token: token}, http: &http.Client{Timeout: 10 * time.Second}}
+	for i := range 20 {
+		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 3})
+		st, err := c.call(t.Context(), http.MethodPost, "/api/v1/agents", map[string]string{"cardUrl": a.URL()}, nil)
+		if err != nil || st != http.StatusAccepted {
+			t.Fatalf("submit %d: status %d, %v", i, st, err)
+		}
+	}
+	// Reads by id and approvals need crawled agents.
+	waitUntil(t, "the fleet to be crawled", time.Minute, func() bool {
+		var page struct {
+			Agents []agentRef `json:"agents"`
+		}
+		if st, err := c.call(t.Context(), http.MethodGet, "/api/v1/agents?pageSize=100", nil, &page); err != nil || st != http.StatusOK {
+			return false
+		}
+		fetched := 0
+		for _, a := range page.Agents {
+			if a.VersionSeq > 0 {
+				fetched++
+			}
+		}
+		return fetched == 20
+	})
+
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"-url", base, "-token", token, "-clients", "20", "-duration", "3s",
+		"-write-ratio", "0.2", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-json"}, &stdout, &stderr)
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
+	}
+	if rep.ServerErrors != 0 || rep.TransportErrs != 0 || rep.Requests < 100 {
+		t.Fatalf("%d 5xx, %d transport errors, %d requests\n%s", rep.ServerErrors, rep.TransportErrs, rep.Requests, stdout.String())
+	}
+	for _, op := range append(append([]string{}, readOps...), writeOps...) {
+		o := rep.Operations[op]
+		if o.Requests == 0 || o.MaxMs <= 0 || o.P50ms > o.P99ms || o.P99ms > o.MaxMs {
+			t.Errorf("%s: %+v", op, o)
+		}
+	}
+	// Reads answer 200 (a search of a word nothing carries is an empty
+	// 200 too); submissions of fresh URLs are all accepted.
+	for _, op := range readOps {
+		if o := rep.Operations[op]; o.Statuses["200"] != o.Requests {
+			t.Errorf("%s: statuses %v of %d requests", op, o.Statuses, o.Requests)
+		}
+	}
+	if o := rep.Operations[opSubmit]; o.Statuses["202"] != o.Requests {
+		t.Errorf("submit: statuses %v of %d requests", o.Statuses, o.Requests)
+	}
+	if g := rep.Goroutines; g.Before <= 0 || g.Settled-g.Before > float64(rep.GoroutineSlack) || rep.RSSBytes.After <= 0 {
+		t.Errorf("goroutines %+v (slack %d), memory %+v", g, rep.GoroutineSlack, rep.RSSBytes)
+	}
+	t.Logf("%d requests, %.0f req/s; goroutines %+v", rep.Requests, rep.RequestsPerSec, rep.Goroutines)
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, args := range [][]string{
+		{"-url", "ftp://x"},
+		{"-clients", "0"},
+		{"-duration", "0s"},
+		{"-write-ratio", "1.5"},
+		{"-write-ratio", "0.1"}, // writes without a token
+		{"-token", "t", "-submit-url", "https://fixed.example.com/"},
+		{"extra"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(t.Context(), args, &bytes.Buffer{}, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	var l []time.Duration
+	for i := 1; i <= 100; i++ {
+		l = append(l, time.Duration(i)*time.Millisecond)
+	}
+	got := summarize(l)
+	if got.P50 != 50*time.Millisecond || got.P90 != 90*time.Millisecond || got.P99 != 99*time.Millisecond || got.Max != 100*time.Millisecond {
+		t.Fatalf("%+v", got)
+	}
+	if one := summarize([]time.Duration{7}); one.P50 != 7 || one.Max != 7 {
+		t.Fatalf("%+v", one)
+	}
+}
+
+func TestSubmitURLsDistinct(t *testing.T) {
+	p := &pool{runID: 1}
+	hosts := map[string]bool{}
+	// Past 254×256, where the second octet first turns over.
+	for range 70000 {
+		hosts[p.submitURL("{ip}")] = true
+	}
+	if len(hosts) != 70000 {
+		t.Fatalf("%d distinct addresses of 70000", len(hosts))
+	}
+	if got := p.submitURL("https://load-{n}.example.com/"); got != "https://load-00000001-70001.example.com/" {
+		t.Fatalf("{n}: %s", got)
+	}
+}
