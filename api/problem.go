@@ -50,7 +50,7 @@ var problemTypes = map[string]problemType{
 	"rate-limited": {http.StatusTooManyRequests, "Too many requests",
 		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. Requests with a valid token are not rate-limited."},
 	"unavailable": {http.StatusServiceUnavailable, "Service unavailable",
-		"The database is busy or cannot be written right now. Nothing was changed; retry after the number of seconds in Retry-After."},
+		"The database is busy or cannot be written right now, the search index is being built, or a search ran too long. Nothing was changed; retry after the number of seconds in Retry-After. Without Retry-After, the feature (search, reindex) is not configured on this server."},
 	"internal-error": {http.StatusInternalServerError, "Internal error",
 		"The server failed unexpectedly. The detail names the request id to quote to the operator."},
 }

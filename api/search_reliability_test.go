@@ -258,7 +258,7 @@ func TestKickAndObserve(t *testing.T) {
 	if len(got) != 7 {
 		t.Fatalf("%d observations: %+v", len(got), got)
 	}
-	if got[5] != (obs{"/api/v1/agents/:id", 200}) || got[1] != (obs{"/api/v1/agents", 409}) || got[6].status != 404 {
+	if got[5] != (obs{"/api/v1/agents/:id", 200}) || got[1] != (obs{"/api/v1/agents", 409}) || got[6] != (obs{"", 404}) {
 		t.Fatalf("observations %+v", got)
 	}
 }
