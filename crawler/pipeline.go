@@ -31,10 +31,17 @@ type Target struct {
 	ETag, LastModified string
 	// Pinned is a JWKS an admin pinned for the agent (nil when none).
 	Pinned []byte
+	// Latest is the stored card the validators belong to, when its
+	// verdict depends on keys, and LatestURL where it was fetched: a 304
+	// re-verifies it against the keys of now (RELIABILITY.md D.52, D.44).
+	// Nil: a 304 is reported without a verdict.
+	Latest    []byte
+	LatestURL string
 }
 
 // Outcome is everything one crawl learnt. Exactly one of Err, NotModified
-// and Parsed describes the result.
+// and Parsed describes the result, except that a Reverified 304 has
+// Parsed too.
 type Outcome struct {
 	// RequestedURL is the candidate URL that answered (CardURL or the legacy
 	// path), or the last one tried when none did; URL is where the answer
@@ -46,7 +53,12 @@ type Outcome struct {
 	Bytes             int64         // response bytes read over every request
 	Header            http.Header   // of the answer; nil when none
 	NotModified       bool
-	// Body is the card as received (nil for 304 and errors).
+	// Reverified is set on a 304 whose stored card (Target.Latest) was
+	// parsed and verified again: Body, Parsed and Verdict are then about
+	// those stored bytes.
+	Reverified bool
+	// Body is the card as received (nil for errors, and for a 304 unless
+	// Reverified).
 	Body    []byte
 	Parsed  *agentcard.Parsed
 	Verdict verifier.Verdict
@@ -125,6 +137,7 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 			return out
 		}
 		out.NotModified = true
+		p.reverify(ctx, &out, t, origin)
 		return out
 	}
 	p.parseAndVerify(ctx, &out, resp, origin, t.Pinned)
@@ -149,6 +162,28 @@ func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Respo
 	}
 	out.Body, out.Parsed, out.Problems = resp.Body, parsed, parsed.Problems
 	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
+}
+
+// reverify checks the stored card again on a 304: the bytes did not change
+// but the keys may have (a key removed from the key set, D.52; a key set
+// that failed last time and answers now, D.44). The verifier's key cache
+// bounds the cost: keys are fetched again only after its TTL, otherwise
+// this is a parse and a signature check. Stored bytes that no longer parse
+// (a parser grown stricter) leave the 304 without a verdict.
+func (p *Pipeline) reverify(ctx context.Context, out *Outcome, t Target, origin string) {
+	if len(t.Latest) == 0 {
+		return
+	}
+	u := t.LatestURL
+	if u == "" {
+		u = out.URL
+	}
+	parsed, err := agentcard.Parse(t.Latest, agentcard.Options{CardURL: u})
+	if err != nil {
+		return
+	}
+	out.Reverified, out.Body, out.Parsed = true, t.Latest, parsed
+	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: t.Pinned})
 }
 
 // parseError classifies a rejected body (CONTRACT.md §2).

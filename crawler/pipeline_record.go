@@ -16,6 +16,7 @@ func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.Fe
 	out := s.pipe.Crawl(ctx, Target{
 		CardURL: a.CardURL, FetchedURL: a.FetchedURL, BareHost: a.BareHost,
 		ETag: a.ETag, LastModified: a.LastModified, Pinned: a.PinnedKeys,
+		Latest: a.Latest, LatestURL: a.LatestURL,
 	})
 	if s.ctx.Err() != nil {
 		return registry.FetchResult{}, false
@@ -59,9 +60,13 @@ func FetchResult(out Outcome) registry.FetchResult {
 		return res // 304
 	}
 	res.Raw = out.Body
-	res.Card = out.Parsed.Card
-	res.Problems = out.Problems
-	res.ProtocolVersion = ProtocolVersion(out.Parsed.Card)
+	if !out.NotModified {
+		res.Card = out.Parsed.Card
+		res.Problems = out.Problems
+		res.ProtocolVersion = ProtocolVersion(out.Parsed.Card)
+	}
+	// A re-verified 304 reports the stored bytes and their verdict of now,
+	// no card: the registry updates the verdict only (registry.FetchResult).
 	res.Trust = Trust(out.Verdict)
 	res.Profile = out.Verdict.Profile
 	res.Thumbprints = out.Verdict.Thumbprints

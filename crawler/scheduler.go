@@ -56,10 +56,17 @@ type SchedulerConfig struct {
 	// B.27).
 	LeaseTTL time.Duration
 	Schedule Schedule
+	// BatchSize is how many finished crawls are recorded in one
+	// transaction when Registry is a BatchRegistry (default 64; negative
+	// records each result on its worker with RecordFetch). BatchDelay is
+	// the longest a finished crawl waits for its batch to fill (default
+	// 50ms): a lone result is written that long after it finished.
+	BatchSize  int
+	BatchDelay time.Duration
 	// Observe, when set, is called after each crawl with the result and the
 	// registry's answer to it (nil, registry.ErrLeaseLost or another
 	// error): the hook for metrics (attempts by class, fetch durations). It
-	// runs on the worker and must not block.
+	// runs on the worker or the batch recorder and must not block.
 	Observe func(res registry.FetchResult, recordErr error)
 }
 
@@ -112,6 +119,12 @@ func (c *SchedulerConfig) withDefaults() error {
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 2 * time.Minute
 	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 64
+	}
+	if c.BatchDelay <= 0 {
+		c.BatchDelay = 50 * time.Millisecond
+	}
 	c.Schedule = c.Schedule.withDefaults()
 	return nil
 }
@@ -138,10 +151,14 @@ type Scheduler struct {
 	abort context.CancelFunc
 
 	dispatcherDone chan struct{}
-	workers        sync.WaitGroup
-	startOnce      sync.Once
-	stopOnce       sync.Once
-	started        atomic.Bool
+	// results feeds recordLoop; nil when results are recorded one at a
+	// time on the workers.
+	results      chan finished
+	recorderDone chan struct{}
+	workers      sync.WaitGroup
+	startOnce    sync.Once
+	stopOnce     sync.Once
+	started      atomic.Bool
 
 	inFlight atomic.Int64
 	hosts    *hostSlots
@@ -167,6 +184,10 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		hosts:          newHostSlots(cfg.PerHost),
 	}
 	s.process = s.crawl
+	if _, ok := cfg.Registry.(BatchRegistry); ok && cfg.BatchSize > 0 {
+		s.results = make(chan finished, cfg.BatchSize)
+		s.recorderDone = make(chan struct{})
+	}
 	s.cron = cron.New(cron.WithLocation(time.UTC))
 	s.cron.Schedule(cron.Every(cfg.Tick), cron.FuncJob(s.Kick))
 	return s, nil
@@ -185,6 +206,9 @@ func (s *Scheduler) Start() {
 		default:
 		}
 		s.started.Store(true)
+		if s.results != nil {
+			go s.recordLoop()
+		}
 		for range s.cfg.Workers {
 			s.workers.Go(s.work)
 		}
@@ -205,9 +229,10 @@ func (s *Scheduler) Kick() {
 }
 
 // Shutdown stops ticking and claiming, lets in-flight crawls finish and
-// record within ctx (abandoning them when ctx ends), then releases every
-// lease this scheduler still holds so other replicas take those agents at
-// once. It returns ctx's error when crawls had to be abandoned.
+// record within ctx (abandoning them when ctx ends), writes the last batch
+// of results, then releases every lease this scheduler still holds so
+// other replicas take those agents at once. It returns ctx's error when
+// crawls or writes had to be abandoned.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
@@ -216,14 +241,21 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		if s.started.Load() {
 			<-s.dispatcherDone
 			close(s.jobs)
-			finished := make(chan struct{})
-			go func() { s.workers.Wait(); close(finished) }()
+			drained := make(chan struct{})
+			go func() {
+				s.workers.Wait()
+				if s.results != nil {
+					close(s.results) // no worker sends any more
+					<-s.recorderDone
+				}
+				close(drained)
+			}()
 			select {
-			case <-finished:
+			case <-drained:
 			case <-ctx.Done():
 				err = ctx.Err()
 				s.abort()
-				<-finished // bounded: every fetch and write observes s.ctx
+				<-drained // bounded: every fetch and write observes s.ctx
 			}
 		}
 		s.abort()

@@ -79,7 +79,8 @@ func (s *Scheduler) work() {
 	}
 }
 
-// run crawls one claimed agent and records the result, within its lease:
+// run crawls one claimed agent and records the result (or hands it to the
+// batch recorder, recordLoop), within its lease:
 // the crawl gets at most half the lease TTL and must end a quarter TTL
 // before the lease does, so the write lands while the lease is still ours.
 // An agent that waited in the queue until less is left is skipped (its
@@ -107,24 +108,11 @@ func (s *Scheduler) run(a registry.DueAgent) {
 	if !ok {
 		return
 	}
-	err := s.cfg.Registry.RecordFetch(s.ctx, s.cfg.Owner, a.ID, res)
-	if s.cfg.Observe != nil {
-		s.cfg.Observe(res, err)
+	if s.results != nil {
+		s.results <- finished{id: a.ID, res: res}
+		return
 	}
-	switch {
-	case err == nil:
-		s.stats.recorded.Add(1)
-	case errors.Is(err, registry.ErrLeaseLost):
-		// RELIABILITY.md F.64: the agent was removed (or its lease taken
-		// over) while we crawled; the registry dropped the write.
-		s.stats.leaseLost.Add(1)
-		s.log.Info("crawl result dropped: lease lost", "agent_id", a.ID)
-	case s.ctx.Err() != nil:
-		// Shutdown ran out of time; the lease is released or expires.
-	default:
-		s.stats.recordErrors.Add(1)
-		s.log.Error("record crawl result", "agent_id", a.ID, "err", err)
-	}
+	s.settle(a.ID, res, s.cfg.Registry.RecordFetch(s.ctx, s.cfg.Owner, a.ID, res))
 }
 
 // hostSlots caps crawls in flight per host within this process.
@@ -167,11 +155,17 @@ type Stats struct {
 	LeaseLost    int64 // results dropped because the agent was removed or taken over
 	RecordErrors int64 // results the registry refused for another reason
 	Expired      int64 // claimed agents skipped because their lease ran out in the queue
-	InFlight     int64 // claimed and not yet finished (running or queued)
+	// Abandoned counts results not recorded because Shutdown ran out of
+	// time while they were being written.
+	Abandoned int64
+	// Batches counts RecordFetches transactions (retries included); zero
+	// when the registry records one result at a time.
+	Batches  int64
+	InFlight int64 // claimed and not yet finished (running or queued)
 }
 
 type stats struct {
-	claimRuns, claimed, recorded, leaseLost, recordErrors, expired atomic.Int64
+	claimRuns, claimed, recorded, leaseLost, recordErrors, expired, abandoned, batches atomic.Int64
 }
 
 // Stats returns the scheduler's counters.
@@ -183,6 +177,8 @@ func (s *Scheduler) Stats() Stats {
 		LeaseLost:    s.stats.leaseLost.Load(),
 		RecordErrors: s.stats.recordErrors.Load(),
 		Expired:      s.stats.expired.Load(),
+		Abandoned:    s.stats.abandoned.Load(),
+		Batches:      s.stats.batches.Load(),
 		InFlight:     s.inFlight.Load(),
 	}
 }
