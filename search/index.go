@@ -24,6 +24,10 @@ type Options struct {
 	QueryTimeout time.Duration
 	// Logger receives open, rebuild and indexing events. Default: discard.
 	Logger *slog.Logger
+	// CacheEntries bounds the cache of facet sets and result pages (see
+	// cache.go): 0 means DefaultCacheEntries, negative disables caching.
+	// Entries are dropped from use by every write the index applies.
+	CacheEntries int
 }
 
 func (o Options) withDefaults() Options {
@@ -35,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheEntries == 0 {
+		o.CacheEntries = DefaultCacheEntries
 	}
 	return o
 }
@@ -77,6 +84,12 @@ type Index struct {
 	writeMu sync.Mutex
 	// rebuildMu allows one rebuild at a time.
 	rebuildMu sync.Mutex
+
+	// epoch moves on after every applied write batch and every swap; it
+	// is part of every cache key, so cached facets and pages are never
+	// served across a change of the index (cache.go).
+	epoch atomic.Uint64
+	cache *lru
 }
 
 type generation struct {
@@ -108,7 +121,8 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{dir: dir, opts: opts, lock: lock, analyzer: newMapping().AnalyzerNamed(analyzerText)}
+	x := &Index{dir: dir, opts: opts, lock: lock, analyzer: newMapping().AnalyzerNamed(analyzerText),
+		cache: newLRU(opts.CacheEntries)}
 	if x.analyzer == nil {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("search: analyzer %q unavailable", analyzerText)
@@ -234,6 +248,16 @@ func (x *Index) Close() error {
 	return errors.Join(err, unlockDir(x.lock))
 }
 
+// acquireEpoch is acquire that also reads the write epoch, under the same
+// read lock so a swap cannot come between them.
+func (x *Index) acquireEpoch() (*generation, uint64, error) {
+	g, err := x.acquire()
+	if err != nil {
+		return nil, 0, err
+	}
+	return g, x.epoch.Load(), nil
+}
+
 // acquire returns the live generation with the read lock held; release
 // with x.mu.RUnlock.
 func (x *Index) acquire() (*generation, error) {
@@ -243,8 +267,9 @@ func (x *Index) acquire() (*generation, error) {
 		return nil, ErrClosed
 	}
 	if x.cur == nil {
+		reason := x.reason // read under the lock: swap writes it
 		x.mu.RUnlock()
-		return nil, fmt.Errorf("%w: %w", ErrNotReady, x.reason)
+		return nil, fmt.Errorf("%w: %w", ErrNotReady, reason)
 	}
 	return x.cur, nil
 }
