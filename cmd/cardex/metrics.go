@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/http"
 	"strconv"
@@ -91,10 +92,23 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 	m.httpDuration.WithLabelValues(route).Observe(d.Seconds())
 }
 
-// gauges registers the values read at scrape time: the scheduler's queue
-// and the search index's lag and size.
-func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime) {
+// gauges registers the values read at scrape time: the scheduler's queue,
+// the crawl backlog, the search index's lag and size, and the SQL pools.
+func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *registry.Service, store *registry.Store) {
 	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_crawl_due_backlog",
+			Help: "Agents due for a fetch now and not leased, across all replicas (-1 when the count failed).",
+		}, func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := svc.CountDue(ctx, time.Now())
+			if err != nil {
+				return -1
+			}
+			return float64(n)
+		}),
+		newPoolCollector(store),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cardex_crawl_in_flight",
 			Help: "Agents claimed by this server's crawler and not yet finished (running or queued for a worker).",
@@ -118,16 +132,77 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime) {
 	)
 }
 
+// poolCollector exports the store's connection pools (database/sql
+// statistics of the writer and the read pool) at scrape time.
+type poolCollector struct {
+	store                              *registry.Store
+	open, inUse, idle, waits, waitSecs *prometheus.Desc
+}
+
+func newPoolCollector(store *registry.Store) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("cardex_sql_"+name, help, []string{"pool"}, nil)
+	}
+	return &poolCollector{store: store,
+		open:     d("open_connections", "Open connections of the SQL pool (write: SQLite's one writer, or the PostgreSQL pool; read: the read pool)."),
+		inUse:    d("in_use_connections", "Connections in use."),
+		idle:     d("idle_connections", "Idle connections."),
+		waits:    d("wait_count_total", "Times a caller waited for a connection."),
+		waitSecs: d("wait_duration_seconds_total", "Time spent waiting for a connection."),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.waits, c.waitSecs} {
+		ch <- d
+	}
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.store.DBStats()
+	for pool, s := range map[string]sql.DBStats{"write": st.Write, "read": st.Read} {
+		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.OpenConnections), pool)
+		ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(s.InUse), pool)
+		ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(s.Idle), pool)
+		ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(s.WaitCount), pool)
+		ch <- prometheus.MustNewConstMetric(c.waitSecs, prometheus.CounterValue, s.WaitDuration.Seconds(), pool)
+	}
+}
+
+// The wrapper must keep the scheduler's batched writes.
+var _ crawler.BatchRegistry = recordingRegistry{}
+
 // recordingRegistry is the scheduler's crawler.Registry with metrics: every
 // crawl result passes through RecordFetch with its error class, so the
 // crawler and verifier are instrumented without touching their packages.
 type recordingRegistry struct {
 	crawler.Registry
-	m *metrics
+	batch crawler.BatchRegistry
+	m     *metrics
 }
 
 func (r recordingRegistry) RecordFetch(ctx context.Context, owner, agentID string, res registry.FetchResult) error {
 	err := r.Registry.RecordFetch(ctx, owner, agentID, res)
+	r.count(ctx, res, err)
+	return err
+}
+
+// RecordFetches keeps the scheduler's batched writes (crawler.BatchRegistry):
+// without it the wrapper would fall back to one transaction per result.
+func (r recordingRegistry) RecordFetches(ctx context.Context, owner string, batch []registry.AgentFetch) ([]error, error) {
+	errs, err := r.batch.RecordFetches(ctx, owner, batch)
+	for i, f := range batch {
+		e := err
+		if e == nil && i < len(errs) {
+			e = errs[i]
+		}
+		r.count(ctx, f.Result, e)
+	}
+	return errs, err
+}
+
+// count records one crawl result with the registry's answer to it.
+func (r recordingRegistry) count(ctx context.Context, res registry.FetchResult, err error) {
 	switch {
 	case errors.Is(err, registry.ErrLeaseLost):
 		r.m.leaseConflicts.Inc()
@@ -152,5 +227,4 @@ func (r recordingRegistry) RecordFetch(ctx context.Context, owner, agentID strin
 			r.m.verifyResults.WithLabelValues(s.Status, s.Profile).Inc()
 		}
 	}
-	return err
 }

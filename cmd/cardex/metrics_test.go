@@ -26,7 +26,7 @@ func TestRecordingRegistryCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newMetrics()
-	rec := recordingRegistry{Registry: svc, m: m}
+	rec := recordingRegistry{Registry: svc, batch: svc, m: m}
 	now := time.Now()
 	due, err := rec.ClaimDue(t.Context(), "w1", now, time.Minute, 10, 2)
 	if err != nil || len(due) != 1 {
@@ -56,7 +56,7 @@ func TestRecordingRegistryCounts(t *testing.T) {
 	// A fetched card: its signature verdicts by status and profile, or
 	// unsigned; a 304 is not_modified.
 	m2 := newMetrics()
-	rec2 := recordingRegistry{Registry: svc, m: m2}
+	rec2 := recordingRegistry{Registry: svc, batch: svc, m: m2}
 	due, err = rec2.ClaimDue(t.Context(), "w3", now.Add(2*time.Hour), time.Minute, 10, 2)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("claim: %v %v", due, err)
@@ -143,4 +143,47 @@ func count(c prometheus.Collector) int {
 		n++
 	}
 	return n
+}
+
+// The scheduler's batched writes go through the wrapper (a wrapper without
+// RecordFetches would silently turn batching off): each result of a batch
+// is counted with its own outcome.
+func TestRecordingRegistryKeepsBatches(t *testing.T) {
+	store, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := registry.NewService(store, registry.ServiceConfig{})
+	for _, u := range []string{"https://one.example.com/", "https://two.example.com/"} {
+		if _, err := svc.Submit(t.Context(), registry.Anonymous, u, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newMetrics()
+	rec := recordingRegistry{Registry: svc, batch: svc, m: m}
+	now := time.Now()
+	due, err := rec.ClaimDue(t.Context(), "w1", now, time.Minute, 10, 2)
+	if err != nil || len(due) != 2 {
+		t.Fatalf("claim: %v %v", due, err)
+	}
+	fail := func(class string) registry.FetchResult {
+		return registry.FetchResult{Attempt: registry.FetchAttempt{At: now, ErrorClass: class}, NextFetchAt: now.Add(time.Hour)}
+	}
+	batch := []registry.AgentFetch{{AgentID: due[0].ID, Result: fail("timeout")}, {AgentID: due[1].ID, Result: fail("dns")}}
+	errs, err := rec.RecordFetches(t.Context(), "w1", batch)
+	if err != nil || len(errs) != 2 || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("RecordFetches: %v %v", errs, err)
+	}
+	// Written again by someone who holds no lease: both are conflicts.
+	errs, err = rec.RecordFetches(t.Context(), "w2", batch)
+	if err != nil || !errors.Is(errs[0], registry.ErrLeaseLost) || !errors.Is(errs[1], registry.ErrLeaseLost) {
+		t.Fatalf("second batch: %v %v", errs, err)
+	}
+	if got := value(t, m.leaseConflicts); got != 2 {
+		t.Fatalf("lease conflicts %v, want 2", got)
+	}
+	if got := value(t, m.crawlAttempts.WithLabelValues("timeout")) + value(t, m.crawlAttempts.WithLabelValues("dns")); got != 4 {
+		t.Fatalf("attempts %v, want 4", got)
+	}
 }

@@ -138,7 +138,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	defer cr.fetcher.Close()
-	m.gauges(cr.sched, sr)
+	m.gauges(cr.sched, sr, svc, store)
 	handler, err := cfg.handler(svc, storeReadiness{store: store, search: sr}, sr, cr.sched.Kick, m, log)
 	if err != nil {
 		return err

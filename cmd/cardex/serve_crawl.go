@@ -54,7 +54,7 @@ func newCrawl(c *serveConfig, allow crawlNetwork, svc *registry.Service, m *metr
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
-		Registry: recordingRegistry{Registry: svc, m: m},
+		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
 		Fetcher:  f,
 		Verifier: verifier.New(verifier.Config{Fetcher: f, Logger: log}),
 		Logger:   log,

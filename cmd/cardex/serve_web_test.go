@@ -107,7 +107,8 @@ func TestServeRoutesOneMux(t *testing.T) {
 		t.Fatalf("/metrics: %d %q", code, ctype)
 	}
 	for _, family := range []string{"cardex_http_requests_total", "cardex_http_request_duration_seconds", "cardex_crawl_in_flight",
-		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_crawl_lease_conflicts_total", "go_goroutines", "process_cpu_seconds_total"} {
+		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_crawl_lease_conflicts_total", "cardex_crawl_due_backlog",
+		"cardex_sql_open_connections", "cardex_sql_wait_count_total", "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(body, "# TYPE "+family+" ") {
 			t.Errorf("/metrics lacks %s", family)
 		}
@@ -115,6 +116,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 	// The requests above are counted under their route templates; the UI
 	// under "web".
 	for _, series := range []string{`cardex_http_requests_total{route="/api/v1/agents",status="200"} 1`,
+		`cardex_crawl_due_backlog 0`, `cardex_sql_open_connections{pool="write"} 1`,
 		`cardex_http_requests_total{route="web",status="200"} 1`, `cardex_http_requests_total{route="web",status="404"} 1`} {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics lacks %s", series)
