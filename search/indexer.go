@@ -171,5 +171,9 @@ func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 		return false, fmt.Errorf("search: indexer: write batch: %w", err)
 	}
 	g.applied.Store(next)
+	// After the batch is visible: a query that read the old epoch and ran
+	// on the new data only caches fresher values under a key nobody asks
+	// for once the epoch has moved.
+	x.epoch.Add(1)
 	return false, nil
 }

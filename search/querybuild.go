@@ -235,26 +235,36 @@ func filterQueries(f Filters) []query.Query {
 // should". A BooleanQuery would read better, but Bleve v2.6.1 then drops the
 // matched nested skills from the hit, and with them the skill highlights.
 func buildQuery(text *textQuery, nested query.Query, v Viewer, f Filters) query.Query {
-	must := scopeQuery(v)
-	must = append(must, filterQueries(f)...)
+	root := rootQuery(text, v, f)
 	if text != nil {
-		must = append(must, text.gate)
 		nested = text.should
-	}
-	var root query.Query
-	switch len(must) {
-	case 0:
-		// An agent always has a status; skills never do.
-		root = agentsOnly()
-	case 1:
-		root = must[0]
-	default:
-		root = bleve.NewConjunctionQuery(must...)
 	}
 	if nested == nil {
 		return root
 	}
 	return bleve.NewConjunctionQuery(root, nested)
+}
+
+// rootQuery is the agent-level part of buildQuery: scope, filters and the
+// text gate. With a text query it selects exactly the agents buildQuery
+// selects (every gated agent matches a should clause), which is what lets
+// Search count facets on it without the nested skill clauses
+// (TestFacetQuerySelectsSameAgents).
+func rootQuery(text *textQuery, v Viewer, f Filters) query.Query {
+	must := scopeQuery(v)
+	must = append(must, filterQueries(f)...)
+	if text != nil {
+		must = append(must, text.gate)
+	}
+	switch len(must) {
+	case 0:
+		// An agent always has a status; skills never do.
+		return agentsOnly()
+	case 1:
+		return must[0]
+	default:
+		return bleve.NewConjunctionQuery(must...)
+	}
 }
 
 // agentsOnly matches every agent document (never a nested skill).

@@ -185,5 +185,6 @@ func (x *Index) swap(g *generation) (*generation, error) {
 	}
 	old := x.cur
 	x.cur, x.reason = g, nil
+	x.epoch.Add(1)
 	return old, nil
 }

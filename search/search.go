@@ -1,14 +1,17 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -51,6 +54,15 @@ type Match struct {
 
 // Search runs q and returns one page of agents with facets over all
 // matching agents.
+//
+// The facets are the same for every page of a query, so they are computed
+// once per query and index epoch and cached (cache.go); so are whole pages,
+// which repeated popular queries hit. When they must be computed, they come
+// from a second request running beside the one for the page: it has only
+// the agent-level clauses (scope, filters, the text gate), which select
+// exactly the agents the full query selects (see buildQuery), so Bleve
+// counts them with its plain collector instead of the nested one, and the
+// page request carries no facet work.
 func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
@@ -67,18 +79,35 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	size := min(clampPageSize(q.PageSize), MaxResultWindow-tok.Offset)
 
+	g, epoch, err := x.acquireEpoch()
+	if err != nil {
+		return nil, err
+	}
+	defer x.mu.RUnlock()
+	pageKey := cacheKey{kind: cachePage, epoch: epoch, query: key, token: q.PageToken, size: size}
+	if v, ok := x.cache.get(pageKey); ok {
+		return cloneResult(v.(*Result)), nil
+	}
+	// Facets do not depend on the sort: one entry serves every order.
+	facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Viewer, "", q.Filters)}
+
 	ws := words(x.analyzer, q.Q)
 	req := bleve.NewSearchRequestOptions(nil, size, 0, false)
+	var facetQuery query.Query
 	if len(ws) > 0 {
-		req.Query = buildQuery(newTextQuery(q.Q, ws), nil, q.Viewer, q.Filters)
+		text := newTextQuery(q.Q, ws)
+		req.Query = buildQuery(text, nil, q.Viewer, q.Filters)
+		facetQuery = rootQuery(text, q.Viewer, q.Filters)
 		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
 		req.Highlight.Fields = highlightFields
 	} else if strings.TrimSpace(q.Q) != "" {
 		// q had only stop words or punctuation ("the", "/.*a/"): it names
 		// nothing, so it matches nothing rather than everything.
 		req.Query = bleve.NewMatchNoneQuery()
+		facetQuery = req.Query
 	} else {
 		req.Query = buildQuery(nil, nil, q.Viewer, q.Filters)
+		facetQuery = req.Query
 	}
 	if s != SortRelevance {
 		req.Score = bleve.ScoreNone
@@ -88,13 +117,28 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		req.SearchAfter = tok.After
 	}
 	req.Fields = hitFields
-	addFacets(req)
 
-	res, err := x.run(ctx, req)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
+	defer cancel()
+	var facets Facets
+	var facetErr error
+	var wg sync.WaitGroup
+	if v, ok := x.cache.get(facetKey); ok {
+		facets = cloneFacets(v.(Facets))
+	} else {
+		wg.Go(func() {
+			facets, facetErr = x.facets(ctx, g, facetQuery)
+		})
+	}
+	res, err := x.runOn(ctx, g, req)
+	wg.Wait()
+	if err = cmp.Or(err, facetErr); err != nil {
 		return nil, err
 	}
-	out := &Result{TotalSize: int(res.Total), Facets: facetsOf(res), Hits: make([]Hit, 0, len(res.Hits))}
+	if facetErr == nil {
+		x.cache.put(facetKey, cloneFacets(facets))
+	}
+	out := &Result{TotalSize: int(res.Total), Facets: facets, Hits: make([]Hit, 0, len(res.Hits))}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, hitOf(h))
 	}
@@ -103,7 +147,20 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		last := res.Hits[len(res.Hits)-1]
 		out.NextPageToken = encodeToken(pageToken{Key: key, After: afterValues(order, last), Offset: next})
 	}
+	x.cache.put(pageKey, cloneResult(out))
 	return out, nil
+}
+
+// facets counts the nine facets over the agents matching fq.
+func (x *Index) facets(ctx context.Context, g *generation, fq query.Query) (Facets, error) {
+	req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
+	req.Score = bleve.ScoreNone
+	addFacets(req)
+	res, err := x.runOn(ctx, g, req)
+	if err != nil {
+		return Facets{}, err
+	}
+	return facetsOf(res), nil
 }
 
 // run executes req on the live generation with the query timeout.
@@ -115,6 +172,11 @@ func (x *Index) run(ctx context.Context, req *bleve.SearchRequest) (*bleve.Searc
 	defer x.mu.RUnlock()
 	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
 	defer cancel()
+	return x.runOn(ctx, g, req)
+}
+
+// runOn executes req on g; ctx carries the query timeout.
+func (x *Index) runOn(ctx context.Context, g *generation, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
 	res, err := g.idx.SearchInContext(ctx, req)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() == context.DeadlineExceeded):

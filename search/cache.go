@@ -1,0 +1,124 @@
+package search
+
+import (
+	"container/list"
+	"slices"
+	"sync"
+)
+
+// DefaultCacheEntries is how many facet sets and result pages an Index
+// remembers when Options.CacheEntries is zero.
+const DefaultCacheEntries = 2048
+
+// cacheKey names one cached value. Epoch is the index's write epoch when
+// the value was computed (see Index.epoch): every applied write batch and
+// every generation swap moves it on, so a value computed before a write is
+// never looked up after it.
+type cacheKey struct {
+	kind  byte // cacheFacets or cachePage
+	epoch uint64
+	query string // queryKey fingerprint
+	token string // page token (pages only)
+	size  int    // page size (pages only)
+}
+
+const (
+	cacheFacets byte = iota + 1
+	cachePage
+)
+
+// lru is a bounded least-recently-used map. Values are never mutated once
+// stored; callers get copies (see cloneResult), so a caller editing its
+// Result cannot change what the next caller sees.
+type lru struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recent; elements hold *lruEntry
+	items map[cacheKey]*list.Element
+}
+
+type lruEntry struct {
+	key   cacheKey
+	value any
+}
+
+func newLRU(max int) *lru {
+	if max <= 0 {
+		return nil
+	}
+	return &lru{max: max, order: list.New(), items: make(map[cacheKey]*list.Element, max)}
+}
+
+// get returns the value stored under k. A nil cache never hits.
+func (c *lru) get(k cacheKey) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*lruEntry).value, true
+}
+
+// put stores v under k, evicting the least recently used entry when full.
+// Entries of older epochs are never hit again and age out the same way.
+func (c *lru) put(k cacheKey, v any) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		e.Value.(*lruEntry).value = v
+		c.order.MoveToFront(e)
+		return
+	}
+	c.items[k] = c.order.PushFront(&lruEntry{key: k, value: v})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.items, last.Value.(*lruEntry).key)
+	}
+}
+
+// len is the number of entries, for tests.
+func (c *lru) len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+func cloneFacets(f Facets) Facets {
+	return Facets{
+		Tags:             slices.Clone(f.Tags),
+		InputModes:       slices.Clone(f.InputModes),
+		OutputModes:      slices.Clone(f.OutputModes),
+		Bindings:         slices.Clone(f.Bindings),
+		SecuritySchemes:  slices.Clone(f.SecuritySchemes),
+		ProtocolVersions: slices.Clone(f.ProtocolVersions),
+		Capabilities:     slices.Clone(f.Capabilities),
+		Extensions:       slices.Clone(f.Extensions),
+		Trust:            slices.Clone(f.Trust),
+	}
+}
+
+// cloneResult deep-copies r: callers own what Search returns.
+func cloneResult(r *Result) *Result {
+	out := &Result{TotalSize: r.TotalSize, Facets: cloneFacets(r.Facets), NextPageToken: r.NextPageToken,
+		Hits: make([]Hit, len(r.Hits))}
+	for i, h := range r.Hits {
+		h.Matches = slices.Clone(h.Matches)
+		for j := range h.Matches {
+			h.Matches[j].Fragments = slices.Clone(h.Matches[j].Fragments)
+		}
+		out.Hits[i] = h
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Search counts facets on rootQuery (agent-level clauses only) beside the
+// nested page query. That is only right if both select the same agents:
+// check it, and that the facets equal what one combined request (the way
+// facets were computed before) returns, over the relevance corpus for every
+// query, viewer and a few filters.
+func TestFacetQuerySelectsSameAgents(t *testing.T) {
+	src := newMemSource()
+	for _, a := range relevanceAgents(t) {
+		src.put(a, registry.ChangeSubmitted)
+	}
+	x := openTest(t, src)
+	filters := []Filters{{}, {Bindings: []string{"JSONRPC"}}, {Tags: []string{"finance", "travel"}}, {InputModes: []string{"text/plain"}}}
+	checked := 0
+	for _, c := range relevanceCases {
+		ws := words(x.analyzer, c.q)
+		for _, v := range []Viewer{ViewerAnonymous, ViewerAdmin} {
+			for _, f := range filters {
+				text := newTextQuery(c.q, ws)
+				full := bleve.NewSearchRequestOptions(buildQuery(text, nil, v, f), 0, 0, false)
+				addFacets(full)
+				want, err := x.run(t.Context(), full)
+				if err != nil {
+					t.Fatal(err)
+				}
+				root, err := x.run(t.Context(), bleve.NewSearchRequestOptions(rootQuery(text, v, f), 0, 0, false))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if root.Total != want.Total {
+					t.Fatalf("%q viewer %d filters %+v: root query selects %d agents, full query %d", c.q, v, f, root.Total, want.Total)
+				}
+				got := mustSearch(t, x, Query{Q: c.q, Viewer: v, Filters: f})
+				if fmt.Sprint(got.Facets) != fmt.Sprint(facetsOf(want)) || got.TotalSize != int(want.Total) {
+					t.Fatalf("%q viewer %d filters %+v: facets %v total %d, want %v total %d",
+						c.q, v, f, got.Facets, got.TotalSize, facetsOf(want), want.Total)
+				}
+				if want.Total > 0 {
+					checked++
+				}
+			}
+		}
+	}
+	if checked < len(relevanceCases) {
+		t.Fatalf("only %d non-empty comparisons", checked)
+	}
+}
+
+// Facets and pages are cached per index epoch: every later page of a query
+// shows the facets of the first, and an applied change or a rebuild is seen
+// by the next query, never hidden behind the cache.
+func TestCacheFollowsWrites(t *testing.T) {
+	src := filterCorpus()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	q := Query{Q: "travel", PageSize: 1}
+	p1 := mustSearch(t, x, q)
+	if p1.TotalSize != 2 || p1.NextPageToken == "" {
+		t.Fatalf("page 1: total %d token %q", p1.TotalSize, p1.NextPageToken)
+	}
+	wantTags := []FacetValue{{"travel", 2}, {"finance", 1}}
+	if !slices.Equal(p1.Facets.Tags, wantTags) {
+		t.Fatalf("page 1 tags %v", p1.Facets.Tags)
+	}
+	p2 := mustSearch(t, x, Query{Q: "travel", PageSize: 1, PageToken: p1.NextPageToken})
+	if fmt.Sprint(p2.Facets) != fmt.Sprint(p1.Facets) || len(p2.Hits) != 1 || p2.Hits[0].ID == p1.Hits[0].ID {
+		t.Fatalf("page 2 = %+v", p2)
+	}
+	if again := mustSearch(t, x, q); fmt.Sprint(again) != fmt.Sprint(p1) {
+		t.Fatalf("repeated page 1 differs:\n%+v\n%+v", again, p1)
+	}
+
+	// An applied change moves the epoch on.
+	a8 := testAgent("a8", "Hotel", "Travel stays", skill("stay", "Stays", "Books rooms", "travel", "lodging"))
+	src.put(a8, registry.ChangeSubmitted)
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := mustSearch(t, x, q)
+	wantTags = []FacetValue{{"travel", 3}, {"finance", 1}, {"lodging", 1}}
+	if r.TotalSize != 3 || !slices.Equal(r.Facets.Tags, wantTags) {
+		t.Fatalf("after sync: total %d tags %v", r.TotalSize, r.Facets.Tags)
+	}
+
+	// So does a rebuild's swap (the source changed without a Sync).
+	a8.Status = registry.StatusRemoved
+	src.put(a8, registry.ChangeRemoved)
+	if err := x.Rebuild(t.Context(), src); err != nil {
+		t.Fatal(err)
+	}
+	r = mustSearch(t, x, q)
+	if r.TotalSize != 2 || !slices.Equal(r.Facets.Tags, []FacetValue{{"travel", 2}, {"finance", 1}}) {
+		t.Fatalf("after rebuild: total %d tags %v", r.TotalSize, r.Facets.Tags)
+	}
+}
+
+// A caller owns the Result it gets: editing it does not change what the
+// cache serves next.
+func TestCachedResultIsCallersCopy(t *testing.T) {
+	x := openTest(t, filterCorpus())
+	q := Query{Q: "finance"}
+	r := mustSearch(t, x, q)
+	want := fmt.Sprint(r)
+	if len(r.Hits) == 0 || len(r.Hits[0].Matches) == 0 || len(r.Facets.Tags) == 0 {
+		t.Fatalf("result = %+v", r)
+	}
+	r.Hits[0].Name = "changed"
+	r.Hits[0].Matches[0].Fragments[0] = "changed"
+	r.Facets.Tags[0].Count = 99
+	if got := fmt.Sprint(mustSearch(t, x, q)); got != want {
+		t.Fatalf("cached result changed by a caller:\n got %s\nwant %s", got, want)
+	}
+}
+
+// CacheEntries < 0 turns caching off; results are the same.
+func TestCacheDisabled(t *testing.T) {
+	src := filterCorpus()
+	on := openTest(t, src)
+	off, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, CacheEntries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = off.Close() })
+	if err := off.Rebuild(t.Context(), src); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Query{{}, {Q: "travel"}, {Q: "finance", Filters: Filters{Trust: []string{"verified"}}}} {
+		a, b := mustSearch(t, on, q), mustSearch(t, off, q)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("%+v: cached %+v, uncached %+v", q, a, b)
+		}
+	}
+	if off.cache.len() != 0 || on.cache.len() == 0 {
+		t.Fatalf("cache sizes: on %d, off %d", on.cache.len(), off.cache.len())
+	}
+}
+
+// The cache holds at most its bound, dropping the least recently used.
+func TestLRUEvictsLeastRecentlyUsed(t *testing.T) {
+	c := newLRU(2)
+	k := func(i int) cacheKey { return cacheKey{kind: cachePage, query: fmt.Sprint(i)} }
+	c.put(k(1), 1)
+	c.put(k(2), 2)
+	if _, ok := c.get(k(1)); !ok { // 1 is now the most recent
+		t.Fatal("1 missing")
+	}
+	c.put(k(3), 3)
+	if _, ok := c.get(k(2)); ok {
+		t.Fatal("2 should have been evicted")
+	}
+	for _, i := range []int{1, 3} {
+		if v, ok := c.get(k(i)); !ok || v.(int) != i {
+			t.Fatalf("get %d = %v, %v", i, v, ok)
+		}
+	}
+	if c.len() != 2 {
+		t.Fatalf("len %d", c.len())
+	}
+	// Another epoch is another key.
+	if _, ok := c.get(cacheKey{kind: cachePage, query: "1", epoch: 1}); ok {
+		t.Fatal("hit across epochs")
+	}
+}
