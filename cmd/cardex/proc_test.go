@@ -191,6 +191,10 @@ type opsAgent struct {
 	CardURL    string `json:"cardUrl"`
 	Status     string `json:"status"`
 	VersionSeq int64  `json:"versionSeq"`
+	LastError  *struct {
+		Class   string `json:"class"`
+		Message string `json:"message"`
+	} `json:"lastError"`
 }
 
 type opsPage struct {
