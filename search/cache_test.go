@@ -173,3 +173,59 @@ func TestLRUEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Fatal("hit across epochs")
 	}
 }
+
+// The facet tables (facettable.go) must count what Bleve counts while the
+// index changes under them: documents spread over many segments, updated
+// agents (the old version deleted in its segment), removed agents, and
+// merges retiring segments. Every round compares Search's facets with a
+// Bleve facet request over the same query.
+func TestFacetTablesFollowSegmentsAndDeletes(t *testing.T) {
+	src := filterCorpus()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1}) // one segment per change
+	queries := []Query{{}, {Q: "finance"}, {Q: "travel", Filters: Filters{Bindings: []string{"GRPC", "JSONRPC"}}}, {Viewer: ViewerAdmin}}
+	compare := func(round int) {
+		t.Helper()
+		for _, q := range queries {
+			var fq = buildQuery(nil, nil, q.Viewer, q.Filters)
+			if ws := words(x.analyzer, q.Q); len(ws) > 0 {
+				fq = rootQuery(newTextQuery(q.Q, ws), q.Viewer, q.Filters)
+			}
+			req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
+			addFacets(req)
+			want, err := x.run(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := mustSearch(t, x, q)
+			if fmt.Sprint(got.Facets) != fmt.Sprint(facetsOf(want)) || got.TotalSize != int(want.Total) {
+				t.Fatalf("round %d %+v: facets %v total %d, Bleve %v total %d", round, q, got.Facets, got.TotalSize, facetsOf(want), want.Total)
+			}
+		}
+	}
+	compare(0)
+	for i := range 12 {
+		a := testAgent(fmt.Sprintf("n%02d", i), fmt.Sprintf("New %d", i), "Finance and travel",
+			skill("s", "Skill", "does finance", fmt.Sprintf("tag%d", i%3), "travel"))
+		if i%2 == 0 {
+			a.Card.Interfaces[0].Binding = "GRPC"
+		}
+		src.put(a, registry.ChangeSubmitted)
+		if i%4 == 3 { // update an earlier agent: its old document is deleted
+			old := testAgent(fmt.Sprintf("n%02d", i-2), "Renamed", "Finance only", skill("s", "Skill", "finance", "finance"))
+			src.put(old, registry.ChangeFetched)
+		}
+		if i == 7 {
+			gone := testAgent("a2", "Bravo", "Trips and money", skill("fx", "FX", "Converts money", "finance", "travel"))
+			gone.Status = registry.StatusRemoved
+			src.put(gone, registry.ChangeRemoved)
+		}
+		if err := ix.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		compare(i + 1)
+	}
+	if n := len(x.cur.facets.segs); n == 0 {
+		t.Fatal("no facet tables were built")
+	}
+}

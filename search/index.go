@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,6 +97,7 @@ type generation struct {
 	name    string
 	idx     bleve.Index
 	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
+	facets  *facetTables // decoded facet values per segment (facettable.go)
 }
 
 // Status describes the index for readiness checks and metrics.
@@ -163,7 +165,7 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{name: name, idx: idx}
+	g := &generation{name: name, idx: idx, facets: newFacetTables()}
 	if err := g.check(); err != nil {
 		_ = idx.Close()
 		return nil, err
@@ -201,6 +203,12 @@ func (g *generation) check() error {
 	req.Fields = []string{fieldName}
 	if _, err := g.idx.Search(req); err != nil {
 		return fmt.Errorf("%w: probe query: %w", ErrCorrupt, err)
+	}
+	// Decode every segment's facet values now (≈0.4 s on 100k agents)
+	// rather than in the first query; for a rebuilt generation this runs
+	// before the swap, while the old generation still answers.
+	if _, err := g.facets.count(context.Background(), g, agentsOnly()); err != nil && !errors.Is(err, errNoFacetTable) {
+		return fmt.Errorf("%w: read facet values: %w", ErrCorrupt, err)
 	}
 	return nil
 }

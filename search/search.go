@@ -151,8 +151,19 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	return out, nil
 }
 
-// facets counts the nine facets over the agents matching fq.
+// facets counts the nine facets over the agents matching fq, from the
+// generation's facet tables (facettable.go) or, where those cannot be read,
+// with a Bleve facet request.
 func (x *Index) facets(ctx context.Context, g *generation, fq query.Query) (Facets, error) {
+	f, err := g.facets.count(ctx, g, fq)
+	switch {
+	case err == nil:
+		return f, nil
+	case ctx.Err() == context.DeadlineExceeded:
+		return Facets{}, fmt.Errorf("%w after %s", ErrTimeout, x.opts.QueryTimeout)
+	case !errors.Is(err, errNoFacetTable):
+		return Facets{}, fmt.Errorf("search: facets: %w", err)
+	}
 	req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
 	req.Score = bleve.ScoreNone
 	addFacets(req)
