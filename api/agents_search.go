@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -71,7 +72,7 @@ func (s *server) searchAgents(c echo.Context) error {
 			continue
 		}
 		sa := searchAgent{Agent: agentJSON(a)}
-		if r.q != "" {
+		if strings.TrimSpace(r.q) != "" {
 			sa.Matches = matchesJSON(h.Matches)
 		}
 		out.Agents = append(out.Agents, sa)

@@ -135,15 +135,17 @@ func (h *searchHarness) publish(host string, c testCard, admin string, approve b
 	return a
 }
 
-// searchPageOf is GET /api/v1/agents?query as token's caller, decoded.
+// searchPageJSON is a decoded GET /api/v1/agents answer.
 type searchPageJSON struct {
-	Agents []struct {
-		registry.Agent
-		Matches []search.Match `json:"matches"`
-	} `json:"agents"`
-	NextPageToken string         `json:"nextPageToken"`
-	TotalSize     int            `json:"totalSize"`
-	Facets        *search.Facets `json:"facets"`
+	Agents        []searchAgentJSON `json:"agents"`
+	NextPageToken string            `json:"nextPageToken"`
+	TotalSize     int               `json:"totalSize"`
+	Facets        *search.Facets    `json:"facets"`
+}
+
+type searchAgentJSON struct {
+	registry.Agent
+	Matches []search.Match `json:"matches"`
 }
 
 func (h *searchHarness) list(query, token string) searchPageJSON {

@@ -164,6 +164,11 @@ func TestSearchAgentsQueryAndFilters(t *testing.T) {
 			p.Agents[0].Matches[0].Field != "name" {
 			t.Fatalf("q=oracle: %+v", p.Agents)
 		}
+		// Blank q is no q: everything listed, no matches.
+		p = h.list("q=+%09", "")
+		if len(p.Agents) != 3 || slices.ContainsFunc(p.Agents, func(a searchAgentJSON) bool { return a.Matches != nil }) {
+			t.Fatalf("blank q: %+v", p)
+		}
 		if got := values(h.list("q=weather", c.reader).Facets.Tags); got != "weather=2 climate=1 maps=1" {
 			t.Fatalf("facets follow the query: %q", got)
 		}
