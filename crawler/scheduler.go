@@ -154,6 +154,7 @@ type Scheduler struct {
 	// results feeds recordLoop; nil when results are recorded one at a
 	// time on the workers.
 	results      chan finished
+	idle         chan struct{} // the last running or queued crawl finished
 	recorderDone chan struct{}
 	workers      sync.WaitGroup
 	startOnce    sync.Once
@@ -161,6 +162,7 @@ type Scheduler struct {
 	started      atomic.Bool
 
 	inFlight atomic.Int64
+	short    atomic.Bool // the last claim got fewer agents than it asked for
 	hosts    *hostSlots
 	stats    stats
 }
@@ -186,6 +188,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 	s.process = s.crawl
 	if _, ok := cfg.Registry.(BatchRegistry); ok && cfg.BatchSize > 0 {
 		s.results = make(chan finished, cfg.BatchSize)
+		s.idle = make(chan struct{}, 1)
 		s.recorderDone = make(chan struct{})
 	}
 	s.cron = cron.New(cron.WithLocation(time.UTC))

@@ -26,8 +26,11 @@ type finished struct {
 }
 
 // recordLoop collects finished crawls and records them a batch at a time:
-// when BatchSize results are waiting, or BatchDelay after the first of a
-// batch arrived, whichever comes first. A worker hands its result over and
+// when BatchSize results are waiting, BatchDelay after the first of a
+// batch arrived, or as soon as nothing is left running or queued (idle:
+// no result is coming to fill the batch, and the leases it holds may be
+// all that keeps the per-host cap from letting more agents be claimed),
+// whichever comes first. A worker hands its result over and
 // goes on to the next agent; the lease stays held until the batch is
 // written, so the per-host cap in the database still counts it. When the
 // results channel closes (Shutdown, after the workers are done) the last
@@ -53,10 +56,33 @@ func (s *Scheduler) recordLoop() {
 			}
 			timer.Stop()
 		case <-timer.C:
+		case <-s.idle:
+			if len(batch) == 0 {
+				continue
+			}
+			batch = s.drainResults(batch)
+			timer.Stop()
 		}
 		s.recordBatch(batch)
 		batch = nil
 	}
+}
+
+// drainResults adds the results already handed over (the idle signal may
+// overtake the last of them).
+func (s *Scheduler) drainResults(batch []finished) []finished {
+	for len(batch) < s.cfg.BatchSize {
+		select {
+		case f, ok := <-s.results:
+			if !ok {
+				return batch // Shutdown: the loop's next receive ends it
+			}
+			batch = append(batch, f)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // recordBatch writes one batch. A batch that fails as a whole because the

@@ -65,17 +65,32 @@ func (s *Scheduler) claim(room, batch int64) {
 			s.jobs <- a // never blocks: the buffer holds the room and inFlight ≤ room
 		}
 		s.stats.claimRuns.Add(1)
-		if len(due) == 0 {
+		// A short claim means the per-host cap or an empty queue held it
+		// back: asking again before a lease ends finds nothing more.
+		short := len(due) < int(free)
+		s.short.Store(short)
+		if short {
 			return
 		}
 	}
 }
 
+// work runs claimed agents. A finished crawl frees room in the queue, so it
+// asks for more, unless the last claim came back short and the result went
+// to the batch recorder: its lease lives until the batch is written (which
+// kicks), so claiming now would only find the same hosts at their cap.
 func (s *Scheduler) work() {
 	for a := range s.jobs {
 		s.run(a)
-		s.inFlight.Add(-1)
-		s.Kick()
+		if s.inFlight.Add(-1) == 0 && s.results != nil {
+			select {
+			case s.idle <- struct{}{}:
+			default:
+			}
+		}
+		if s.results == nil || !s.short.Load() {
+			s.Kick()
+		}
 	}
 }
 
