@@ -53,6 +53,10 @@ type Config struct {
 	// the card-derived filters, sort=relevance, /skills and /tags answer
 	// 503 unavailable ("search is not configured on this server").
 	Search Searcher
+	// SearchReady, when set, is asked by /readyz after the database: a
+	// non-nil error (index being built, too far behind the change log)
+	// answers 503 with the reason as the detail.
+	SearchReady func(ctx context.Context) error
 	// Reindex rebuilds the search index for POST /api/v1/admin/reindex;
 	// nil answers 503 unavailable.
 	Reindex func(ctx context.Context) error
@@ -73,16 +77,17 @@ var ErrNoService = errors.New("api: Config.Service is required")
 
 // server holds the handlers' dependencies.
 type server struct {
-	svc     *registry.Service
-	ready   Readiness
-	log     *slog.Logger
-	now     func() time.Time
-	proxies []netip.Prefix
-	baseURL string
-	search  Searcher
-	reindex func(ctx context.Context) error
-	kick    func()
-	metrics func(route string, status int, d time.Duration)
+	svc         *registry.Service
+	ready       Readiness
+	log         *slog.Logger
+	now         func() time.Time
+	proxies     []netip.Prefix
+	baseURL     string
+	search      Searcher
+	searchReady func(ctx context.Context) error
+	reindex     func(ctx context.Context) error
+	kick        func()
+	metrics     func(route string, status int, d time.Duration)
 
 	submitAddr   *limiter
 	submitDomain *limiter
@@ -97,16 +102,17 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, ErrNoService
 	}
 	s := &server{
-		svc:     cfg.Service,
-		ready:   cfg.Ready,
-		log:     cfg.Logger,
-		now:     cfg.Now,
-		proxies: cfg.TrustedProxies,
-		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"),
-		search:  cfg.Search,
-		reindex: cfg.Reindex,
-		kick:    cfg.Kick,
-		metrics: cfg.Observe,
+		svc:         cfg.Service,
+		ready:       cfg.Ready,
+		log:         cfg.Logger,
+		now:         cfg.Now,
+		proxies:     cfg.TrustedProxies,
+		baseURL:     strings.TrimSuffix(cfg.BaseURL, "/"),
+		search:      cfg.Search,
+		searchReady: cfg.SearchReady,
+		reindex:     cfg.Reindex,
+		kick:        cfg.Kick,
+		metrics:     cfg.Observe,
 	}
 	if s.kick == nil {
 		s.kick = func() {}

@@ -37,7 +37,8 @@ func (s *server) healthz(c echo.Context) error {
 // instead of holding the prober.
 const readyTimeout = 2 * time.Second
 
-// readyz is 200 when the database answers and its migrations are current.
+// readyz is 200 when the database answers, its migrations are current and,
+// with Config.SearchReady, the search index is built and keeps up.
 func (s *server) readyz(c echo.Context) error {
 	if s.ready == nil {
 		return writeJSON(c, http.StatusOK, map[string]string{"status": "ready"})
@@ -52,6 +53,12 @@ func (s *server) readyz(c echo.Context) error {
 	if err != nil || !current {
 		s.log.Warn("not ready: migrations not current", "err", err)
 		return notReady("the database schema is not current")
+	}
+	if s.searchReady != nil {
+		if err := s.searchReady(ctx); err != nil {
+			s.log.Warn("not ready: search index", "err", err)
+			return notReady("the search index is not ready: " + clip(err.Error(), 300))
+		}
 	}
 	return writeJSON(c, http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -2,8 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cardexhq/cardex/registry"
@@ -127,4 +130,27 @@ func TestRequestIDs(t *testing.T) {
 	if r.header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatal("no nosniff")
 	}
+}
+
+// With Config.SearchReady, /readyz also reports the search index, naming
+// the reason it is not ready.
+func TestReadinessAsksSearch(t *testing.T) {
+	var reason error = errors.New("search: index is being rebuilt")
+	var mu sync.Mutex
+	h := newHarness(t, registrytest.SQLite(t), func(cfg *Config) {
+		cfg.SearchReady = func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return reason
+		}
+	})
+	r := h.do(req{method: "GET", path: "/readyz"})
+	p := r.expectProblem(t, http.StatusServiceUnavailable, "unavailable")
+	if p.Detail != "the search index is not ready: search: index is being rebuilt" || r.header.Get("Retry-After") != "5" {
+		t.Fatalf("detail %q Retry-After %q", p.Detail, r.header.Get("Retry-After"))
+	}
+	mu.Lock()
+	reason = nil
+	mu.Unlock()
+	h.do(req{method: "GET", path: "/readyz"}).expectStatus(t, http.StatusOK)
 }
