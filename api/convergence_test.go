@@ -192,10 +192,10 @@ func TestSearchConvergesWithSQL(t *testing.T) {
 		for step := range steps {
 			trail = append(trail, cv.op(ctx))
 			switch {
-			case cv.rnd.IntN(8) == 0:
+			case cv.rnd.IntN(10) == 0:
 				h.sync()
 				cv.check(ctx, true, step, trail)
-			case step%10 == 9:
+			case step%12 == 11:
 				cv.check(ctx, false, step, trail)
 			}
 		}
@@ -214,11 +214,11 @@ func TestSearchConvergesWithSQL(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprintf("sqlite/seed%d", seed), func(t *testing.T) {
 			t.Parallel()
-			run(t, registrytest.SQLite(t), seed, 120)
+			run(t, registrytest.SQLite(t), seed, 90)
 		})
 	}
 	t.Run("postgres/seed3", func(t *testing.T) {
 		t.Parallel()
-		run(t, registrytest.Postgres(t), 3, 120)
+		run(t, registrytest.Postgres(t), 3, 90)
 	})
 }
