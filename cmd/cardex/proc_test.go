@@ -191,7 +191,11 @@ type opsAgent struct {
 	CardURL    string `json:"cardUrl"`
 	Status     string `json:"status"`
 	VersionSeq int64  `json:"versionSeq"`
-	LastError  *struct {
+	// NextFetchAt and LastFetchedAt are null before the first schedule
+	// and fetch.
+	NextFetchAt   *time.Time `json:"nextFetchAt"`
+	LastFetchedAt *time.Time `json:"lastFetchedAt"`
+	LastError     *struct {
 		Class   string `json:"class"`
 		Message string `json:"message"`
 	} `json:"lastError"`
@@ -240,4 +244,17 @@ func ids(agents []opsAgent) []string {
 		out[i] = a.ID
 	}
 	return out
+}
+
+// waitDetail polls cond every 50 ms until it holds or d passes, failing
+// with what and detail() (the last state seen) at the deadline.
+func waitDetail(t *testing.T, what string, d time.Duration, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %s", d, what, detail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

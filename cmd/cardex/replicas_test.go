@@ -279,16 +279,22 @@ func TestTwoReplicasShareOnePostgres(t *testing.T) {
 		}
 	}
 
-	// Kill B while it holds leases on slow agents: they must come back to
-	// A after the lease TTL, and every agent must end with a version. A
-	// slow agent drips its card over a nominal 300 ms (a loaded machine
-	// stretches the ticks), well within the fetch timeout.
+	// Kill B while it holds leases: a second batch through B, of normal
+	// agents and a few slow ones (a card dripped over a nominal 150 ms,
+	// well within the fetch timeout; few, as every byte is a timer wake-up)
+	// so fetches are in flight. Everything B held must come back to A
+	// after the lease TTL, and every agent must end with a version.
 	card := crawlertest.GenerateCard(0, "http://127.0.0.1:65535", "1.0.0")
-	slow := crawlertest.Start(t, crawlertest.Options{Hosts: 4, BaseAddr: "127.0.1.1", DripInterval: 300 * time.Millisecond / time.Duration(len(card))})
+	slow := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.1.1", DripInterval: 150 * time.Millisecond / time.Duration(len(card))})
 	var slowURLs []string
 	var slowHandles []*crawlertest.AgentHandle
-	for range 40 {
-		h := slow.Add(crawlertest.Agent{Behavior: crawlertest.SlowDrip})
+	for i := range 40 {
+		var h *crawlertest.AgentHandle
+		if i%5 == 0 {
+			h = slow.Add(crawlertest.Agent{Behavior: crawlertest.SlowDrip})
+		} else {
+			h = slow.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+		}
 		slowURLs = append(slowURLs, h.URL())
 		slowHandles = append(slowHandles, h)
 	}
