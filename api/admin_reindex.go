@@ -35,6 +35,11 @@ func (s *server) adminReindex(c echo.Context) error {
 	if s.reindex == nil {
 		return errNoReindex()
 	}
+	// A rebuild of a large catalogue outlasts the server's write timeout
+	// (a minute for 100,000 agents); lift it for this one response so the
+	// admin hears the outcome. Not every ResponseWriter supports deadlines
+	// (httptest's recorder does not): then there is none to lift.
+	_ = http.NewResponseController(c.Response().Writer).SetWriteDeadline(time.Time{})
 	start := time.Now()
 	if err := s.reindex(context.WithoutCancel(c.Request().Context())); err != nil {
 		return err

@@ -54,28 +54,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// storeReadiness is /readyz's view of the server: the database answers,
-// its migrations are current, and the search index is built and keeps up
-// with the change log (bounded lag, serve_search.go). api.Readiness asks
-// only Ping and MigrationsCurrent, so the index check rides on the latter.
-type storeReadiness struct {
-	store  *registry.Store
-	search *searchRuntime
-}
-
-func (r storeReadiness) Ping(ctx context.Context) error { return r.store.Ping(ctx) }
-
-func (r storeReadiness) MigrationsCurrent(ctx context.Context) (bool, error) {
-	ok, err := r.store.MigrationsCurrent(ctx)
-	if err != nil || !ok {
-		return ok, err
-	}
-	if err := r.search.Ready(ctx); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
 // serve runs the server until ctx ends. Shutdown order: stop accepting
 // HTTP and finish in-flight requests (bounded), stop the demo seeding,
 // stop the scheduler (in-flight crawls finish within a bound, leases are
@@ -139,7 +117,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	}
 	defer cr.fetcher.Close()
 	m.gauges(cr.sched, sr, svc, store)
-	handler, err := cfg.handler(svc, storeReadiness{store: store, search: sr}, sr, cr.sched.Kick, m, log)
+	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
 	if err != nil {
 		return err
 	}
@@ -233,6 +211,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		TrustedProxies: c.TrustedProxies,
 		BaseURL:        c.BaseURL,
 		Search:         sr.Searcher(),
+		SearchReady:    sr.Ready, // /readyz names a lagging index as such
 		Reindex:        sr.Reindex,
 		Kick:           kick,
 		Observe:        m.observe,
