@@ -165,9 +165,9 @@ func latestVersions(tx *gorm.DB, rows map[string]*agentRow, batch []AgentFetch) 
 	return out, nil
 }
 
-// applyFetch works out one result's writes: the agent's update runs at once
-// (its values are its own), trace, version and change rows are collected
-// for flush's multi-row inserts.
+// applyFetch works out one result's writes: the agent's new values, its
+// trace, version and change rows, collected for flush's multi-row
+// statements.
 func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res FetchResult, now time.Time, w *batchWrites) error {
 	at := utc(res.Attempt.At)
 	if res.Attempt.At.IsZero() {
@@ -206,9 +206,7 @@ func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res F
 	if len(kinds) > 0 {
 		upd["updated_at"] = now
 	}
-	if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(upd).Error; err != nil {
-		return err
-	}
+	w.agents = append(w.agents, agentUpdate{id: r.ID, cols: upd})
 	w.attempt(r.ID, res.Attempt, result, at)
 	for _, k := range kinds {
 		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: k, At: now})

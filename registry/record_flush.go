@@ -2,6 +2,9 @@ package registry
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -12,6 +15,7 @@ import (
 // batchWrites collects the rows a RecordFetches batch inserts, so each kind
 // is one multi-row statement instead of one per result.
 type batchWrites struct {
+	agents   []agentUpdate
 	attempts []fetchRow
 	versions []versionRow
 	verdicts []versionVerdict
@@ -39,6 +43,9 @@ func (w *batchWrites) attempt(agentID string, a FetchAttempt, result string, at 
 // PostgreSQL change lock (changeLockKey: seq order = commit order), so the
 // lock is held only for the insert and the commit.
 func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
+	if err := s.updateAgents(tx, w.agents); err != nil {
+		return err
+	}
 	if len(w.versions) > 0 {
 		if err := tx.Create(&w.versions).Error; err != nil {
 			return err
@@ -117,4 +124,81 @@ func nonNil[T any](v []T) []T {
 		return []T{}
 	}
 	return v
+}
+
+// agentUpdate is the new values of one agent's columns.
+type agentUpdate struct {
+	id   string
+	cols map[string]any
+}
+
+// agentColumnTypes are the agents columns a crawl result writes, with
+// their PostgreSQL types: parameters in a VALUES list have no type of their
+// own there, so each is cast. SQLite takes them as bound.
+var agentColumnTypes = map[string]string{
+	"lease_owner": "text", "lease_until": "timestamptz", "next_fetch_at": "timestamptz", "last_fetched_at": "timestamptz",
+	"consecutive_failures": "integer", "consecutive_missing": "integer", "failing_since": "timestamptz",
+	"last_success_at": "timestamptz", "last_error_class": "text", "last_error_status": "integer",
+	"last_error_message": "text", "last_error_at": "timestamptz", "etag": "text", "last_modified": "text",
+	"fetched_url": "text", "health": "text", "trust": "text", "updated_at": "timestamptz",
+	"latest_version_seq": "bigint", "last_changed_at": "timestamptz", "candidate_version_seq": "bigint",
+	"needs_review": "boolean", "current_version_seq": "bigint", "verified_thumbprints": "text", "name": "text",
+}
+
+// updateAgents writes the batch's agent updates with one UPDATE … FROM a
+// VALUES list per set of columns (results of one kind, a 304 or a failure,
+// set the same columns), instead of one statement and round trip per
+// agent.
+func (s *Service) updateAgents(tx *gorm.DB, ups []agentUpdate) error {
+	groups := map[string][]agentUpdate{}
+	var order []string
+	for _, u := range ups {
+		cols := slices.Sorted(maps.Keys(u.cols))
+		sig := strings.Join(cols, ",")
+		if _, ok := groups[sig]; !ok {
+			order = append(order, sig)
+		}
+		groups[sig] = append(groups[sig], u)
+	}
+	for _, sig := range order {
+		cols := strings.Split(sig, ",")
+		ph := make([]string, len(cols)+1)
+		ph[0] = "?"
+		for i, c := range cols {
+			typ, ok := agentColumnTypes[c]
+			if !ok {
+				return fmt.Errorf("registry: no type for agents.%s", c)
+			}
+			ph[i+1] = "?"
+			if s.store.dialect == DialectPostgres {
+				ph[i+1] = "CAST(? AS " + typ + ")"
+			}
+		}
+		row := "(" + strings.Join(ph, ", ") + ")"
+		var q strings.Builder
+		q.WriteString("WITH v(id, " + sig + ") AS (VALUES ")
+		args := make([]any, 0, len(groups[sig])*(len(cols)+1))
+		for i, u := range groups[sig] {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(row)
+			args = append(args, u.id)
+			for _, c := range cols {
+				args = append(args, u.cols[c])
+			}
+		}
+		q.WriteString(") UPDATE agents SET ")
+		for i, c := range cols {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(c + " = v." + c)
+		}
+		q.WriteString(" FROM v WHERE agents.id = v.id")
+		if err := tx.Exec(q.String(), args...).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
