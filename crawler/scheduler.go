@@ -131,7 +131,8 @@ func (c *SchedulerConfig) withDefaults() error {
 
 // Scheduler crawls due agents: cron ticks, the database picks due agents
 // and leases them (at most PerHost per host), a fixed pool of workers runs
-// the pipeline and records each result. Several schedulers (replicas) may
+// the pipeline and records each result (in batches when the Registry is a
+// BatchRegistry, scheduler_batch.go). Several schedulers (replicas) may
 // share one database; leases keep them from fetching one agent twice at
 // once (RELIABILITY.md B.27).
 type Scheduler struct {
