@@ -78,6 +78,7 @@ func benchHTTP(b *testing.B, opts Options) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
 		// Client and server share the process: this is the CPU of both.
 		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(len(lat)), "cpu-ms/req")
+		reportRSS(b)
 	}
 }
 

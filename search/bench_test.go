@@ -169,6 +169,16 @@ func benchSearch(b *testing.B, opts Options) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	reportRSS(b)
+}
+
+// reportRSS reports the process RSS while serving: total (mmapped
+// segments included) and anonymous (heap, facet tables, cache).
+func reportRSS(b *testing.B) {
+	runtime.GC()
+	rss, anon := rssBytes()
+	b.ReportMetric(float64(rss)/(1<<20), "MiB-RSS")
+	b.ReportMetric(float64(anon)/(1<<20), "MiB-RSS-anon")
 }
 
 func dirSize(dir string) int64 {

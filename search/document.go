@@ -31,7 +31,7 @@ type Document struct {
 	OutputModes      []string
 	Tags             []string // union of the skills' tags, lowercased
 	UpdatedAt        time.Time
-	LastChangedAt    time.Time
+	LastChangedAt    time.Time // kept for callers; not indexed: no sort or filter uses it (CONTRACT.md §5)
 	Skills           []SkillDocument
 }
 
@@ -184,30 +184,29 @@ func (d Document) fields() map[string]any {
 		sortName = strings.ToLower(d.Host)
 	}
 	m := map[string]any{
-		fieldName:          d.Name,
-		fieldNameSort:      sortName,
-		fieldDescription:   d.Description,
-		fieldProvider:      d.Provider,
-		fieldProviderKey:   strings.ToLower(d.Provider),
-		fieldHost:          d.Host,
-		fieldText:          text.String(),
-		fieldStatus:        string(d.Status),
-		fieldHealth:        string(d.Health),
-		fieldTrust:         string(d.Trust),
-		fieldVisibility:    string(d.Visibility),
-		fieldListedBy:      listedBy(d),
-		fieldProtocols:     d.ProtocolVersions,
-		fieldBindings:      d.Bindings,
-		fieldSchemes:       d.SecuritySchemes,
-		fieldCapabilities:  d.Capabilities,
-		fieldExtensions:    d.Extensions,
-		fieldInputModes:    d.InputModes,
-		fieldOutputModes:   d.OutputModes,
-		fieldTags:          d.Tags,
-		fieldSkillIDs:      skillIDs,
-		fieldUpdatedAt:     timeNumber(d.UpdatedAt),
-		fieldLastChangedAt: timeNumber(d.LastChangedAt),
-		fieldSkills:        skills,
+		fieldName:         d.Name,
+		fieldNameSort:     sortName,
+		fieldDescription:  d.Description,
+		fieldProvider:     d.Provider,
+		fieldProviderKey:  strings.ToLower(d.Provider),
+		fieldHost:         d.Host,
+		fieldText:         text.String(),
+		fieldStatus:       string(d.Status),
+		fieldHealth:       string(d.Health),
+		fieldTrust:        string(d.Trust),
+		fieldVisibility:   string(d.Visibility),
+		fieldListedBy:     listedBy(d),
+		fieldProtocols:    d.ProtocolVersions,
+		fieldBindings:     d.Bindings,
+		fieldSchemes:      d.SecuritySchemes,
+		fieldCapabilities: d.Capabilities,
+		fieldExtensions:   d.Extensions,
+		fieldInputModes:   d.InputModes,
+		fieldOutputModes:  d.OutputModes,
+		fieldTags:         d.Tags,
+		fieldSkillIDs:     skillIDs,
+		fieldUpdatedAt:    timeNumber(d.UpdatedAt),
+		fieldSkills:       skills,
 	}
 	return m
 }

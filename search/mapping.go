@@ -12,35 +12,34 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go or document.go change what is
 // indexed.
-const MappingVersion = "cardex-search-4"
+const MappingVersion = "cardex-search-5"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use the English analyzer (stemming,
 // stop words) and keep term vectors for highlighting.
 const (
-	fieldName          = "name"
-	fieldNameSort      = "nameSort"
-	fieldDescription   = "description"
-	fieldProvider      = "provider"
-	fieldProviderKey   = "providerKey"
-	fieldHost          = "host"
-	fieldText          = "text" // flat copy of all text, skills included; see document.go
-	fieldStatus        = "status"
-	fieldHealth        = "health"
-	fieldTrust         = "trust"
-	fieldVisibility    = "visibility"
-	fieldListedBy      = "listedBy" // who may list the agent; see listedBy
-	fieldProtocols     = "protocolVersions"
-	fieldBindings      = "bindings"
-	fieldSchemes       = "securitySchemes"
-	fieldCapabilities  = "capabilities"
-	fieldExtensions    = "extensions"
-	fieldInputModes    = "inputModes"
-	fieldOutputModes   = "outputModes"
-	fieldTags          = "tags"
-	fieldSkillIDs      = "skillIds"
-	fieldUpdatedAt     = "updatedAt"
-	fieldLastChangedAt = "lastChangedAt"
+	fieldName         = "name"
+	fieldNameSort     = "nameSort"
+	fieldDescription  = "description"
+	fieldProvider     = "provider"
+	fieldProviderKey  = "providerKey"
+	fieldHost         = "host"
+	fieldText         = "text" // flat copy of all text, skills included; see document.go
+	fieldStatus       = "status"
+	fieldHealth       = "health"
+	fieldTrust        = "trust"
+	fieldVisibility   = "visibility"
+	fieldListedBy     = "listedBy" // who may list the agent; see listedBy
+	fieldProtocols    = "protocolVersions"
+	fieldBindings     = "bindings"
+	fieldSchemes      = "securitySchemes"
+	fieldCapabilities = "capabilities"
+	fieldExtensions   = "extensions"
+	fieldInputModes   = "inputModes"
+	fieldOutputModes  = "outputModes"
+	fieldTags         = "tags"
+	fieldSkillIDs     = "skillIds"
+	fieldUpdatedAt    = "updatedAt"
 
 	fieldSkills            = "skills"
 	fieldSkillID           = "skills.id"
@@ -64,31 +63,34 @@ func newMapping() *mapping.IndexMappingImpl {
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false
 
+	// Doc values only where something reads them (sorts, the facet tables,
+	// the skills facet) and stored values only where a hit shows them:
+	// each one more is work for every document of a rebuild.
 	agent := bleve.NewDocumentStaticMapping()
 	agent.AddFieldMappingsAt(fieldName, textField(true))
-	agent.AddFieldMappingsAt(fieldNameSort, keywordField(false))
+	agent.AddFieldMappingsAt(fieldNameSort, keywordField(false, true))
 	agent.AddFieldMappingsAt(fieldDescription, textField(true))
 	agent.AddFieldMappingsAt(fieldProvider, textField(true))
-	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false))
-	agent.AddFieldMappingsAt(fieldHost, keywordField(true))
+	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false, false))
+	agent.AddFieldMappingsAt(fieldHost, keywordField(true, false))
 	agent.AddFieldMappingsAt(fieldText, textField(false))
-	for _, f := range []string{fieldStatus, fieldHealth, fieldTrust, fieldVisibility, fieldListedBy} {
-		agent.AddFieldMappingsAt(f, keywordField(true))
+	agent.AddFieldMappingsAt(fieldTrust, keywordField(true, true))
+	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy, fieldSkillIDs} {
+		agent.AddFieldMappingsAt(f, keywordField(false, false))
 	}
 	for _, f := range []string{fieldProtocols, fieldBindings, fieldSchemes, fieldCapabilities,
-		fieldExtensions, fieldInputModes, fieldOutputModes, fieldTags, fieldSkillIDs} {
-		agent.AddFieldMappingsAt(f, keywordField(false))
+		fieldExtensions, fieldInputModes, fieldOutputModes, fieldTags} {
+		agent.AddFieldMappingsAt(f, keywordField(false, true))
 	}
 	agent.AddFieldMappingsAt(fieldUpdatedAt, numberField())
-	agent.AddFieldMappingsAt(fieldLastChangedAt, numberField())
 
 	skill := bleve.NewNestedDocumentStaticMapping()
-	skill.AddFieldMappingsAt("id", keywordField(true))
+	skill.AddFieldMappingsAt("id", keywordField(true, true))
 	skill.AddFieldMappingsAt("name", textField(true))
 	skill.AddFieldMappingsAt("description", textField(true))
 	skill.AddFieldMappingsAt("tags", textField(true))
 	skill.AddFieldMappingsAt("examples", textField(true))
-	skill.AddFieldMappingsAt("kind", keywordField(false))
+	skill.AddFieldMappingsAt("kind", keywordField(false, false))
 	agent.AddSubDocumentMapping(fieldSkills, skill)
 
 	im.DefaultMapping = agent
@@ -105,13 +107,13 @@ func textField(store bool) *mapping.FieldMapping {
 	return f
 }
 
-func keywordField(store bool) *mapping.FieldMapping {
+func keywordField(store, docValues bool) *mapping.FieldMapping {
 	f := bleve.NewKeywordFieldMapping()
 	f.Analyzer = keyword.Name
 	f.Store = store
 	f.IncludeTermVectors = false
 	f.IncludeInAll = false
-	f.DocValues = true
+	f.DocValues = docValues
 	return f
 }
 
