@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,13 +58,14 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(fs.Output(), "Exit status: 0 fetched a valid card, 1 fetch or card failed, 2 bad flags.")
 		fs.PrintDefaults()
 	}
-	raw, err := crawlArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, code := parseFlagsAndArgs(fs, args)
+	if code >= 0 {
+		return code
 	}
-	if err != nil {
-		return exitUsage
+	if code, ok := oneArgument(fs, "cardex crawl", "a URL is required", pos); !ok {
+		return code
 	}
+	raw := pos[0]
 	target, err := crawler.TargetFor(raw)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
@@ -91,32 +91,6 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// crawlArgs parses flags before or after the one URL.
-func crawlArgs(fs *flag.FlagSet, args []string) (string, error) {
-	target := ""
-	for {
-		if err := fs.Parse(args); err != nil {
-			return "", err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if target != "" {
-			fmt.Fprintf(fs.Output(), "cardex crawl: unexpected argument %q\n", rest[0])
-			fs.Usage()
-			return "", errors.New("too many arguments")
-		}
-		target, args = rest[0], rest[1:]
-	}
-	if target == "" {
-		fmt.Fprintln(fs.Output(), "cardex crawl: a URL is required")
-		fs.Usage()
-		return "", errors.New("no URL")
-	}
-	return target, nil
 }
 
 func report(t crawler.Target, out crawler.Outcome) crawlReport {

@@ -47,18 +47,14 @@ func (l *lintCommand) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(fs.Output(), "Exit status: 0 no errors (warnings allowed), 1 errors, 2 unreadable input or bad flags.")
 		fs.PrintDefaults()
 	}
-	target, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, code := parseFlagsAndArgs(fs, args)
+	if code >= 0 {
+		return code
 	}
-	if err != nil {
-		return exitUsage
+	if code, ok := oneArgument(fs, "cardex lint", "exactly one card (file, - or URL) is required", pos); !ok {
+		return code
 	}
-	if target == "" {
-		fmt.Fprintln(e.stderr, "cardex lint: exactly one card (file, - or URL) is required")
-		fs.Usage()
-		return exitUsage
-	}
+	target := pos[0]
 	data, opts, err := l.read(ctx, e, target, &np)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex lint: %v\n", err)
@@ -92,27 +88,6 @@ func (l *lintCommand) run(ctx context.Context, e *env, args []string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// parseInterspersed accepts flags before or after the one argument, as
-// people type them (`cardex lint card.json --json`).
-func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
-	target := ""
-	for {
-		if err := fs.Parse(args); err != nil {
-			return "", err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return target, nil
-		}
-		if target != "" {
-			fmt.Fprintf(fs.Output(), "cardex lint: unexpected argument %q\n", rest[0])
-			fs.Usage()
-			return "", errors.New("too many arguments")
-		}
-		target, args = rest[0], rest[1:]
-	}
 }
 
 // read returns the card bytes. It reads one byte more than the card limit

@@ -34,17 +34,9 @@ func (n *netPolicyFlags) fetcher() (*crawler.Fetcher, error) {
 	if n.timeout <= 0 {
 		return nil, errors.New("--timeout must be positive")
 	}
-	pol := crawler.DefaultPolicy()
-	pol.AllowNetworks, pol.AllowInsecureHTTP = n.nets, n.insecure
-	pol.Timeout = n.timeout
-	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, n.timeout)
-	pol.UserAgent = crawler.UserAgent(version)
-	if n.caFile != "" {
-		pool, err := crawler.LoadCAFile(n.caFile)
-		if err != nil {
-			return nil, err
-		}
-		pol.RootCAs = pool
+	pol, err := fetchPolicy(crawlNetwork{AllowNetworks: n.nets, AllowInsecureHTTP: n.insecure}, n.caFile, n.timeout)
+	if err != nil {
+		return nil, err
 	}
 	return crawler.New(crawler.Config{Policy: pol, Logger: slog.New(slog.DiscardHandler)})
 }

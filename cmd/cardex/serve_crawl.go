@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/registry"
@@ -18,15 +19,22 @@ type crawlNetwork struct {
 }
 
 // policy is the production fetch policy with the allowances, the CA file
-// and the crawl timeout applied, naming this build in its User-Agent.
+// and the crawl timeout applied.
 func (c *serveConfig) policy(allow crawlNetwork) (crawler.Policy, error) {
+	return fetchPolicy(allow, c.CAFile, c.CrawlTimeout)
+}
+
+// fetchPolicy is the production fetch policy of CONTRACT.md §2 with an
+// operator's allowances, extra roots and total timeout, naming this build
+// in its User-Agent. serve and the fetching CLI commands share it.
+func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (crawler.Policy, error) {
 	pol := crawler.DefaultPolicy()
 	pol.AllowNetworks, pol.AllowInsecureHTTP = allow.AllowNetworks, allow.AllowInsecureHTTP
-	pol.Timeout = c.CrawlTimeout
-	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, c.CrawlTimeout)
+	pol.Timeout = timeout
+	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, timeout)
 	pol.UserAgent = crawler.UserAgent(version)
-	if c.CAFile != "" {
-		pool, err := crawler.LoadCAFile(c.CAFile)
+	if caFile != "" {
+		pool, err := crawler.LoadCAFile(caFile)
 		if err != nil {
 			return pol, err
 		}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -180,31 +178,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func newFlagSet(name string, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
-// parseFlagsAndArgs parses flags that may follow positional arguments
-// (`cardex verify card.json --json`). It returns the positional arguments,
-// and an exit code ≥ 0 when parsing ended the command.
-func parseFlagsAndArgs(fs *flag.FlagSet, args []string) ([]string, int) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK
-			}
-			return nil, exitUsage
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, -1
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
