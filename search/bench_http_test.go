@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,7 +23,8 @@ import (
 // from the URL and answers the Result as JSON, and 32 clients sending the
 // benchmark workload for CARDEX_BENCH_HTTP_SECONDS (default 20) per round.
 // "cold" has the cache off (every request computes its page and facets);
-// "cached" repeats the 60 query/filter combinations with the cache on.
+// "cached" repeats the 60 query/filter combinations with the cache on,
+// each computed once before the clock starts.
 func BenchmarkSearchHTTP100k(b *testing.B) {
 	b.Run("cold", func(b *testing.B) { benchHTTP(b, Options{CacheEntries: -1}) })
 	b.Run("cached", func(b *testing.B) { benchHTTP(b, Options{}) })
@@ -41,6 +43,15 @@ func benchHTTP(b *testing.B, opts Options) {
 	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxIdleConns: benchClients}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	if opts.CacheEntries >= 0 {
+		// The cached round measures the steady state of popular queries:
+		// every combination of the workload computed once before the clock.
+		for i := range len(benchQueries) * len(benchFilters) {
+			if err := get(client, srv.URL, benchQuery(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	for b.Loop() {
 		cpu0, start := cpuTime(), time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
@@ -101,13 +112,19 @@ func get(c *http.Client, base string, q Query) error {
 		return err
 	}
 	defer resp.Body.Close()
-	var r Result
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		return err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK || r.TotalSize == 0 {
-		return fmt.Errorf("%s: status %d, %d results", q.Q, resp.StatusCode, r.TotalSize)
+	// Only the status and the total are checked, without decoding the
+	// page: the clients share the process, and the CPU measured should be
+	// the server's as far as possible.
+	_, rest, ok := bytes.Cut(body, []byte(`"totalSize":`))
+	if end := bytes.IndexAny(rest, ",}"); ok && end > 0 {
+		rest = rest[:end]
+	}
+	if n, err := strconv.Atoi(string(rest)); resp.StatusCode != http.StatusOK || err != nil || n == 0 {
+		return fmt.Errorf("%s: status %d, totalSize %q", q.Q, resp.StatusCode, rest)
 	}
 	return nil
 }
