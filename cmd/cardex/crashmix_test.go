@@ -208,6 +208,7 @@ func runMixedLoad(ctx context.Context, c *opsClient, urls []string, stop <-chan 
 // SQL, the dead process's leases are all reclaimed and every agent that
 // was due is fetched.
 func TestCrashDuringMixedLoad(t *testing.T) {
+	t.Parallel() // subprocesses mostly wait on timers and I/O: overlap them with the other operations tests
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		crashMixed(t, "")

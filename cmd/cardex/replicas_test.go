@@ -221,6 +221,7 @@ func leasesOf(ctx context.Context, db *sql.DB, pid int) (int, error) {
 // searches once converged, and when one is killed mid-crawl its leases
 // expire and the other fetches everything left (RELIABILITY.md F.62).
 func TestTwoReplicasShareOnePostgres(t *testing.T) {
+	t.Parallel() // subprocesses mostly wait on timers and I/O: overlap them with the other operations tests
 	dbURL := registrytest.PostgresURL(t)
 	bin := procBin(t)
 	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 8})
