@@ -38,15 +38,15 @@ func TestExitsNonZeroOn5xx(t *testing.T) {
 }
 
 func TestExitsNonZeroOnTransportError(t *testing.T) {
-	srv := fakeServer(t, http.StatusOK, 0)
 	// Bodies that are not JSON break decoding of list and tags answers.
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
 			fmt.Fprint(w, "go_goroutines 10\nprocess_resident_memory_bytes 1e6\n")
 			return
 		}
 		fmt.Fprint(w, "{")
-	})
+	}))
+	t.Cleanup(srv.Close)
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
 	if code != exitFail || !strings.Contains(stderr.String(), "transport errors") {
