@@ -122,7 +122,7 @@ func (s *server) stop(t *testing.T) {
 }
 
 // waitReady polls /readyz until it answers 200: the database is reachable
-// and the search index is built and caught up (serve.go storeReadiness).
+// and the search index is built and caught up (api.Config.SearchReady).
 func (s *server) waitReady(t *testing.T, d time.Duration) {
 	t.Helper()
 	c := &http.Client{Timeout: 5 * time.Second}
