@@ -88,6 +88,11 @@ func (x *Index) Rebuild(ctx context.Context, src Source) error {
 // has no mapping version and is never served.
 func (x *Index) build(ctx context.Context, path string, src Source, head int64) (int, error) {
 	cfg := bleveConfig(x.opts.LockTimeout)
+	// No background merging while building: compact merges everything in
+	// one pass at the end, instead of Bleve's tiers rewriting each batch's
+	// documents again and again. The option is not persisted; the
+	// generation is reopened with the default merge policy.
+	cfg["scorchMergePlanOptions"] = buildMergePlan()
 	idx, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, cfg)
 	if err != nil {
 		return 0, err
@@ -106,6 +111,20 @@ func (x *Index) build(ctx context.Context, path string, src Source, head int64) 
 }
 
 const buildWorkers = 2
+
+// buildMergePlan is the default merge policy with a tier wide enough that
+// no merge is planned while a generation is built.
+func buildMergePlan() map[string]any {
+	o := mergeplan.DefaultMergePlanOptions
+	return map[string]any{
+		"MaxSegmentsPerTier":   1 << 20,
+		"MaxSegmentSize":       o.MaxSegmentSize,
+		"TierGrowth":           o.TierGrowth,
+		"SegmentsPerMergeTask": o.SegmentsPerMergeTask,
+		"FloorSegmentSize":     o.FloorSegmentSize,
+		"ReclaimDeletesWeight": o.ReclaimDeletesWeight,
+	}
+}
 
 // compact merges the freshly built index down to as few segments as the
 // merge policy allows (one or two on 100k agents instead of ~20): every
@@ -132,7 +151,9 @@ func compact(ctx context.Context, idx bleve.Index) error {
 		// waits for the merger's next round even when nothing is to do.
 		return err
 	}
-	if err := s.ForceMerge(ctx, &mergeplan.SingleSegmentMergePlanOptions); err != nil {
+	one := mergeplan.SingleSegmentMergePlanOptions
+	one.SegmentsPerMergeTask = 1 << 20 // every segment in one task: one pass
+	if err := s.ForceMerge(ctx, &one); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	return nil
