@@ -45,7 +45,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyPrincipal, registry.Anonymous)
 			return next(c)
 		}
-		addr := limitKey(s.clientAddr(r))
+		addr := s.clientKey(r)
 		now := s.now()
 		if blocked, wait := s.authFail.empty(addr, now); blocked {
 			return rateLimited(wait, "too many failed authentications from this address")

@@ -9,6 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/cardexhq/cardex/api/clientaddr"
 )
 
 // limitReads applies --read-rate to anonymous reads (RELIABILITY.md I.82).
@@ -17,7 +19,7 @@ func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		m := c.Request().Method
 		if (m == http.MethodGet || m == http.MethodHead) && principal(c).Role == "" {
-			if ok, wait := s.read.take(limitKey(s.clientAddr(c.Request())), s.now()); !ok {
+			if ok, wait := s.read.take(s.clientKey(c.Request()), s.now()); !ok {
 				return rateLimited(wait, "too many requests from this address")
 			}
 		}
@@ -34,7 +36,7 @@ func (s *server) limitSubmission(c echo.Context, cardURL string) error {
 		return nil
 	}
 	now := s.now()
-	if ok, wait := s.submitAddr.take(limitKey(s.clientAddr(c.Request())), now); !ok {
+	if ok, wait := s.submitAddr.take(s.clientKey(c.Request()), now); !ok {
 		return rateLimited(wait, "too many submissions from this address")
 	}
 	if ok, wait := s.submitDomain.take(registrableDomain(cardURL), now); !ok {
@@ -66,4 +68,9 @@ func registrableDomain(cardURL string) string {
 		return d
 	}
 	return host
+}
+
+// clientKey is the rate-limit key of r's client (shared with the web UI).
+func (s *server) clientKey(r *http.Request) string {
+	return clientaddr.Key(clientaddr.Addr(r, s.proxies))
 }

@@ -1,14 +1,13 @@
 package web
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/cardexhq/cardex/api/clientaddr"
 )
 
 // limiter is a bounded table of token buckets keyed by client address.
@@ -81,55 +80,9 @@ func (l *limiter) evict(now time.Time) {
 	}
 }
 
-// clientKey is the rate-limit key of r: the TCP peer, or the right-most
-// X-Forwarded-For hop that is not a trusted proxy when the peer is one.
-// IPv6 clients are grouped by /64, the block one subscriber usually holds.
+// clientKey is the rate-limit key of r's client, the same the API uses
+// (the TCP peer, or the right-most untrusted X-Forwarded-For hop behind a
+// trusted proxy; IPv6 grouped by /64).
 func (u *ui) clientKey(r *http.Request) string {
-	a := peer(r.RemoteAddr)
-	if a.IsValid() && u.trusted(a) {
-		hops := r.Header.Values("X-Forwarded-For")
-	outer:
-		for i := len(hops) - 1; i >= 0; i-- {
-			parts := strings.Split(hops[i], ",")
-			for j := len(parts) - 1; j >= 0; j-- {
-				h, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-				if err != nil {
-					break outer
-				}
-				if h = h.Unmap(); !u.trusted(h) {
-					a = h
-					break outer
-				}
-			}
-		}
-	}
-	switch {
-	case !a.IsValid():
-		return "unknown"
-	case a.Is6():
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
-}
-
-func (u *ui) trusted(a netip.Addr) bool {
-	for _, p := range u.cfg.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func peer(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap().WithZone("")
+	return clientaddr.Key(clientaddr.Addr(r, u.cfg.TrustedProxies))
 }
