@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -20,23 +19,6 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3", to inspect the file directly
 )
-
-// buildCardex compiles the binary into a temporary directory.
-func buildCardex(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cardex")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", append(args, ".")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // server is a `cardex serve` subprocess.
 type server struct {
@@ -84,7 +66,7 @@ func startServer(t *testing.T, bin, data string, extra ...string) *server {
 // acknowledged registration and leaves no half-written rows, and the
 // database passes PRAGMA integrity_check.
 func TestCrashDuringSubmissionBurst(t *testing.T) {
-	bin := buildCardex(t)
+	bin := procBin(t)
 	data := t.TempDir()
 	srv := startServer(t, bin, data)
 
