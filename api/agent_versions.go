@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // listVersions is GET /api/v1/agents/{id}/versions.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // Request body limits (RELIABILITY.md A.7). Every body the API takes is a

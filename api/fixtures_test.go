@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // Cards from ../shared/testdata (copied with their names, see its README).

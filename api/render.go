@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // writeJSON renders v with encoding/json's HTML escaping left on, so card

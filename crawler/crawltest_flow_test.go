@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/verifier"
 )
 

@@ -6,9 +6,9 @@ import (
 	"crypto/rand"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/crawler/crawlertest"
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 

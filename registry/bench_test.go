@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 

@@ -7,7 +7,7 @@ package registry
 import (
 	"time"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // Status is the curation status an admin sets (CONTRACT.md §4).

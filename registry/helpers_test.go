@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // clock is an injected, manually advanced clock.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"gorm.io/gorm"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 	"gorm.io/gorm"
 )
 

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // Version is one stored card version (CONTRACT.md §5 "Versions"). Raw is the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 func toVersion(a *agentRow, v *versionRow) Version {

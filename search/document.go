@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // Document is what the index holds for one agent: the searchable text, every

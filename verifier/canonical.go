@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // Profile names one way of turning a received card into the bytes a signer

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // maxKidBytes caps the key id (RELIABILITY.md D.45): it is an opaque string

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 type agentView struct {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // schemeView is one security scheme in plain words, for someone who has to

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/search"
 	"github.com/cardexhq/cardex/web"

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // invisible reports runes that change how text around them is displayed

@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/registry/agentcard"
 	"github.com/cardexhq/cardex/verifier"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // Every embedded demo card is a card the parser accepts.

@@ -10,8 +10,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cardexhq/cardex/registry/agentcard"
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // cardFetcher fetches the body of a card URL. The crawler's hardened client

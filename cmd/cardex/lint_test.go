@@ -16,7 +16,7 @@ import (
 	"testing"
 )
 
-const lintCards = "../../registry/agentcard/testdata/cards/"
+const lintCards = "../../agentcard/testdata/cards/"
 
 func writeCard(t *testing.T, body string) string {
 	t.Helper()

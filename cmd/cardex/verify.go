@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/registry/agentcard/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 

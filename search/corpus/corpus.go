@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/registry/agentcard"
 )
 
 // Generator produces agents deterministically from a seed.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"slices"
 
-	sj "github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // Options tune Parse.

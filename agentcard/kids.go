@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/registry/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // SignatureKIDs returns the distinct `kid` values declared in the protected
