@@ -190,3 +190,15 @@ func TestAgentPageNamesUnsignedMembers(t *testing.T) {
 		t.Errorf("row %q", got)
 	}
 }
+
+// An internal agent's page is not shown to anonymous visitors even with its
+// id (docs/security.md "Who sees what"); a signed-in admin sees it.
+func TestInternalAgentPageNeedsSignIn(t *testing.T) {
+	e := newEnv(t)
+	id := e.listed("inside.example.com", "geospatial.json")
+	if _, err := e.svc.SetVisibility(t.Context(), adminP, id, registry.VisibilityInternal); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.get("/agents/"+id), 404)
+	wantStatus(t, e.do("GET", "/agents/"+id, nil, asAdmin(e.adminToken())), 200)
+}
