@@ -173,6 +173,24 @@ func TestRemovedAgentIsNotFoundForAnonymousVisitors(t *testing.T) {
 	}
 }
 
+// The signature panel says what a signature left unsigned: the agreeing
+// v0.3 members of a verified hybrid, the disagreeing ones of an invalid one.
+func TestAgentPageNamesUnsignedMembers(t *testing.T) {
+	e := newEnv(t)
+	a := e.submit("geo.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "geospatial.json"), trust: registry.TrustInvalid,
+		signatures: []registry.SignatureResult{{Index: 0, Kid: "key-1", Alg: "ES256", KeySource: "jku", Profile: "spec-v1-only",
+			Status: "invalid", Reason: "members outside what the profile signs disagree", Unsigned: []string{"/url", "/preferredTransport"}}}})
+	e.approve(a.ID)
+	d := parse(t, e.get("/agents/"+a.ID))
+	if got := d.text("table.signatures span.unsigned"); got != "Not signed, and disagreeing with the signed members: /url, /preferredTransport" {
+		t.Errorf("unsigned %q", got)
+	}
+	if got := d.text("table.signatures tr.signature"); !strings.Contains(got, "A2A v1 members only (members outside the v1 schema are not signed)") {
+		t.Errorf("row %q", got)
+	}
+}
+
 // An internal agent's page is not shown to anonymous visitors even with its
 // id (docs/security.md "Who sees what"); a signed-in admin sees it.
 func TestInternalAgentPageNeedsSignIn(t *testing.T) {
