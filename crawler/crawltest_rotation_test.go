@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/verifier"
 )
 

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // fleetURL rewrites an agent URL to use host name instead of its IP.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // C.28 at the fetch level: an HTML error page with status 200 is fetched

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // fakeSigner attaches a signatures member naming kid and jku. The fetcher

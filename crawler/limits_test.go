@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // B.20: 2 GiB of chunked JSON, and a truthful 2 GiB Content-Length, fail

@@ -3,8 +3,8 @@ package crawler_test
 import (
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/verifier"
 )
 

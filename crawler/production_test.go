@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // The production policy with no allowances never sends a single request to

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 func cardRequest(url string) crawler.Request {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 // B.18: a slow drip and a hang after the headers both end at the total

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 )
 
 func tlsServer(t *testing.T, cfg *tls.Config) *httptest.Server {

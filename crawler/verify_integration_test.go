@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentcard/strictjson"
-	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/verifier"
 )
 
