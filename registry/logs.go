@@ -109,14 +109,18 @@ func (s *Service) Audit(ctx context.Context, p Principal, after int64, limit int
 	}
 	out := make([]AuditEntry, len(rows))
 	next := after
-	for i, r := range rows {
-		e := AuditEntry{Seq: r.Seq, At: r.At.UTC(), ActorID: r.ActorTokenID, ActorName: r.ActorName,
-			Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
-		if r.Detail != "" && r.Detail != "{}" {
-			_ = json.Unmarshal([]byte(r.Detail), &e.Detail)
-		}
-		out[i] = e
-		next = r.Seq
+	for i := range rows {
+		out[i] = toAuditEntry(&rows[i])
+		next = rows[i].Seq
 	}
 	return out, next, nil
+}
+
+func toAuditEntry(r *auditRow) AuditEntry {
+	e := AuditEntry{Seq: r.Seq, At: r.At.UTC(), ActorID: r.ActorTokenID, ActorName: r.ActorName,
+		Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
+	if r.Detail != "" && r.Detail != "{}" {
+		_ = json.Unmarshal([]byte(r.Detail), &e.Detail)
+	}
+	return e
 }
