@@ -2,13 +2,10 @@ package registry_test
 
 import (
 	"errors"
-	"io/fs"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/cardexhq/cardex/migrations"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"gorm.io/gorm"
@@ -21,7 +18,7 @@ func TestOpenMigratesAndIsCurrent(t *testing.T) {
 			t.Fatalf("MigrationsCurrent = %v, %v; want true", ok, err)
 		}
 		v, err := s.SchemaVersion(t.Context())
-		if want := newestMigration(t, s.Dialect()); err != nil || v != want {
+		if want := registrytest.NewestMigration(t, s.Dialect()); err != nil || v != want {
 			t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, want)
 		}
 		if err := s.Ping(t.Context()); err != nil {
@@ -86,27 +83,4 @@ func TestReplicasMigrateTogether(t *testing.T) {
 			t.Errorf("replica %d: %v", i, err)
 		}
 	}
-}
-
-// newestMigration is the highest version among the embedded migration
-// files of a dialect (goose names them NNNNN_name.sql).
-func newestMigration(t *testing.T, dialect string) int64 {
-	t.Helper()
-	fsys := migrations.SQLite()
-	if dialect == registry.DialectPostgres {
-		fsys = migrations.Postgres()
-	}
-	names, err := fs.Glob(fsys, "*.sql")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("migrations: %v, %d files", err, len(names))
-	}
-	var newest int64
-	for _, n := range names {
-		v, err := strconv.ParseInt(n[:strings.IndexByte(n, '_')], 10, 64)
-		if err != nil {
-			t.Fatalf("migration %s: %v", n, err)
-		}
-		newest = max(newest, v)
-	}
-	return newest
 }
