@@ -553,9 +553,10 @@ func TestAutoApprovePolicies(t *testing.T) {
 				if len(rules) != len(want) {
 					t.Errorf("%d auto-approvals audited, want %d", len(rules), len(want))
 				}
-				recent, err := e.svc.RecentAutoApprovals(e.ctx(), registry.Principal{Role: registry.RoleAdmin}, 10)
-				if err != nil || len(recent) != len(want) {
-					t.Errorf("recent auto-approvals %d (%v), want %d", len(recent), err, len(want))
+				recent, err := e.svc.AuditLog(e.ctx(), registry.Principal{Role: registry.RoleAdmin},
+					registry.AuditQuery{Newest: true, Actions: []string{registry.ActionAutoApprove}, Limit: 10})
+				if err != nil || len(recent.Entries) != len(want) {
+					t.Errorf("recent auto-approvals %+v (%v), want %d", recent, err, len(want))
 				}
 				// Approved agents are listed to everyone.
 				if got := len(listAll(t, e.harness, "").Agents); got != len(want) {
@@ -657,8 +658,8 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 				if err != nil || len(vs) != 2 || !vs[0].Candidate || vs[0].Trust != registry.TrustUnsigned {
 					t.Fatalf("versions %+v, %v", vs, err)
 				}
-				recent, err := e.svc.RecentAutoApprovals(e.ctx(), admin, 10)
-				if err != nil || len(recent) != 1 || recent[0].AgentID != id {
+				recent, err := e.svc.AuditLog(e.ctx(), admin, registry.AuditQuery{Newest: true, Actions: []string{registry.ActionAutoApprove}})
+				if err != nil || len(recent.Entries) != 1 || recent.Entries[0].AgentID != id {
 					t.Fatalf("auto-approvals %+v, %v", recent, err)
 				}
 			})

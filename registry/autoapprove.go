@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -104,21 +103,4 @@ func (s *Service) submittedByClaim(tx *gorm.DB, r *agentRow, now time.Time) (boo
 	}
 	live := t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
 	return live && t.ClaimID != "" && Role(t.Role) == RolePublisher && slices.Contains(parseList(t.Hosts), r.Host), nil
-}
-
-// RecentAutoApprovals lists the newest automatic approvals, newest first
-// (admins only), for the review queue.
-func (s *Service) RecentAutoApprovals(ctx context.Context, p Principal, limit int) ([]AuditEntry, error) {
-	if err := requireAdmin(p); err != nil {
-		return nil, err
-	}
-	var rows []auditRow
-	if err := s.store.read(ctx).Where("action = ?", ActionAutoApprove).Order("seq DESC").Limit(clampLimit(limit)).Find(&rows).Error; err != nil {
-		return nil, translate(err)
-	}
-	out := make([]AuditEntry, len(rows))
-	for i := range rows {
-		out[i] = toAuditEntry(&rows[i])
-	}
-	return out, nil
 }
