@@ -75,6 +75,16 @@ func (l *Limiters) Submit(addr, cardURL string, now time.Time) *Refusal {
 	return nil
 }
 
+// SubmitAddr spends one unit of the per-address submission budget only:
+// for anonymous requests that cost an outbound fetch but name no card URL
+// (a host-claim verification).
+func (l *Limiters) SubmitAddr(addr string, now time.Time) (ok bool, wait time.Duration) {
+	if l == nil {
+		return true, 0
+	}
+	return l.submitAddr.Take(addr, now)
+}
+
 // Auth is the credential failure guard (see Guard).
 func (l *Limiters) Auth() *Guard {
 	if l == nil {
