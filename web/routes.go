@@ -23,6 +23,7 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/agents/{id}/versions/{seq}", on{"GET", u.versionPage})
 	r.handle("/tags", on{"GET", u.tagsPage})
 	r.handle("/legend", on{"GET", u.legendPage})
+	r.handle("/api-reference", on{"GET", u.referencePage})
 	r.handle("/publish", on{"GET", u.publishForm}, on{"POST", u.publishSubmit})
 	r.handle("/publish/{id}", on{"GET", u.publishStatus})
 	r.handle("/admin", on{"GET", u.adminHome})

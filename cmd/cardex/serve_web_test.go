@@ -95,6 +95,8 @@ func TestServeRoutesOneMux(t *testing.T) {
 		{"/problems/not-found", "", "", 200},
 		{"/api/v1/agents/nope", "application/problem+json", "/problems/not-found", 404},
 		{"/no/such/page", "text/html", "", 404},
+		{"/api-reference", "text/html", `id="listAudit"`, 200},
+		{"/legend", "text/html", `id="signature-verified"`, 200},
 	}
 	for _, tc := range cases {
 		code, ctype, body := get(t, s.base+tc.path, "")
