@@ -24,7 +24,7 @@ func versionedAgent(t *testing.T, e *env) string {
 func TestVersionPages(t *testing.T) {
 	e := newEnv(t)
 	id := versionedAgent(t, e)
-	d := parse(t, e.get("/agents/" + id))
+	d := parse(t, e.get("/agents/"+id))
 	var links []string
 	for _, a := range d.all("#history a.version-link") {
 		h, _ := attr(a, "href")
