@@ -48,6 +48,9 @@ type Config struct {
 	Kick func()
 	// Now is the clock for "x ago" labels. Nil means time.Now.
 	Now func() time.Time
+	// OpenAPI is the API's openapi.yaml, rendered at /api-reference. Nil
+	// leaves the page out (it answers 404 and the footer does not link it).
+	OpenAPI []byte
 }
 
 // ErrConfig is returned by New for an unusable Config.
@@ -62,6 +65,8 @@ type ui struct {
 	pages  pageSet
 	assets *assets
 	limits *ratelimit.Limiters
+	// reference is the parsed API reference, nil without Config.OpenAPI.
+	reference *refDoc
 }
 
 // New returns the UI's handler. It owns GET /, /agents/{id}…, /tags,
@@ -89,6 +94,11 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if u.limits == nil {
 		u.limits = ratelimit.NewLimiters(cfg.Limits, 0)
+	}
+	if cfg.OpenAPI != nil {
+		if u.reference, err = parseReference(cfg.OpenAPI); err != nil {
+			return nil, errors.Join(ErrConfig, err)
+		}
 	}
 	if u.pages, err = parsePages(u.funcs()); err != nil {
 		return nil, err

@@ -243,6 +243,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Limiters:       limits,
 		TrustedProxies: c.TrustedProxies,
 		Kick:           kick,
+		OpenAPI:        api.OpenAPI,
 	})
 	if err != nil {
 		return nil, err
