@@ -31,6 +31,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		LastFetchedAt: utcPtr(r.LastFetchedAt), LastChangedAt: utcPtr(r.LastChangedAt),
 		VersionSeq: r.CurrentVersionSeq,
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
+		Liveness: livenessOf(r),
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)
@@ -90,6 +91,9 @@ func hydrate(db *gorm.DB, rows []agentRow) ([]Agent, error) {
 func (s *Service) agentRecord(db *gorm.DB, r *agentRow) (*Agent, error) {
 	as, err := hydrate(db, []agentRow{*r})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.livenessDetail(db, r.ID, as[0].Liveness); err != nil {
 		return nil, err
 	}
 	return &as[0], nil

@@ -1,9 +1,11 @@
 package registry_test
 
 import (
+	"fmt"
 	"io/fs"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -100,7 +102,9 @@ func TestInterruptedMigrationRerunsCleanly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		broken := maps(base, "00002_extra.sql", `-- +goose Up
+		latest := latestMigration(t, s.EmbeddedMigrations())
+		extra := fmt.Sprintf("%05d_extra.sql", latest+1)
+		broken := maps(base, extra, `-- +goose Up
 CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL);
 INSERT INTO extra (id, note) VALUES (1, 'first');
 INSERT INTO no_such_table (id) VALUES (1);
@@ -110,13 +114,13 @@ DROP TABLE extra;
 		if err := s.MigrateFS(ctx, broken); err == nil {
 			t.Fatal("a failing migration reported success")
 		}
-		if v, err := s.SchemaVersion(ctx); err != nil || v != 1 {
-			t.Fatalf("after the failed migration the version is %d, %v; want 1", v, err)
+		if v, err := s.SchemaVersion(ctx); err != nil || v != latest {
+			t.Fatalf("after the failed migration the version is %d, %v; want %d", v, err, latest)
 		}
 		if s.WriteDB().Migrator().HasTable("extra") {
 			t.Fatal("the failed migration's table survived: it was not transactional")
 		}
-		fixed := maps(base, "00002_extra.sql", `-- +goose Up
+		fixed := maps(base, extra, `-- +goose Up
 CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL);
 INSERT INTO extra (id, note) VALUES (1, 'first');
 -- +goose Down
@@ -125,8 +129,8 @@ DROP TABLE extra;
 		if err := s.MigrateFS(ctx, fixed); err != nil {
 			t.Fatalf("re-run: %v", err)
 		}
-		if v, err := s.SchemaVersion(ctx); err != nil || v != 2 {
-			t.Fatalf("after the re-run the version is %d, %v; want 2", v, err)
+		if v, err := s.SchemaVersion(ctx); err != nil || v != latest+1 {
+			t.Fatalf("after the re-run the version is %d, %v; want %d", v, err, latest+1)
 		}
 		var n int64
 		if err := s.WriteDB().Table("extra").Count(&n).Error; err != nil || n != 1 {
@@ -146,4 +150,23 @@ func maps(base fstest.MapFS, name, sql string) fstest.MapFS {
 	}
 	out[name] = &fstest.MapFile{Data: []byte(sql)}
 	return out
+}
+
+// latestMigration is the highest version number in a migration set (the
+// 5-digit prefix of its newest file).
+func latestMigration(t testing.TB, fsys fs.FS) int64 {
+	t.Helper()
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	var latest int64
+	for _, n := range names {
+		v, err := strconv.ParseInt(strings.SplitN(n, "_", 2)[0], 10, 64)
+		if err != nil {
+			t.Fatalf("migration %s: %v", n, err)
+		}
+		latest = max(latest, v)
+	}
+	return latest
 }
