@@ -18,7 +18,7 @@ func TestOpenMigratesAndIsCurrent(t *testing.T) {
 			t.Fatalf("MigrationsCurrent = %v, %v; want true", ok, err)
 		}
 		v, err := s.SchemaVersion(t.Context())
-		if want := latestMigration(t, s.EmbeddedMigrations()); err != nil || v != want {
+		if want := latestMigration(t, s); err != nil || v != want {
 			t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, want)
 		}
 		if err := s.Ping(t.Context()); err != nil {

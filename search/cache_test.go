@@ -26,7 +26,7 @@ func TestFacetQuerySelectsSameAgents(t *testing.T) {
 	checked := 0
 	for _, c := range relevanceCases {
 		ws := words(x.analyzer, c.q)
-		for _, v := range []Viewer{ViewerAnonymous, ViewerAdmin} {
+		for _, v := range []registry.Scope{scopeAnonymous, scopeAdmin} {
 			for _, f := range filters {
 				text := newTextQuery(c.q, ws)
 				full := bleve.NewSearchRequestOptions(buildQuery(text, nil, v, f), 0, 0, false)
@@ -40,11 +40,11 @@ func TestFacetQuerySelectsSameAgents(t *testing.T) {
 					t.Fatal(err)
 				}
 				if root.Total != want.Total {
-					t.Fatalf("%q viewer %d filters %+v: root query selects %d agents, full query %d", c.q, v, f, root.Total, want.Total)
+					t.Fatalf("%q scope %v filters %+v: root query selects %d agents, full query %d", c.q, v, f, root.Total, want.Total)
 				}
-				got := mustSearch(t, x, Query{Q: c.q, Viewer: v, Filters: f})
+				got := mustSearch(t, x, Query{Q: c.q, Scope: v, Filters: f})
 				if fmt.Sprint(got.Facets) != fmt.Sprint(facetsOf(want)) || got.TotalSize != int(want.Total) {
-					t.Fatalf("%q viewer %d filters %+v: facets %v total %d, want %v total %d",
+					t.Fatalf("%q scope %v filters %+v: facets %v total %d, want %v total %d",
 						c.q, v, f, got.Facets, got.TotalSize, facetsOf(want), want.Total)
 				}
 				if want.Total > 0 {
@@ -183,13 +183,13 @@ func TestFacetTablesFollowSegmentsAndDeletes(t *testing.T) {
 	src := filterCorpus()
 	x := openTest(t, src)
 	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1}) // one segment per change
-	queries := []Query{{}, {Q: "finance"}, {Q: "travel", Filters: Filters{Bindings: []string{"GRPC", "JSONRPC"}}}, {Viewer: ViewerAdmin}}
+	queries := []Query{{}, {Q: "finance"}, {Q: "travel", Filters: Filters{Bindings: []string{"GRPC", "JSONRPC"}}}, {Scope: scopeAdmin}}
 	compare := func(round int) {
 		t.Helper()
 		for _, q := range queries {
-			var fq = buildQuery(nil, nil, q.Viewer, q.Filters)
+			var fq = buildQuery(nil, nil, q.Scope, q.Filters)
 			if ws := words(x.analyzer, q.Q); len(ws) > 0 {
-				fq = rootQuery(newTextQuery(q.Q, ws), q.Viewer, q.Filters)
+				fq = rootQuery(newTextQuery(q.Q, ws), q.Scope, q.Filters)
 			}
 			req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
 			addFacets(req)

@@ -12,7 +12,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go or document.go change what is
 // indexed.
-const MappingVersion = "cardex-search-5"
+const MappingVersion = "cardex-search-6"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use the English analyzer (stemming,
@@ -29,7 +29,7 @@ const (
 	fieldHealth       = "health"
 	fieldTrust        = "trust"
 	fieldVisibility   = "visibility"
-	fieldListedBy     = "listedBy" // who may list the agent; see listedBy
+	fieldListedBy     = "listedBy" // who may list the agent: registry.ListTerms
 	fieldProtocols    = "protocolVersions"
 	fieldBindings     = "bindings"
 	fieldSchemes      = "securitySchemes"

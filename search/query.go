@@ -23,31 +23,6 @@ const (
 	maxTagsListLimit = 1000
 )
 
-// Viewer is who is asking, which decides what may be listed
-// (CONTRACT.md §4).
-type Viewer int
-
-// Viewers: anonymous sees approved, public agents whose health is not gone;
-// a reader also sees internal ones; an admin sees every indexed agent.
-const (
-	ViewerAnonymous Viewer = iota
-	ViewerReader
-	ViewerAdmin
-)
-
-// ViewerFor maps a registry principal to its listing scope. Publisher tokens
-// list what anonymous callers list (their own agents are read by id).
-func ViewerFor(p registry.Principal) Viewer {
-	switch p.Role {
-	case registry.RoleAdmin:
-		return ViewerAdmin
-	case registry.RoleReader:
-		return ViewerReader
-	default:
-		return ViewerAnonymous
-	}
-}
-
 // Filters restrict results. Values of one filter are ORed; different
 // filters are ANDed (CONTRACT.md §5). Tags, modes and providers compare
 // case-insensitively; the rest exactly. Status, Health and Visibility are
@@ -105,15 +80,20 @@ const (
 	SortRelevance Sort = "relevance"
 	SortName      Sort = "name"
 	SortUpdated   Sort = "updated"
+	// SortTrust is the catalogue's browsing order without a query:
+	// verified cards first, then untrusted, unsigned, and invalid or
+	// unverifiable ones last; newest first within each. The trust values
+	// sort that way as strings, descending.
+	SortTrust Sort = "trust"
 )
 
 // Query is one search of agents.
 type Query struct {
 	Q         string
 	Filters   Filters
-	Viewer    Viewer
-	PageSize  int    // default 20, clamped to 100
-	PageToken string // from a previous Result.NextPageToken
+	Scope     registry.Scope // registry.ScopeOf the caller: what it may list
+	PageSize  int            // default 20, clamped to 100
+	PageToken string         // from a previous Result.NextPageToken
 	Sort      Sort
 }
 
@@ -122,7 +102,7 @@ func (q Query) validate() error {
 		return err
 	}
 	switch q.Sort {
-	case "", SortRelevance, SortName, SortUpdated:
+	case "", SortRelevance, SortName, SortUpdated, SortTrust:
 	default:
 		return fmt.Errorf("%w: unknown sort %q", ErrInvalidQuery, q.Sort)
 	}

@@ -6,6 +6,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Query-time boosts: a match in a name or skill name outranks a passing
@@ -176,17 +178,14 @@ func newTextQuery(q string, ws []string) *textQuery {
 	return &textQuery{gate: g, should: bleve.NewDisjunctionQuery(should...)}
 }
 
-// scopeQuery restricts results to what v may list (CONTRACT.md §4, see
-// listedBy); nil for admins.
-func scopeQuery(v Viewer) []query.Query {
-	switch v {
-	case ViewerAdmin:
+// scopeQuery restricts results to the scope's agents: one of its terms
+// (registry.ListTerms, stored in listedBy); nil for a scope of every agent.
+// The zero scope is the anonymous caller's.
+func scopeQuery(scope registry.Scope) []query.Query {
+	if scope.All {
 		return nil
-	case ViewerReader:
-		return []query.Query{term(fieldListedBy, listedByReader)}
-	default:
-		return []query.Query{term(fieldListedBy, listedByAnonymous)}
 	}
+	return []query.Query{anyTerm(fieldListedBy, scope.AnyOf()...)}
 }
 
 // anyTerm matches any of the values, without scoring.
@@ -234,8 +233,8 @@ func filterQueries(f Filters) []query.Query {
 // flat text is their union), so the final conjunction scores like "must +
 // should". A BooleanQuery would read better, but Bleve v2.6.1 then drops the
 // matched nested skills from the hit, and with them the skill highlights.
-func buildQuery(text *textQuery, nested query.Query, v Viewer, f Filters) query.Query {
-	root := rootQuery(text, v, f)
+func buildQuery(text *textQuery, nested query.Query, scope registry.Scope, f Filters) query.Query {
+	root := rootQuery(text, scope, f)
 	if text != nil {
 		nested = text.should
 	}
@@ -250,8 +249,8 @@ func buildQuery(text *textQuery, nested query.Query, v Viewer, f Filters) query.
 // selects (every gated agent matches a should clause), which is what lets
 // Search count facets on it without the nested skill clauses
 // (TestFacetQuerySelectsSameAgents).
-func rootQuery(text *textQuery, v Viewer, f Filters) query.Query {
-	must := scopeQuery(v)
+func rootQuery(text *textQuery, scope registry.Scope, f Filters) query.Query {
+	must := scopeQuery(scope)
 	must = append(must, filterQueries(f)...)
 	if text != nil {
 		must = append(must, text.gate)
@@ -269,5 +268,5 @@ func rootQuery(text *textQuery, v Viewer, f Filters) query.Query {
 
 // agentsOnly matches every agent document (never a nested skill).
 func agentsOnly() query.Query {
-	return term(fieldListedBy, listedByAdmin)
+	return term(fieldListedBy, registry.ListTermAll)
 }

@@ -69,7 +69,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	s := q.sort()
 	order := sortOrder(s)
-	key := queryKey("agents", q.Q, q.Viewer, s, q.Filters)
+	key := queryKey("agents", q.Q, q.Scope, s, q.Filters)
 	var tok pageToken
 	if q.PageToken != "" {
 		var err error
@@ -89,15 +89,15 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		return cloneResult(v.(*Result)), nil
 	}
 	// Facets do not depend on the sort: one entry serves every order.
-	facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Viewer, "", q.Filters)}
+	facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Scope, "", q.Filters)}
 
 	ws := words(x.analyzer, q.Q)
 	req := bleve.NewSearchRequestOptions(nil, size, 0, false)
 	var facetQuery query.Query
 	if len(ws) > 0 {
 		text := newTextQuery(q.Q, ws)
-		req.Query = buildQuery(text, nil, q.Viewer, q.Filters)
-		facetQuery = rootQuery(text, q.Viewer, q.Filters)
+		req.Query = buildQuery(text, nil, q.Scope, q.Filters)
+		facetQuery = rootQuery(text, q.Scope, q.Filters)
 		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
 		req.Highlight.Fields = highlightFields
 	} else if strings.TrimSpace(q.Q) != "" {
@@ -106,7 +106,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		req.Query = bleve.NewMatchNoneQuery()
 		facetQuery = req.Query
 	} else {
-		req.Query = buildQuery(nil, nil, q.Viewer, q.Filters)
+		req.Query = buildQuery(nil, nil, q.Scope, q.Filters)
 		facetQuery = req.Query
 	}
 	if s != SortRelevance {
@@ -214,6 +214,12 @@ func sortOrder(s Sort) search.SortOrder {
 		}
 	case SortUpdated:
 		return search.SortOrder{
+			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
+			&search.SortDocID{},
+		}
+	case SortTrust:
+		return search.SortOrder{
+			&search.SortField{Field: fieldTrust, Type: search.SortFieldAsString, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}

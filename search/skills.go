@@ -7,14 +7,16 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // SkillQuery is a search of skills (`GET /skills`): Q must match within one
-// skill; Filters and Viewer apply to the skill's agent.
+// skill; Filters and Scope apply to the skill's agent.
 type SkillQuery struct {
 	Q         string
 	Filters   Filters
-	Viewer    Viewer
+	Scope     registry.Scope
 	PageSize  int
 	PageToken string
 }
@@ -74,7 +76,7 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 		s = SortName
 	}
 	order := sortOrder(s)
-	key := queryKey("skills", q.Q, q.Viewer, s, q.Filters)
+	key := queryKey("skills", q.Q, q.Scope, s, q.Filters)
 	var tok pageToken
 	if q.PageToken != "" {
 		var err error
@@ -86,7 +88,7 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 
 	// Every agent hit carries at least one matching skill, so size+1
 	// agents always fill a page.
-	req := bleve.NewSearchRequestOptions(buildQuery(nil, skillQuery(ws), q.Viewer, q.Filters), size+1, 0, false)
+	req := bleve.NewSearchRequestOptions(buildQuery(nil, skillQuery(ws), q.Scope, q.Filters), size+1, 0, false)
 	if len(ws) == 0 && strings.TrimSpace(q.Q) != "" {
 		req.Query = bleve.NewMatchNoneQuery() // only stop words: see Search
 	}
