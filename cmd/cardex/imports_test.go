@@ -33,6 +33,7 @@ func TestImportDirection(t *testing.T) {
 		"verifier":  {"api", "web", "crawler", "search", "registry", "agentfleet"},
 		"agentcard": {"*"},
 		"ratelimit": {"*"},
+		"cardurl":   {"*"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},
