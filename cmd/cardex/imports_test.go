@@ -34,6 +34,7 @@ func TestImportDirection(t *testing.T) {
 		"agentcard": {"*"},
 		"ratelimit": {"*"},
 		"cardurl":   {"*"},
+		"problems":  {"api", "web", "crawler", "verifier", "agentfleet"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},
