@@ -87,6 +87,11 @@ const (
 	SortRelevance Sort = "relevance"
 	SortName      Sort = "name"
 	SortUpdated   Sort = "updated"
+	// SortTrust is the catalogue's browsing order without a query:
+	// verified cards first, then untrusted, unsigned, and invalid or
+	// unverifiable ones last; newest first within each. The trust values
+	// sort that way as strings, descending.
+	SortTrust Sort = "trust"
 )
 
 // Query is one search of agents.
@@ -104,7 +109,7 @@ func (q Query) validate() error {
 		return err
 	}
 	switch q.Sort {
-	case "", SortRelevance, SortName, SortUpdated:
+	case "", SortRelevance, SortName, SortUpdated, SortTrust:
 	default:
 		return fmt.Errorf("%w: unknown sort %q", ErrInvalidQuery, q.Sort)
 	}

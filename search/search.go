@@ -217,6 +217,12 @@ func sortOrder(s Sort) search.SortOrder {
 			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}
+	case SortTrust:
+		return search.SortOrder{
+			&search.SortField{Field: fieldTrust, Type: search.SortFieldAsString, Desc: true, Missing: search.SortFieldMissingLast},
+			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
+			&search.SortDocID{},
+		}
 	default:
 		return search.SortOrder{&search.SortScore{Desc: true}, &search.SortDocID{}}
 	}

@@ -69,7 +69,7 @@ func TestAgentPageSections(t *testing.T) {
 	}
 	// Signature panel.
 	sig := d.one("table.signatures tr.signature")
-	if got := text(sig); got != "0 key-1 ES256 the key set named by jku, on the agent's origin A2A specification (RFC 8785 of the card without signatures) ✔ verified" {
+	if got := text(sig); got != "0 key-1 ES256 the key set named by jku, on the agent's origin A2A specification (RFC 8785 of the card without signatures) ✔ signature: verified" {
 		t.Errorf("signature row %q", got)
 	}
 	// History: two versions, the newer with its readable diff.
@@ -170,6 +170,24 @@ func TestRemovedAgentIsNotFoundForAnonymousVisitors(t *testing.T) {
 	// And it is gone from the catalogue.
 	if n := parse(t, e.get("/")).count("li.result"); n != 0 {
 		t.Errorf("%d results after removal", n)
+	}
+}
+
+// The signature panel says what a signature left unsigned: the agreeing
+// v0.3 members of a verified hybrid, the disagreeing ones of an invalid one.
+func TestAgentPageNamesUnsignedMembers(t *testing.T) {
+	e := newEnv(t)
+	a := e.submit("geo.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "geospatial.json"), trust: registry.TrustInvalid,
+		signatures: []registry.SignatureResult{{Index: 0, Kid: "key-1", Alg: "ES256", KeySource: "jku", Profile: "spec-v1-only",
+			Status: "invalid", Reason: "members outside what the profile signs disagree", Unsigned: []string{"/url", "/preferredTransport"}}}})
+	e.approve(a.ID)
+	d := parse(t, e.get("/agents/"+a.ID))
+	if got := d.text("table.signatures span.unsigned"); got != "Not signed, and disagreeing with the signed members: /url, /preferredTransport" {
+		t.Errorf("unsigned %q", got)
+	}
+	if got := d.text("table.signatures tr.signature"); !strings.Contains(got, "A2A v1 members only (members outside the v1 schema are not signed)") {
+		t.Errorf("row %q", got)
 	}
 }
 
