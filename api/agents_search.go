@@ -49,7 +49,7 @@ func (s *server) searchAgents(c echo.Context) error {
 		return err
 	}
 	out := searchPage{Agents: make([]searchAgent, 0, len(page.Agents)), NextPageToken: page.NextPageToken,
-		TotalSize: page.TotalSize, Facets: facetsJSON(page.Facets)}
+		TotalSize: page.TotalSize, Facets: page.Facets.Lists()}
 	for _, f := range page.Agents {
 		sa := searchAgent{Agent: agentJSON(f.Agent)}
 		if strings.TrimSpace(r.q) != "" {
@@ -58,17 +58,6 @@ func (s *server) searchAgents(c echo.Context) error {
 		out.Agents = append(out.Agents, sa)
 	}
 	return writeJSON(c, http.StatusOK, out)
-}
-
-// facetsJSON makes every facet a JSON array, as openapi.yaml promises.
-func facetsJSON(f search.Facets) search.Facets {
-	for _, l := range []*[]search.FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
-		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust} {
-		if *l == nil {
-			*l = []search.FacetValue{}
-		}
-	}
-	return f
 }
 
 // matchesJSON is never null with q: an agent matched by its own fields

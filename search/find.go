@@ -119,3 +119,15 @@ func (f Filters) matchColumns(a registry.Agent) bool {
 	return in(f.Statuses, string(a.Status)) && in(f.Healths, string(a.Health)) &&
 		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust))
 }
+
+// Lists returns f with every facet a list (empty rather than nil), so each
+// is a JSON array as the API and the discovery surfaces promise.
+func (f Facets) Lists() Facets {
+	for _, l := range []*[]FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
+		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust} {
+		if *l == nil {
+			*l = []FacetValue{}
+		}
+	}
+	return f
+}
