@@ -105,8 +105,8 @@ type rpcEnvelope struct {
 	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result"`
 	Error   *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 }

@@ -40,11 +40,17 @@ func (s *server) routes(e *echo.Echo) {
 	v1.PUT("/agents/:id/keys", s.pinKeys)
 	v1.DELETE("/agents/:id/keys", s.unpinKeys)
 	get(v1, "/agents/:id/fetches", s.listFetches)
+	get(v1, "/agents/:id/probes", s.listProbes)
+	v1.PUT("/agents/:id/probing", s.setProbing)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit)
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)
 	v1.POST("/admin/reindex", s.adminReindex)
+	v1.POST("/claims", s.createClaim)
+	v1.POST("/claims/:id/verify", s.verifyClaim)
+	get(v1, "/tokens", s.listTokens)
+	v1.DELETE("/tokens/:id", s.revokeToken)
 }
 
 // get registers a read route for GET and HEAD (net/http drops a HEAD

@@ -40,6 +40,15 @@ type agentRow struct {
 	LastErrorAt         *time.Time
 	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
 	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
+	SubmitterTokenID    string    // the publisher token that submitted it, "" otherwise
+	// Liveness probes (migrations 00030; liveness.go).
+	ProbeNextAt     *time.Time
+	ProbeLeaseOwner string
+	ProbeLeaseUntil *time.Time
+	ProbeFailures   int
+	ProbeDisabled   bool
+	Liveness        string `gorm:"default:unknown"`
+	LivenessSince   *time.Time
 }
 
 func (agentRow) TableName() string { return "agents" }
@@ -93,9 +102,25 @@ type tokenRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
+	ClaimID    string // the host claim it was issued for, "" when an admin made it
 }
 
 func (tokenRow) TableName() string { return "tokens" }
+
+// hostClaimRow is a host claim (hostclaim.go).
+type hostClaimRow struct {
+	ID         string `gorm:"primaryKey"`
+	Host       string // host[:port] where the token is served
+	ScopeHost  string // the host name a publisher token from it is scoped to
+	Scheme     string
+	Token      string    // the public challenge served at the claim URL
+	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
+	ExpiresAt  time.Time
+	VerifiedAt *time.Time
+	TokenID    string // the publisher token issued at verification
+}
+
+func (hostClaimRow) TableName() string { return "host_claims" }
 
 type auditRow struct {
 	Seq          int64 `gorm:"primaryKey"`
@@ -118,3 +143,49 @@ type changeRow struct {
 }
 
 func (changeRow) TableName() string { return "changes" }
+
+type probeRow struct {
+	ID              int64 `gorm:"primaryKey"`
+	AgentID         string
+	At              time.Time
+	URL             string `gorm:"column:url"`
+	Binding         string
+	ProtocolVersion string
+	Outcome         string
+	ErrorClass      string
+	LatencyMS       int64 `gorm:"column:latency_ms"`
+	HTTPStatus      int   `gorm:"column:http_status"`
+	RPCCode         int   `gorm:"column:rpc_code"`
+	Message         string
+}
+
+func (probeRow) TableName() string { return "probes" }
+
+type probeIfaceRow struct {
+	AgentID         string `gorm:"primaryKey"`
+	URL             string `gorm:"column:url;primaryKey"`
+	Binding         string `gorm:"primaryKey"`
+	ProtocolVersion string
+	Outcome         string
+	ErrorClass      string
+	LatencyMS       int64 `gorm:"column:latency_ms"`
+	HTTPStatus      int   `gorm:"column:http_status"`
+	RPCCode         int   `gorm:"column:rpc_code"`
+	Message         string
+	LastProbeAt     time.Time
+	FailingSince    *time.Time
+}
+
+func (probeIfaceRow) TableName() string { return "probe_interfaces" }
+
+type probeDayRow struct {
+	AgentID       string `gorm:"primaryKey"`
+	Day           string `gorm:"primaryKey"`
+	Probes        int64
+	Up            int64
+	Nonconformant int64
+	Down          int64
+	LatencyMSSum  int64 `gorm:"column:latency_ms_sum"`
+}
+
+func (probeDayRow) TableName() string { return "probe_days" }

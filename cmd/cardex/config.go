@@ -17,6 +17,7 @@ import (
 
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // serveConfig is every `cardex serve` setting (CONTRACT.md §6). Each one is
@@ -39,6 +40,9 @@ type serveConfig struct {
 	TrustedProxies    prefixList
 	// CardKey signs Cardex's own agent card (docs/discovery.md).
 	CardKey string
+	// AutoApprove is the approval policy: never, claimed or verified
+	// (docs/claims.md).
+	AutoApprove string
 
 	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
@@ -60,6 +64,10 @@ type serveConfig struct {
 	CrawlMaxInterval time.Duration
 	CrawlTimeout     time.Duration
 	LeaseTTL         time.Duration
+
+	// Liveness probes (docs/liveness.md): 0 disables them.
+	ProbeInterval time.Duration
+	ProbeWorkers  int
 }
 
 // Defaults of the crawler settings (CONTRACT.md §6).
@@ -72,6 +80,8 @@ const (
 	defaultCrawlMaxInterval = 24 * time.Hour
 	defaultCrawlTimeout     = 10 * time.Second
 	defaultLeaseTTL         = 2 * time.Minute
+	defaultProbeInterval    = 15 * time.Minute
+	defaultProbeWorkers     = 16
 	defaultDemoDir          = "./cardex-demo"
 )
 
@@ -102,6 +112,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
 	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
+	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
 	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "fetches in flight per host")
@@ -110,6 +121,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.CrawlMaxInterval, "crawl-max-interval", defaultCrawlMaxInterval, "longest re-crawl interval (clamps max-age, Retry-After and back-off)")
 	fs.DurationVar(&c.CrawlTimeout, "crawl-timeout", defaultCrawlTimeout, "limit for one fetch, redirects and body included")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
+	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
+	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
@@ -239,6 +252,9 @@ func (c *serveConfig) Validate() error {
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
 	}
+	if _, err := registry.ParseAutoApprove(c.AutoApprove); err != nil {
+		return bad("auto-approve", "%q is not never, claimed or verified", c.AutoApprove)
+	}
 	if c.CAFile != "" {
 		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {
 			return bad("ca-file", "%v", err)
@@ -273,6 +289,12 @@ func (c *serveConfig) Validate() error {
 	// the lease would be cut short by the lease rather than by the policy.
 	if c.CrawlTimeout > c.LeaseTTL/2 {
 		return bad("lease-ttl", "%s must be at least twice --crawl-timeout %s", c.LeaseTTL, c.CrawlTimeout)
+	}
+	if c.ProbeInterval != 0 && c.ProbeInterval < time.Second {
+		return bad("probe-interval", "%s is below 1s (0 disables probing)", c.ProbeInterval)
+	}
+	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
+		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
 	}
 	if c.Demo && c.Store.databaseURL != "" {
 		return bad("demo", "the demo runs on SQLite; drop --database-url")

@@ -27,7 +27,7 @@ type Fixture struct {
 	Index  *search.Index
 	Finder discover.Finder
 	// Admin and Reader are bearer tokens of those roles.
-	Admin, Reader string
+	Admin, Reader              string
 	FX, Trips, Ledger, Pending registry.Agent
 }
 
