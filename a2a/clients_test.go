@@ -91,6 +91,9 @@ func TestV1ClientFindsAgents(t *testing.T) {
 				if len(fx.MatchedSkills) != 1 || fx.MatchedSkills[0] != (discover.Skill{ID: "convert", Name: "Convert currency"}) {
 					t.Fatalf("matched skills %+v", fx.MatchedSkills)
 				}
+				if fx.Liveness == nil || fx.Liveness.State != string(s.f.FX.Liveness.State) {
+					t.Fatalf("liveness %+v, record %+v", fx.Liveness, s.f.FX.Liveness)
+				}
 				ifaces, _ := fx.Card["supportedInterfaces"].([]any)
 				if fx.Card["name"] != "FX Converter" || len(ifaces) != 1 {
 					t.Fatalf("card %v", fx.Card)

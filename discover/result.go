@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -41,10 +42,19 @@ type Agent struct {
 	Card   map[string]any `json:"card,omitempty"`
 	Trust  string         `json:"trust"`
 	Health string         `json:"health"`
+	// Liveness is what Cardex's protocol probes last said of the agent's
+	// interfaces (docs/liveness.md); absent when it has none.
+	Liveness *Liveness `json:"liveness,omitempty"`
 	// MatchedSkills are the skills whose own fields matched the text of
 	// the search (empty without text, or when only the agent's own fields
 	// matched).
 	MatchedSkills []Skill `json:"matchedSkills"`
+}
+
+// Liveness is the probes' verdict: the state and since when it holds.
+type Liveness struct {
+	State string     `json:"state"`
+	Since *time.Time `json:"since,omitempty"`
 }
 
 // Skill names one skill of an agent.
@@ -103,6 +113,9 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 		Trust:         string(a.Trust),
 		Health:        string(a.Health),
 		MatchedSkills: []Skill{},
+	}
+	if a.Liveness != nil {
+		out.Liveness = &Liveness{State: string(a.Liveness.State), Since: a.Liveness.Since}
 	}
 	if a.Card != nil {
 		out.Name = a.Card.Name
