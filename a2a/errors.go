@@ -77,6 +77,12 @@ func (e *rpcError) httpStatus() int {
 
 // grpcStatus is the google.rpc status name of the HTTP+JSON error body.
 func (e *rpcError) grpcStatus() string {
+	switch e.reason {
+	case "RATE_LIMIT_EXCEEDED":
+		return "RESOURCE_EXHAUSTED"
+	case "UNAUTHENTICATED":
+		return "UNAUTHENTICATED"
+	}
 	switch e.code {
 	case codeTaskNotFound:
 		return "NOT_FOUND"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -218,12 +219,15 @@ func TestRESTBinding(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	var reads int
+	// Two anonymous reads per 3 s (one bucket shared with the API and the
+	// UI in cardex serve), two failed tokens per minute, on a fixed clock.
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	s := sqliteServer(t, func(c *Config) {
-		c.Gate.Read = func(key string, now time.Time) (bool, time.Duration) {
-			reads++
-			return reads <= 2, 1500 * time.Millisecond
-		}
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{
+			ReadPerAddress: ratelimit.Rate{N: 2, Per: 3 * time.Second},
+			AuthFailures:   ratelimit.Rate{N: 2, Per: time.Minute},
+		}, 0)
+		c.Gate.Now = func() time.Time { return now }
 	})
 	body := msg1(`"role":"ROLE_USER","parts":[{"text":"fx"}]`)
 	v1 := []string{"A2A-Version", "1.0"}
@@ -244,10 +248,21 @@ func TestRefusals(t *testing.T) {
 		r.header.Get("WWW-Authenticate") == "" {
 		t.Fatalf("bad token: %d %v", r.status, r.header)
 	}
+	s.rpc(body, "A2A-Version", "1.0", "Authorization", "Bearer cdx_nope2")
+	if r, _ := s.rpc(body, "A2A-Version", "1.0", "Authorization", "Bearer cdx_nope3"); r.status != http.StatusTooManyRequests {
+		t.Fatalf("third bad token: %d %s", r.status, r.body)
+	}
+	// A good token still works past the failure budget.
+	if r, env := s.rpc(body, "A2A-Version", "1.0", "Authorization", "Bearer "+s.f.Reader); r.status != 200 || env.Error != nil {
+		t.Fatalf("good token after failures: %d %s", r.status, r.body)
+	}
 	if r := s.do("POST", JSONRPCPath+"?token=abc", body, v1...); r.status != http.StatusUnauthorized {
 		t.Fatalf("token in URL: %d", r.status)
 	}
-	if r := s.do("POST", RESTPath+"/message:send", `{}`, "A2A-Version", "1.0", "Authorization", "Basic eDp5"); r.status != http.StatusUnauthorized {
+	// Past the failure budget a credential that cannot succeed is refused
+	// unchecked.
+	if r := s.do("POST", RESTPath+"/message:send", `{}`, "A2A-Version", "1.0", "Authorization", "Basic eDp5"); r.status != http.StatusTooManyRequests ||
+		!strings.Contains(string(r.body), `"status":"RESOURCE_EXHAUSTED"`) {
 		t.Fatalf("REST basic auth: %d %s", r.status, r.body)
 	}
 }

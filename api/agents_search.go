@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -21,7 +20,7 @@ type searchPage struct {
 
 // searchAgent is the agent record plus, when q was given, why it matched.
 type searchAgent struct {
-	registry.Agent
+	agentView
 	Matches []search.Match `json:"matches,omitzero"`
 }
 
@@ -51,7 +50,7 @@ func (s *server) searchAgents(c echo.Context) error {
 	out := searchPage{Agents: make([]searchAgent, 0, len(page.Agents)), NextPageToken: page.NextPageToken,
 		TotalSize: page.TotalSize, Facets: page.Facets.Lists()}
 	for _, f := range page.Agents {
-		sa := searchAgent{Agent: agentJSON(f.Agent)}
+		sa := searchAgent{agentView: agentJSON(f.Agent)}
 		if strings.TrimSpace(r.q) != "" {
 			sa.Matches = matchesJSON(f.Matches)
 		}

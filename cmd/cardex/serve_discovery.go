@@ -12,8 +12,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/cardexhq/cardex/a2a"
-	"github.com/cardexhq/cardex/api/clientaddr"
 	"github.com/cardexhq/cardex/discover"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 	"github.com/cardexhq/cardex/verifier"
@@ -57,12 +57,9 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix search.Querier
 }
 
 // gate is how the surfaces know their caller: tokens like the API's, and
-// the anonymous read budget of --read-rate per client address.
-func (c *serveConfig) gate(svc *registry.Service) *discover.Gate {
-	return &discover.Gate{
-		Authenticate: svc.Authenticate,
-		ClientKey:    func(r *http.Request) string { return clientaddr.Key(clientaddr.Addr(r, c.TrustedProxies)) },
-	}
+// the API's and UI's buckets (limits), so a client has one budget.
+func (c *serveConfig) gate(svc *registry.Service, limits *ratelimit.Limiters) *discover.Gate {
+	return &discover.Gate{Authenticate: svc.Authenticate, Limits: limits, TrustedProxies: c.TrustedProxies}
 }
 
 // jwksPath is where the key that signs Cardex's card is published: the
