@@ -63,8 +63,10 @@ func (u *ui) claimPage(w http.ResponseWriter, r *http.Request) error {
 // URL through its crawler; on success the page shows the publisher token,
 // this once.
 func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
-	if principal(r).Role == "" && !u.submits.allow(u.clientKey(r), u.cfg.Now()) {
-		return errRateLimited
+	if principal(r).Role == "" {
+		if ok, wait := u.limits.SubmitAddr(u.clientKey(r), u.cfg.Now()); !ok {
+			return rateLimited{wait}
+		}
 	}
 	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -24,7 +24,7 @@ func (d *demoFleet) selfPublish(ctx context.Context, svc *registry.Service) (str
 	if err != nil {
 		return "", fmt.Errorf("demo: claim %s: %w", host, err)
 	}
-	if _, err := d.fleet.TryAdd(crawlertest.Agent{Behavior: crawlertest.Normal, Host: d.selfHost,
+	if _, err := d.fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Normal, Host: d.selfHost,
 		Path: registry.ClaimPath + c.Token, Card: []byte(c.Token)}); err != nil {
 		return "", fmt.Errorf("demo: serving the claim token: %w", err)
 	}
