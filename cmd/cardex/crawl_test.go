@@ -194,8 +194,8 @@ func TestCrawlCommandUnsolicited304(t *testing.T) {
 // A refused fetch says its class once, what was refused, and the flag
 // that would allow it; the byte count says what it counts.
 func TestNetworkErrorsNameTheFlag(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	host := strings.TrimPrefix(fleet.Hosts()[0].Origin(), "http://")
 	addr, _, _ := strings.Cut(host, ":")
 	cases := []struct {
