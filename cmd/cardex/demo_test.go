@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Every embedded demo card is a card the parser accepts.
@@ -79,6 +80,25 @@ func TestServeDemo(t *testing.T) {
 	if total != len(list.Agents) || total < 30 {
 		t.Fatalf("%d agents, totalSize %d", len(list.Agents), total)
 	}
+	// One host claimed itself (docs/claims.md): a publisher token from a
+	// verified claim submitted its agent.
+	_, _, audit := get(t, s.base+"/api/v1/audit?limit=1000", token)
+	var log struct {
+		Entries []registry.AuditEntry `json:"entries"`
+	}
+	json.Unmarshal([]byte(audit), &log)
+	claimed, selfSubmit := "", false
+	for _, e := range log.Entries {
+		if e.Action == "token-create" && e.ActorName == "host-claim" {
+			claimed, _ = e.Detail["tokenId"].(string)
+		}
+		if e.Action == "submit" && claimed != "" && e.ActorID == claimed && strings.HasSuffix(e.Detail["cardUrl"].(string), "/self/.well-known/agent-card.json") {
+			selfSubmit = true
+		}
+	}
+	if !selfSubmit {
+		t.Errorf("no agent submitted by a claim's publisher token in the audit log:\n%.3000s", audit)
+	}
 	code, _, page := get(t, s.base+"/", "")
 	if code != 200 || !strings.Contains(page, "Demo catalogue: the agents here are examples") {
 		t.Fatalf("catalogue page %d without the demo banner", code)
@@ -97,6 +117,19 @@ func TestServeDemo(t *testing.T) {
 	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s2.stdout.String(), "first start") })
 	if demoTokenLine.MatchString(s2.stdout.String()) || !strings.Contains(s2.stdout.String(), "printed on the first start") {
 		t.Fatalf("restart output %q", s2.stdout.String())
+	}
+	// The command it prints names this demo's directory and works as
+	// printed: its token signs in to this demo.
+	m = regexp.MustCompile(`'cardex (token create --role admin --data (\S+))' makes another`).FindStringSubmatch(s2.stdout.String())
+	if m == nil || m[2] != data {
+		t.Fatalf("restart output names no data directory: %q", s2.stdout.String())
+	}
+	code, tokOut, errs := runCLI(t, "", strings.Fields(m[1])...)
+	if code != exitOK {
+		t.Fatalf("the printed command: exit %d %q", code, errs)
+	}
+	if code, _, _ := get(t, s2.base+"/api/v1/audit?limit=1", strings.TrimSpace(tokOut)); code != 200 {
+		t.Fatalf("the new token answers %d on the demo", code)
 	}
 	waitFor(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
