@@ -2,6 +2,8 @@ package crawler
 
 import (
 	"errors"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/cardexhq/cardex/cardurl"
@@ -33,11 +35,29 @@ func TargetFor(raw string, p Policy) (Target, error) {
 	var ue *cardurl.Error
 	switch {
 	case errors.As(err, &ue) && ue.Code == cardurl.CodeReserved:
-		return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: wrapf(ErrReservedAddress, "%s", ue.Reason)}
+		refused := wrapf(ErrReservedAddress, "%s", ue.Reason)
+		if a, ok := literalHost(raw); ok {
+			// Worded as the dial check words it, naming the address.
+			refused = &addrError{sentinel: ErrReservedAddress, addr: a.String()}
+		}
+		return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: refused}
 	case errors.As(err, &ue):
 		return Target{}, wrapf(ErrBadURL, "%s", ue.Reason)
 	case err != nil:
 		return Target{}, wrapf(ErrBadURL, "%v", err)
 	}
 	return Target{CardURL: u.URL, BareHost: u.BareHost}, nil
+}
+
+// literalHost is the IP literal a URL names as its host, if any.
+func literalHost(raw string) (netip.Addr, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
 }
