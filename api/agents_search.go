@@ -125,7 +125,7 @@ func (r searchRequest) matchesColumns(a registry.Agent) bool {
 // facetsJSON makes every facet a JSON array, as openapi.yaml promises.
 func facetsJSON(f search.Facets) search.Facets {
 	for _, l := range []*[]search.FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
-		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust} {
+		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Providers} {
 		if *l == nil {
 			*l = []search.FacetValue{}
 		}

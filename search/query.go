@@ -100,11 +100,16 @@ type filterField struct {
 // Sort orders results (CONTRACT.md §5).
 type Sort string
 
-// Sorts. The zero Sort is relevance when Q is set, updated otherwise.
+// Sorts. The zero Sort is relevance when Q has words; without, it is the
+// default listing order: reachable agents with a verified signature first,
+// then reachable unsigned ones, then those whose signature check failed,
+// then agents failing their health checks, each group most recently
+// updated first (see defaultRank). SortUpdated is updatedAt alone.
 const (
 	SortRelevance Sort = "relevance"
 	SortName      Sort = "name"
 	SortUpdated   Sort = "updated"
+	sortDefault   Sort = "default"
 )
 
 // Query is one search of agents.
@@ -136,7 +141,7 @@ func (q Query) sort() Sort {
 	case strings.TrimSpace(q.Q) != "":
 		return SortRelevance
 	default:
-		return SortUpdated
+		return sortDefault
 	}
 }
 

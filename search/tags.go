@@ -27,7 +27,7 @@ func (x *Index) Tags(ctx context.Context, prefix string, v Viewer, limit int) ([
 		limit = maxTagsListLimit
 	}
 	prefix = strings.ToLower(strings.TrimSpace(prefix))
-	q := buildQuery(nil, nil, v, Filters{})
+	q := buildQuery(nil, v, Filters{})
 	if prefix != "" {
 		p := bleve.NewPrefixQuery(prefix)
 		p.SetField(fieldTags)
