@@ -51,7 +51,7 @@ func (s *server) searchAgents(c echo.Context) error {
 		r.sort = sorts[0]
 	}
 	ctx := c.Request().Context()
-	res, err := s.search.Search(ctx, search.Query{Q: r.q, Filters: r.filters, Viewer: r.viewer,
+	res, err := s.search.Search(ctx, search.Query{Q: r.q, Filters: r.filters, Scope: registry.ScopeOf(r.caller),
 		PageSize: r.pageSize, PageToken: r.token, Sort: r.sort})
 	if err != nil {
 		return err
@@ -81,36 +81,20 @@ func (s *server) searchAgents(c echo.Context) error {
 }
 
 // listable reads the agents with these ids from SQL in one query and keeps
-// those the request may list now (G.72).
+// those the request may list now (registry.Service.Listed: the listing rule
+// applied to the SQL record, G.72) and that still match its filters.
 func (s *server) listable(ctx context.Context, r searchRequest, ids []string) (map[string]registry.Agent, error) {
-	agents, err := s.svc.IndexSource().Agents(ctx, ids)
+	agents, err := s.svc.Listed(ctx, r.caller, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]registry.Agent, len(agents))
 	for _, a := range agents {
-		if visibleTo(r.viewer, a) && r.matchesColumns(a) {
+		if r.matchesColumns(a) {
 			out[a.ID] = a
 		}
 	}
 	return out, nil
-}
-
-// visibleTo is the listing rule of CONTRACT.md §4 applied to the SQL record:
-// anonymous callers list approved, public agents whose health is not gone;
-// readers add internal ones; admins list every agent the index holds, which
-// is every agent but removed tombstones (those are listed from SQL with
-// status=removed, see listAgents).
-func visibleTo(v search.Viewer, a registry.Agent) bool {
-	switch v {
-	case search.ViewerAdmin:
-		return a.Status != registry.StatusRemoved
-	case search.ViewerReader:
-		return a.Status == registry.StatusApproved && a.Health != registry.HealthGone
-	default:
-		return a.Status == registry.StatusApproved && a.Health != registry.HealthGone &&
-			a.Visibility == registry.VisibilityPublic
-	}
 }
 
 // matchesColumns re-checks the filters on SQL columns (the index may hold

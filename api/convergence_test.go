@@ -157,6 +157,7 @@ var convergenceViewers = []struct {
 	{"anonymous", registry.Anonymous},
 	{"reader", registry.Principal{Role: registry.RoleReader}},
 	{"admin", registry.Principal{Role: registry.RoleAdmin}},
+	{"publisher", registry.Principal{Role: registry.RolePublisher, Hosts: []string{"agent03.example.com", "agent07.example.com"}}},
 }
 
 // check compares, for each viewer, the ids the API lists through the index
@@ -182,8 +183,9 @@ func TestSearchConvergesWithSQL(t *testing.T) {
 	run := func(t *testing.T, store *registry.Store, seed uint64, steps int) {
 		h := newSearchHarness(t, store)
 		cv := &convergence{h: h, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
-			admin:  registry.Principal{Role: registry.RoleAdmin, Name: "convergence"},
-			tokens: map[string]string{"anonymous": "", "reader": h.token(registry.RoleReader), "admin": h.token(registry.RoleAdmin)}}
+			admin: registry.Principal{Role: registry.RoleAdmin, Name: "convergence"},
+			tokens: map[string]string{"anonymous": "", "reader": h.token(registry.RoleReader), "admin": h.token(registry.RoleAdmin),
+				"publisher": h.token(registry.RolePublisher, "agent03.example.com", "agent07.example.com")}}
 		for i := range 12 {
 			cv.hosts = append(cv.hosts, fmt.Sprintf("agent%02d.example.com", i))
 		}

@@ -14,7 +14,7 @@ import (
 type Searcher interface {
 	Search(ctx context.Context, q search.Query) (*search.Result, error)
 	Skills(ctx context.Context, q search.SkillQuery) (*search.SkillResult, error)
-	Tags(ctx context.Context, prefix string, v search.Viewer, limit int) ([]search.FacetValue, error)
+	Tags(ctx context.Context, prefix string, scope registry.Scope, limit int) ([]search.FacetValue, error)
 }
 
 // searchRetry is the Retry-After of a 503 from the index: a rebuild of a

@@ -40,7 +40,7 @@ var (
 type searchRequest struct {
 	q        string
 	filters  search.Filters
-	viewer   search.Viewer
+	caller   registry.Principal
 	pageSize int
 	token    string
 	sort     search.Sort
@@ -60,7 +60,7 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 	if err := checkParams(qv, append(known, extra...)...); err != nil {
 		return r, err
 	}
-	r.viewer = search.ViewerFor(p)
+	r.caller = p
 	var err error
 	if r.q, err = queryText(qv, "q"); err != nil {
 		return r, err

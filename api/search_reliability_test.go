@@ -30,7 +30,7 @@ func TestSearchG72StaleIndexNeverShowsHiddenAgents(t *testing.T) {
 		h.do(req{method: "PATCH", path: "/api/v1/agents/" + c.route.ID, token: c.admin, body: jsonBody(`{"visibility":"internal"}`)}).
 			expectStatus(t, http.StatusOK)
 		// The index still has the old state of all three.
-		res, err := h.idx.Search(h.ctx(), search.Query{Viewer: search.ViewerAnonymous})
+		res, err := h.idx.Search(h.ctx(), search.Query{Scope: registry.ScopeOf(registry.Anonymous)})
 		if err != nil || res.TotalSize != 3 {
 			t.Fatalf("index is not stale as the test needs: %v %+v", err, res)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -28,7 +29,7 @@ func (s *server) listSkills(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := s.search.Skills(ctx, search.SkillQuery{Q: r.q, Filters: r.filters, Viewer: r.viewer,
+	res, err := s.search.Skills(ctx, search.SkillQuery{Q: r.q, Filters: r.filters, Scope: registry.ScopeOf(r.caller),
 		PageSize: r.pageSize, PageToken: r.token})
 	if err != nil {
 		return err

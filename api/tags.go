@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -34,7 +35,7 @@ func (s *server) listTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := s.search.Tags(c.Request().Context(), prefix, search.ViewerFor(principal(c)), int(limit))
+	tags, err := s.search.Tags(c.Request().Context(), prefix, registry.ScopeOf(principal(c)), int(limit))
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func FetchResult(out Outcome) registry.FetchResult {
 	for i, sr := range out.Verdict.Signatures {
 		res.Signatures[i] = registry.SignatureResult{
 			Index: sr.Index, Kid: sr.Kid, Alg: sr.Alg, KeySource: sr.KeySource, Profile: sr.Profile,
-			Status: sr.Status, Reason: sr.Reason, Thumbprint: sr.Thumbprint,
+			Status: sr.Status, Reason: sr.Reason, Thumbprint: sr.Thumbprint, Unsigned: sr.Unsigned,
 		}
 	}
 	return res

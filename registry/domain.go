@@ -118,6 +118,10 @@ type SignatureResult struct {
 	Status     string `json:"status"` // verified, invalid, untrusted, error
 	Reason     string `json:"reason,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"` // RFC 7638, when verified
+	// Unsigned are the JSON pointers of members the profile leaves
+	// unsigned: agreeing ones when verified, disagreeing ones when they
+	// made the signature invalid (docs/verification.md).
+	Unsigned []string `json:"unsigned,omitempty"`
 }
 
 // Change is one entry of the change log that mirrors and the search indexer

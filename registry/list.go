@@ -59,24 +59,6 @@ func decodePageToken(s, sort, filter string) (*pageToken, error) {
 	return &t, nil
 }
 
-// scope restricts a query to what p may list (CONTRACT.md §4): anonymous
-// callers see approved, public agents whose health is not gone; readers add
-// internal ones; a publisher sees what a reader sees plus every agent of
-// its own hosts in any status but removed; admins see everything.
-func scope(db *gorm.DB, p Principal) *gorm.DB {
-	listed := "(status = 'approved' AND visibility = 'public' AND health <> 'gone')"
-	if p.Role == RoleReader || p.Role == RolePublisher {
-		listed = "(status = 'approved' AND visibility IN ('public', 'internal') AND health <> 'gone')"
-	}
-	switch {
-	case p.isAdmin():
-		return db
-	case p.Role == RolePublisher && len(p.Hosts) > 0:
-		return db.Where("("+listed+" OR (host IN ? AND status <> 'removed'))", p.Hosts)
-	}
-	return db.Where(listed)
-}
-
 func validateQuery(p Principal, q *ListQuery) error {
 	if !p.isAdmin() && (len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0) {
 		return ErrForbidden
@@ -203,10 +185,13 @@ func needsReviewKey(v *bool) string {
 }
 
 // Listed returns the records of the agents with these ids that p may list
-// (CONTRACT.md §4), in the order of ids, reading them in one query; ids that
-// do not exist or that p may not list are left out. Search hits are
-// hydrated through it, so an agent hidden or removed in SQL never appears
-// even while the index lags (RELIABILITY.md G.72).
+// (see visibility.go), in the order of ids, reading them in one query; ids
+// that do not exist or that p may not list are left out, and so are removed
+// agents, for admins too: Listed hydrates search hits, and the index holds
+// no removed agent, so a removed one is a hit the index has not dropped yet
+// (admins list removed agents with List and status removed). Checking SQL
+// means an agent hidden or removed there never appears even while the index
+// lags (RELIABILITY.md G.72).
 func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
 	if len(ids) == 0 {
 		return []Agent{}, nil
@@ -216,7 +201,7 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 	}
 	db := s.store.read(ctx)
 	var rows []agentRow
-	if err := scope(db.Model(&agentRow{}), p).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+	if err := scope(db.Model(&agentRow{}), p).Where("id IN ? AND status <> 'removed'", ids).Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	agents, err := hydrate(db, rows)

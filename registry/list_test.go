@@ -66,10 +66,27 @@ func TestVisibilityMatrix(t *testing.T) {
 				t.Errorf("%s lists %v (total %d), %v; want %v", tc.name, ids(page.Agents), page.TotalSize, err, tc.want)
 			}
 		}
-		// Reading by id: anyone holding it, except removed agents (admins only).
+		// Reading by id: anyone holding it, except removed agents (admins
+		// only) and internal ones (a token is needed).
 		for _, p := range []registry.Principal{anonymous, reader, pub} {
 			for _, id := range []string{ap, ai, pp, ag, sp} {
-				if _, err := svc.Get(ctx, p, id); err != nil {
+				_, err := svc.Get(ctx, p, id)
+				if id == ai && p.Role == "" {
+					if !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("anonymous Get internal: %v, want not found", err)
+					}
+					if _, _, err := svc.Card(ctx, p, id); !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("anonymous Card internal: %v, want not found", err)
+					}
+					if _, err := svc.Versions(ctx, p, id); !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("anonymous Versions internal: %v, want not found", err)
+					}
+					if _, err := svc.Version(ctx, p, id, 1); !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("anonymous Version internal: %v, want not found", err)
+					}
+					continue
+				}
+				if err != nil {
 					t.Errorf("%q Get %s: %v", p.Role, id, err)
 				}
 			}

@@ -59,22 +59,13 @@ func clampLimit(limit int) int {
 func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit int) ([]Change, int64, error) {
 	limit = clampLimit(limit)
 	db := s.store.read(ctx).Table("changes c").Select("c.seq, c.agent_id, c.kind, c.at").Where("c.seq > ?", after)
-	if !p.isAdmin() {
-		listed := "(a.status = 'approved' AND a.visibility IN ? AND a.health <> 'gone')"
-		vis := []string{"public"}
-		if p.Role == RoleReader || p.Role == RolePublisher {
-			vis = []string{"public", "internal"}
-		}
+	if cond, args := listedSQL(p, "a"); cond != "" {
+		vis := listableVisibilities(p)
 		withdrawn := "(c.kind = 'removed' AND a.status = 'removed')" +
 			" OR (c.kind IN ('suspended', 'health') AND a.status IN ('approved', 'suspended') AND a.visibility IN ?)" +
 			" OR (c.kind = 'visibility' AND a.status IN ('approved', 'suspended'))"
-		cond := listed + " OR " + withdrawn
-		args := []any{vis, vis}
-		if p.Role == RolePublisher && len(p.Hosts) > 0 {
-			cond += " OR a.host IN ?"
-			args = append(args, p.Hosts)
-		}
-		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where("("+cond+")", args...)
+		args = append(args, vis)
+		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where("("+cond+" OR "+withdrawn+")", args...)
 	}
 	var rows []changeRow
 	if err := db.Order("c.seq ASC").Limit(limit).Scan(&rows).Error; err != nil {

@@ -117,13 +117,6 @@ func (p Principal) owns(host string) bool {
 	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)
 }
 
-// canRead is the rule for reading one agent by id (CONTRACT.md §1): whoever
-// holds the id may read it, except a removed agent, which only admins see
-// (to everyone else it answers ErrNotFound, as if it never existed).
-func (p Principal) canRead(r *agentRow) bool {
-	return p.isAdmin() || Status(r.Status) != StatusRemoved
-}
-
 func requireAdmin(p Principal) error {
 	if !p.isAdmin() {
 		return ErrForbidden

@@ -13,7 +13,7 @@ import (
 
 // Search counts facets and the total in its own pass over the matches
 // (collect.go): they must equal what Bleve's facet request over the same
-// query returns, over the relevance corpus for every query, viewer and a
+// query returns, over the relevance corpus for every query, scope and a
 // few filters.
 func TestFacetQuerySelectsSameAgents(t *testing.T) {
 	src := newMemSource()
@@ -25,7 +25,7 @@ func TestFacetQuerySelectsSameAgents(t *testing.T) {
 	checked := 0
 	for _, c := range relevanceCases {
 		ws := x.searchWords(c.q)
-		for _, v := range []Viewer{ViewerAnonymous, ViewerAdmin} {
+		for _, v := range []registry.Scope{scopeAnonymous, scopeAdmin} {
 			for _, f := range filters {
 				full := bleve.NewSearchRequestOptions(buildQuery(textQuery(c.q, ws, false), v, f), 0, 0, false)
 				addFacets(full)
@@ -36,9 +36,9 @@ func TestFacetQuerySelectsSameAgents(t *testing.T) {
 				if want.Total == 0 {
 					continue // Search then retries with typos allowed
 				}
-				got := mustSearch(t, x, Query{Q: c.q, Viewer: v, Filters: f})
+				got := mustSearch(t, x, Query{Q: c.q, Scope: v, Filters: f})
 				if fmt.Sprint(got.Facets) != fmt.Sprint(facetsOf(want)) || got.TotalSize != int(want.Total) {
-					t.Fatalf("%q viewer %d filters %+v: facets %v total %d, want %v total %d",
+					t.Fatalf("%q scope %v filters %+v: facets %v total %d, want %v total %d",
 						c.q, v, f, got.Facets, got.TotalSize, facetsOf(want), want.Total)
 				}
 				if want.Total > 0 {
@@ -177,13 +177,13 @@ func TestFacetTablesFollowSegmentsAndDeletes(t *testing.T) {
 	src := filterCorpus()
 	x := openTest(t, src)
 	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1}) // one segment per change
-	queries := []Query{{}, {Q: "finance"}, {Q: "travel", Filters: Filters{Bindings: []string{"GRPC", "JSONRPC"}}}, {Viewer: ViewerAdmin}}
+	queries := []Query{{}, {Q: "finance"}, {Q: "travel", Filters: Filters{Bindings: []string{"GRPC", "JSONRPC"}}}, {Scope: scopeAdmin}}
 	compare := func(round int) {
 		t.Helper()
 		for _, q := range queries {
-			var fq = buildQuery(nil, q.Viewer, q.Filters)
+			var fq = buildQuery(nil, q.Scope, q.Filters)
 			if ws := x.searchWords(q.Q); len(ws) > 0 {
-				fq = buildQuery(textQuery(q.Q, ws, false), q.Viewer, q.Filters)
+				fq = buildQuery(textQuery(q.Q, ws, false), q.Scope, q.Filters)
 			}
 			req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
 			addFacets(req)

@@ -31,6 +31,7 @@ type Document struct {
 	InputModes       []string // default modes plus every skill's modes (CONTRACT.md §5)
 	OutputModes      []string
 	Tags             []string // union of the skills' tags, lowercased
+	ListedBy         []string // registry.ListTerms: who may list the agent
 	UpdatedAt        time.Time
 	LastChangedAt    time.Time // kept for callers; not indexed: no sort or filter uses it (CONTRACT.md §5)
 	Skills           []SkillDocument
@@ -66,6 +67,7 @@ func NewDocument(a registry.Agent) Document {
 		Health:     a.Health,
 		Trust:      a.Trust,
 		Visibility: a.Visibility,
+		ListedBy:   registry.ListTerms(a),
 		UpdatedAt:  a.UpdatedAt,
 	}
 	if a.LastChangedAt != nil {
@@ -188,7 +190,7 @@ func (d Document) fields() map[string]any {
 		fieldHealth:           string(d.Health),
 		fieldTrust:            string(d.Trust),
 		fieldVisibility:       string(d.Visibility),
-		fieldListedBy:         listedBy(d),
+		fieldListedBy:         d.ListedBy,
 		fieldProtocols:        d.ProtocolVersions,
 		fieldBindings:         d.Bindings,
 		fieldSchemes:          d.SecuritySchemes,
@@ -235,32 +237,6 @@ func defaultRank(d Document) string {
 	default:
 		return "1"
 	}
-}
-
-// Values of the listedBy field.
-const (
-	listedByAnonymous = "anonymous"
-	listedByReader    = "reader"
-	listedByAdmin     = "admin"
-)
-
-// listedBy precomputes CONTRACT.md §4 for the document: anonymous callers
-// list approved, public agents that are not gone; readers add internal
-// ones; admins list every indexed agent. One term per viewer keeps the scope
-// filter a single posting list instead of a conjunction of status,
-// visibility and a "not gone" disjunction, which dominated query time on a
-// large index. Every change to those three fields reaches the index with the
-// agent's full current state, so the value cannot go stale on its own.
-func listedBy(d Document) []string {
-	out := []string{listedByAdmin}
-	if d.Status != registry.StatusApproved || d.Health == registry.HealthGone {
-		return out
-	}
-	out = append(out, listedByReader)
-	if d.Visibility == registry.VisibilityPublic {
-		out = append(out, listedByAnonymous)
-	}
-	return out
 }
 
 // timeNumber is milliseconds since the epoch: exact in a float64, which is

@@ -124,46 +124,45 @@ func TestFacetCountsExact(t *testing.T) {
 func TestVisibilityScopes(t *testing.T) {
 	x := openTest(t, filterCorpus())
 	for _, c := range []struct {
-		v    Viewer
+		v    registry.Scope
 		f    Filters
 		want []string
 	}{
-		{ViewerAnonymous, Filters{}, []string{"a1", "a2", "a3"}},
-		{ViewerReader, Filters{}, []string{"a1", "a2", "a3", "a4"}},
-		{ViewerAdmin, Filters{}, []string{"a1", "a2", "a3", "a4", "a5", "a6"}},
-		{ViewerAdmin, Filters{Statuses: []string{"pending"}}, []string{"a5"}},
-		{ViewerAdmin, Filters{Healths: []string{"gone"}}, []string{"a6"}},
-		{ViewerAdmin, Filters{Statuses: []string{"removed"}}, []string{}},
-		{ViewerAnonymous, Filters{Statuses: []string{"pending"}}, []string{}},
-		{ViewerAnonymous, Filters{Visibilities: []string{"internal"}}, []string{}},
+		{scopeAnonymous, Filters{}, []string{"a1", "a2", "a3"}},
+		{scopeReader, Filters{}, []string{"a1", "a2", "a3", "a4"}},
+		{scopeAdmin, Filters{}, []string{"a1", "a2", "a3", "a4", "a5", "a6"}},
+		{scopeAdmin, Filters{Statuses: []string{"pending"}}, []string{"a5"}},
+		{scopeAdmin, Filters{Healths: []string{"gone"}}, []string{"a6"}},
+		{scopeAdmin, Filters{Statuses: []string{"removed"}}, []string{}},
+		{scopeAnonymous, Filters{Statuses: []string{"pending"}}, []string{}},
+		{scopeAnonymous, Filters{Visibilities: []string{"internal"}}, []string{}},
+		// A publisher lists what a reader lists plus its own hosts' agents
+		// in any status but removed.
+		{registry.ScopeOf(registry.Principal{Role: registry.RolePublisher, Hosts: []string{"a5.example.com"}}), Filters{}, []string{"a1", "a2", "a3", "a4", "a5"}},
+		{registry.ScopeOf(registry.Principal{Role: registry.RolePublisher, Hosts: []string{"a6.example.com", "a4.example.com"}}), Filters{}, []string{"a1", "a2", "a3", "a4", "a6"}},
+		{registry.Scope{}, Filters{}, []string{"a1", "a2", "a3"}},
 	} {
-		r := mustSearch(t, x, Query{Q: "finance travel invoices payable desk", Viewer: c.v, Filters: c.f, Sort: SortName})
-		r2 := mustSearch(t, x, Query{Viewer: c.v, Filters: c.f})
+		r := mustSearch(t, x, Query{Q: "finance travel invoices payable desk", Scope: c.v, Filters: c.f, Sort: SortName})
+		r2 := mustSearch(t, x, Query{Scope: c.v, Filters: c.f})
 		if got := sortedIDs(r2); !slices.Equal(got, c.want) {
-			t.Errorf("viewer %d %+v: got %v, want %v", c.v, c.f, got, c.want)
+			t.Errorf("scope %+v %+v: got %v, want %v", c.v, c.f, got, c.want)
 		}
 		for _, id := range hitIDs(r) {
 			if !slices.Contains(c.want, id) {
-				t.Errorf("viewer %d: text query leaked %s", c.v, id)
+				t.Errorf("scope %+v: text query leaked %s", c.v, id)
 			}
 		}
 	}
-	tags, err := x.Tags(t.Context(), "", ViewerAnonymous, 0)
+	tags, err := x.Tags(t.Context(), "", scopeAnonymous, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(tags) != fmt.Sprint([]FacetValue{{"finance", 2}, {"travel", 2}, {"invoices", 1}}) {
 		t.Fatalf("anonymous tags = %v", tags)
 	}
-	tags, _ = x.Tags(t.Context(), "Fin", ViewerAdmin, 10)
+	tags, _ = x.Tags(t.Context(), "Fin", scopeAdmin, 10)
 	if fmt.Sprint(tags) != fmt.Sprint([]FacetValue{{"finance", 5}}) {
 		t.Fatalf("admin tags with prefix = %v", tags)
-	}
-	if got := ViewerFor(registry.Principal{Role: registry.RoleReader}); got != ViewerReader {
-		t.Fatalf("ViewerFor(reader) = %d", got)
-	}
-	if got := ViewerFor(registry.Principal{Role: registry.RolePublisher}); got != ViewerAnonymous {
-		t.Fatalf("ViewerFor(publisher) = %d", got)
 	}
 }
 

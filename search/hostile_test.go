@@ -74,7 +74,7 @@ func TestHostileQueriesInert(t *testing.T) {
 	if len(r.Hits) != MaxPageSize {
 		t.Fatalf("page of %d", len(r.Hits))
 	}
-	key := queryKey("agents", "", ViewerAnonymous, SortUpdated, Filters{})
+	key := queryKey("agents", "", scopeAnonymous, SortUpdated, Filters{})
 	forged := encodeToken(pageToken{Key: key, After: []string{"0", "x"}, Offset: 10_000_000})
 	if _, err := x.Search(t.Context(), Query{PageToken: forged}); !errors.Is(err, ErrInvalidPageToken) {
 		t.Fatalf("offset 1e7: %v", err)

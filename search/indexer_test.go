@@ -15,10 +15,10 @@ import (
 
 // allIDs pages through everything v may list, checking there are no
 // duplicates across pages.
-func allIDs(t *testing.T, x *Index, v Viewer) []string {
+func allIDs(t *testing.T, x *Index, v registry.Scope) []string {
 	t.Helper()
 	var ids []string
-	q := Query{Viewer: v, PageSize: 100, Sort: SortName}
+	q := Query{Scope: v, PageSize: 100, Sort: SortName}
 	for range 100 {
 		r := mustSearch(t, x, q)
 		ids = append(ids, hitIDs(r)...)
@@ -53,9 +53,9 @@ func TestRemovedAgentStaysDeleted(t *testing.T) {
 			if err := ix.Sync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range []Viewer{ViewerAnonymous, ViewerAdmin} {
+			for _, v := range []registry.Scope{scopeAnonymous, scopeAdmin} {
 				if got := allIDs(t, x, v); !slices.Equal(got, []string{"one", "three"}) {
-					t.Fatalf("viewer %d sees %v", v, got)
+					t.Fatalf("scope %v sees %v", v, got)
 				}
 			}
 			// A purged row (absent from the source) is deleted too.
@@ -64,7 +64,7 @@ func TestRemovedAgentStaysDeleted(t *testing.T) {
 			if err := ix.Sync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if got := allIDs(t, x, ViewerAdmin); !slices.Equal(got, []string{"one"}) {
+			if got := allIDs(t, x, scopeAdmin); !slices.Equal(got, []string{"one"}) {
 				t.Fatalf("after purge: %v", got)
 			}
 			if st := x.Status(); st.AppliedSeq != 8 || ix.Lag() != 0 {
@@ -133,13 +133,13 @@ func TestIndexerConvergesUnderRandomInterleavings(t *testing.T) {
 			if err := ix.Sync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range []Viewer{ViewerAnonymous, ViewerReader, ViewerAdmin} {
+			for _, v := range []registry.Scope{scopeAnonymous, scopeReader, scopeAdmin} {
 				got, want := allIDs(t, x, v), src.visibleIDs(v)
 				if len(want) == 0 {
 					want = nil
 				}
 				if !slices.Equal(got, want) {
-					t.Fatalf("viewer %d:\n got %v\nwant %v", v, got, want)
+					t.Fatalf("scope %v:\n got %v\nwant %v", v, got, want)
 				}
 			}
 		})
@@ -225,7 +225,7 @@ func TestRunFollowsSource(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v", err)
 	}
-	if got := allIDs(t, x, ViewerAnonymous); len(got) != 4 {
+	if got := allIDs(t, x, scopeAnonymous); len(got) != 4 {
 		t.Fatalf("ids %v", got)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-6"
+const MappingVersion = "cardex-search-7"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term
@@ -29,7 +29,7 @@ const (
 	fieldHealth        = "health"
 	fieldTrust         = "trust"
 	fieldVisibility    = "visibility"
-	fieldListedBy      = "listedBy" // who may list the agent; see listedBy
+	fieldListedBy      = "listedBy" // who may list the agent: registry.ListTerms
 	fieldProtocols     = "protocolVersions"
 	fieldBindings      = "bindings"
 	fieldSchemes       = "securitySchemes"

@@ -102,7 +102,7 @@ func (m *memSource) ListAgents(_ context.Context, afterID string, limit int) ([]
 }
 
 // visibleIDs is what the viewer should find: the source's own answer.
-func (m *memSource) visibleIDs(v Viewer) []string {
+func (m *memSource) visibleIDs(v registry.Scope) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string
@@ -115,21 +115,18 @@ func (m *memSource) visibleIDs(v Viewer) []string {
 	return out
 }
 
-// visibleTo restates CONTRACT.md §4 independently of the index code.
-func visibleTo(a registry.Agent, v Viewer) bool {
-	if a.Status == registry.StatusRemoved {
-		return false
-	}
-	switch v {
-	case ViewerAdmin:
-		return true
-	case ViewerReader:
-		return a.Status == registry.StatusApproved && a.Health != registry.HealthGone
-	default:
-		return a.Status == registry.StatusApproved && a.Health != registry.HealthGone &&
-			a.Visibility == registry.VisibilityPublic
-	}
+// visibleTo is the registry's listing rule; the index holds no removed
+// agent at all.
+func visibleTo(a registry.Agent, v registry.Scope) bool {
+	return a.Status != registry.StatusRemoved && v.Admits(registry.ListTerms(a))
 }
+
+// The scopes of the three kinds of caller.
+var (
+	scopeAnonymous = registry.ScopeOf(registry.Anonymous)
+	scopeReader    = registry.ScopeOf(registry.Principal{Role: registry.RoleReader})
+	scopeAdmin     = registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})
+)
 
 // testAgent is an approved, public, healthy agent with a card.
 func testAgent(id, name, desc string, skills ...agentcard.Skill) registry.Agent {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // pageToken is the opaque cursor of CONTRACT.md §5: the sort values of the
@@ -49,7 +51,7 @@ func decodeToken(s, key string, sortLen int) (pageToken, error) {
 }
 
 // queryKey fingerprints everything that decides a result order.
-func queryKey(kind string, q string, v Viewer, s Sort, f Filters) string {
+func queryKey(kind string, q string, scope registry.Scope, s Sort, f Filters) string {
 	h := sha256.New()
 	write := func(s string) {
 		var n [8]byte
@@ -59,7 +61,7 @@ func queryKey(kind string, q string, v Viewer, s Sort, f Filters) string {
 	}
 	write(kind)
 	write(q)
-	write(strconv.Itoa(int(v)))
+	write(scope.Key())
 	write(string(s))
 	for _, ff := range f.fields() {
 		write(ff.field)

@@ -23,31 +23,6 @@ const (
 	maxTagsListLimit = 1000
 )
 
-// Viewer is who is asking, which decides what may be listed
-// (CONTRACT.md §4).
-type Viewer int
-
-// Viewers: anonymous sees approved, public agents whose health is not gone;
-// a reader also sees internal ones; an admin sees every indexed agent.
-const (
-	ViewerAnonymous Viewer = iota
-	ViewerReader
-	ViewerAdmin
-)
-
-// ViewerFor maps a registry principal to its listing scope. Publisher tokens
-// list what anonymous callers list (their own agents are read by id).
-func ViewerFor(p registry.Principal) Viewer {
-	switch p.Role {
-	case registry.RoleAdmin:
-		return ViewerAdmin
-	case registry.RoleReader:
-		return ViewerReader
-	default:
-		return ViewerAnonymous
-	}
-}
-
 // Filters restrict results. Values of one filter are ORed; different
 // filters are ANDed (CONTRACT.md §5). Tags, modes and providers compare
 // case-insensitively; the rest exactly. Status, Health and Visibility are
@@ -116,9 +91,9 @@ const (
 type Query struct {
 	Q         string
 	Filters   Filters
-	Viewer    Viewer
-	PageSize  int    // default 20, clamped to 100
-	PageToken string // from a previous Result.NextPageToken
+	Scope     registry.Scope // registry.ScopeOf the caller: what it may list
+	PageSize  int            // default 20, clamped to 100
+	PageToken string         // from a previous Result.NextPageToken
 	Sort      Sort
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Query-time boosts per field: a match in a name or skill name outranks a
@@ -184,17 +186,14 @@ func textQuery(q string, ws []queryWord, fuzzy bool) query.Query {
 	return d
 }
 
-// scopeQuery restricts results to what v may list (CONTRACT.md §4, see
-// listedBy); nil for admins.
-func scopeQuery(v Viewer) []query.Query {
-	switch v {
-	case ViewerAdmin:
+// scopeQuery restricts results to the scope's agents: one of its terms
+// (registry.ListTerms, stored in listedBy); nil for a scope of every agent.
+// The zero scope is the anonymous caller's.
+func scopeQuery(scope registry.Scope) []query.Query {
+	if scope.All {
 		return nil
-	case ViewerReader:
-		return []query.Query{term(fieldListedBy, listedByReader)}
-	default:
-		return []query.Query{term(fieldListedBy, listedByAnonymous)}
 	}
+	return []query.Query{anyTerm(fieldListedBy, scope.AnyOf()...)}
 }
 
 // anyTerm matches any of the values, without scoring.
@@ -232,8 +231,8 @@ func filterQueries(f Filters) []query.Query {
 }
 
 // buildQuery ANDs scope, filters and text (nil: every agent in scope).
-func buildQuery(text query.Query, v Viewer, f Filters) query.Query {
-	must := scopeQuery(v)
+func buildQuery(text query.Query, scope registry.Scope, f Filters) query.Query {
+	must := scopeQuery(scope)
 	must = append(must, filterQueries(f)...)
 	if text != nil {
 		must = append(must, text)
@@ -250,5 +249,5 @@ func buildQuery(text query.Query, v Viewer, f Filters) query.Query {
 
 // agentsOnly matches every document (each has the admin listing term).
 func agentsOnly() query.Query {
-	return term(fieldListedBy, listedByAdmin)
+	return term(fieldListedBy, registry.ListTermAll)
 }

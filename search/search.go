@@ -74,7 +74,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	s := q.sort()
 	order := sortOrder(s)
-	key := queryKey("agents", q.Q, q.Viewer, s, q.Filters)
+	key := queryKey("agents", q.Q, q.Scope, s, q.Filters)
 	ws := x.searchWords(q.Q)
 	byOffset := s == SortRelevance && len(ws) > 0
 	var tok pageToken
@@ -122,8 +122,8 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		} else if len(ws) > 0 {
 			text = textQuery(q.Q, ws, false)
 		}
-		facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Viewer, "", q.Filters)}
-		out, err = x.searchSorted(ctx, g, buildQuery(text, q.Viewer, q.Filters), order, tok, key, size, facetKey)
+		facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Scope, "", q.Filters)}
+		out, err = x.searchSorted(ctx, g, buildQuery(text, q.Scope, q.Filters), order, tok, key, size, facetKey)
 	}
 	if err != nil {
 		return nil, x.mapErr(ctx, err)
@@ -147,7 +147,7 @@ const (
 func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
 	typos := len(fuzzy) > 0 && fuzzy[0]
 	text := textQuery(q.Q, ws, typos)
-	full := buildQuery(text, q.Viewer, q.Filters)
+	full := buildQuery(text, q.Scope, q.Filters)
 	k := max(offset+size, rerankWindow)
 	p, err := g.facets.pass(ctx, g, full, passOptions{k: k, facets: true})
 	if err != nil {

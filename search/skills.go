@@ -8,14 +8,16 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // SkillQuery is a search of skills (`GET /skills`): Q must match within one
-// skill; Filters and Viewer apply to the skill's agent.
+// skill; Filters and Scope apply to the skill's agent.
 type SkillQuery struct {
 	Q         string
 	Filters   Filters
-	Viewer    Viewer
+	Scope     registry.Scope
 	PageSize  int
 	PageToken string
 }
@@ -133,7 +135,7 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 		s = SortName
 	}
 	order := sortOrder(s)
-	key := queryKey("skills", q.Q, q.Viewer, s, q.Filters)
+	key := queryKey("skills", q.Q, q.Scope, s, q.Filters)
 	var tok pageToken
 	if q.PageToken != "" {
 		sortLen := len(order)
@@ -174,7 +176,7 @@ func (x *Index) skillsByRelevance(ctx context.Context, g *generation, q SkillQue
 	need := skillWordsNeeded(len(ws))
 	// Every agent kept holds at least one matching skill, so offset+size
 	// agents always reach the page's end.
-	p, err := g.facets.pass(ctx, g, buildQuery(text, q.Viewer, q.Filters), passOptions{k: offset + size,
+	p, err := g.facets.pass(ctx, g, buildQuery(text, q.Scope, q.Filters), passOptions{k: offset + size,
 		skills: func(dm *search.DocumentMatch) int {
 			return len(skillsMatching(dm.FieldTermLocations, wordOf, need))
 		}})
@@ -236,7 +238,7 @@ func (x *Index) skillsByRelevance(ctx context.Context, g *generation, q SkillQue
 func (x *Index) allSkills(ctx context.Context, g *generation, q SkillQuery, order search.SortOrder, key string, tok pageToken, size int) (*SkillResult, error) {
 	// Every agent with skills fills at least one slot, so size+1 agents
 	// always fill a page.
-	fq := bleve.NewConjunctionQuery(buildQuery(nil, q.Viewer, q.Filters), hasSkills())
+	fq := bleve.NewConjunctionQuery(buildQuery(nil, q.Scope, q.Filters), hasSkills())
 	req := bleve.NewSearchRequestOptions(fq, size+1, 0, false)
 	req.Score = bleve.ScoreNone
 	req.SortByCustom(order)

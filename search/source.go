@@ -33,8 +33,8 @@ const maxBatch = 1000
 // searchable tells whether an agent belongs in the index at all. Removed
 // agents are tombstones: they are deleted from the index, so no stale state
 // can show them (RELIABILITY.md G.72). Every other status stays indexed with
-// its status, health and visibility as filter fields, and the Viewer scope
-// decides who sees it.
+// its status, health and visibility as filter fields, and the caller's
+// registry.Scope decides who sees it.
 func searchable(a registry.Agent) bool {
 	return a.Status != registry.StatusRemoved
 }

@@ -6,14 +6,16 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
-// Tags lists the tags of the agents v may list, with how many agents carry
+// Tags lists the tags of the agents in scope, with how many agents carry
 // each, most used first; prefix (case-insensitive) narrows them for
 // type-ahead. Counts come from a facet over the viewer's scope, never from
 // the raw term dictionary, so a tag used only by hidden agents does not leak
 // (G.72). limit defaults to 100 and is capped at 1,000.
-func (x *Index) Tags(ctx context.Context, prefix string, v Viewer, limit int) ([]FacetValue, error) {
+func (x *Index) Tags(ctx context.Context, prefix string, scope registry.Scope, limit int) ([]FacetValue, error) {
 	if len(prefix) > MaxFilterBytes {
 		return nil, fmt.Errorf("%w: prefix too long", ErrInvalidQuery)
 	}
@@ -27,7 +29,7 @@ func (x *Index) Tags(ctx context.Context, prefix string, v Viewer, limit int) ([
 		limit = maxTagsListLimit
 	}
 	prefix = strings.ToLower(strings.TrimSpace(prefix))
-	q := buildQuery(nil, v, Filters{})
+	q := buildQuery(nil, scope, Filters{})
 	if prefix != "" {
 		p := bleve.NewPrefixQuery(prefix)
 		p.SetField(fieldTags)

@@ -65,6 +65,27 @@ func Canonicalize(profile Profile, card *strictjson.Value) ([]byte, error) {
 	return jcsBytes(tree)
 }
 
+// SignedTree returns the members of card that a signature under profile
+// covers, as a tree: the card with every member the profile leaves out
+// removed and nothing else changed. For the sdk and python-legacy profiles
+// it is the v1 projection before empty values are removed: SDKs read an
+// empty value as absent, and so does Cardex's model (the one exception, a
+// security requirement whose schemes have no scopes, is documented in
+// docs/verification.md). It is what agentcard.CheckCoverage compares the
+// whole card with.
+func SignedTree(profile Profile, card *strictjson.Value) *strictjson.Value {
+	if card == nil || card.Kind != strictjson.Object {
+		return card
+	}
+	switch profile {
+	case ProfileSpec:
+		return pruneMessage(card, agentCardMsg, false, true)
+	case ProfileSpecV1Only, ProfileSDK, ProfilePythonLegacy:
+		return pruneMessage(card, agentCardMsg, true, true)
+	}
+	return withoutSignatures(card)
+}
+
 // jcsBytes serializes tree with RFC 8785 (members sorted by UTF-16 code
 // units, ECMAScript numbers: RELIABILITY.md E.54, E.58), from the strict tree
 // and never from a re-marshalled Go struct (STYLE.md). See appendJCS.

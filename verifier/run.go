@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/go-jose/go-jose/v4"
 )
@@ -19,6 +20,7 @@ type run struct {
 	card       *strictjson.Value
 	payloads   map[Profile][]byte
 	payloadErr map[Profile]error
+	coverage   map[Profile]agentcard.Coverage
 
 	origin    origin
 	hasOrigin bool
@@ -32,7 +34,8 @@ type run struct {
 }
 
 func (v *Verifier) newRun(card *strictjson.Value, opts VerifyOptions) *run {
-	r := &run{v: v, card: card, payloads: make(map[Profile][]byte, len(Profiles)), payloadErr: map[Profile]error{}}
+	r := &run{v: v, card: card, payloads: make(map[Profile][]byte, len(Profiles)), payloadErr: map[Profile]error{},
+		coverage: map[Profile]agentcard.Coverage{}}
 	if opts.Origin != "" {
 		o, err := parseOrigin(opts.Origin)
 		if err != nil {
@@ -55,6 +58,17 @@ func (r *run) payload(p Profile) ([]byte, error) {
 	b, err := Canonicalize(p, r.card)
 	r.payloads[p], r.payloadErr[p] = b, err
 	return b, err
+}
+
+// covers checks what profile p leaves unsigned in the card (once per
+// profile; every signature of the card shares it).
+func (r *run) covers(p Profile) agentcard.Coverage {
+	if c, ok := r.coverage[p]; ok {
+		return c
+	}
+	c := agentcard.CheckCoverage(r.card, SignedTree(p, r.card))
+	r.coverage[p] = c
+	return c
 }
 
 // source is one trusted place to look for the signature's key.
@@ -146,7 +160,18 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 			continue
 		}
 		if p, ok := r.tryProfiles(jws, h.alg, key.pub); ok {
-			res.KeySource, res.Profile, res.Status = src.name, string(p), StatusVerified
+			res.KeySource, res.Profile = src.name, string(p)
+			// A signature vouches only for what its profile signs: members
+			// left out that state something else make it invalid
+			// (docs/verification.md).
+			cov := r.covers(p)
+			if !cov.Covered() {
+				res.Unsigned = cov.Disagreeing
+				return fail(StatusInvalid, fmt.Sprintf("the signature verifies with key %q from %s under profile %s, but members outside what that profile signs state something the signed members do not: %s",
+					h.kid, describeSource(src), p, strings.Join(cov.Disagreeing, ", ")))
+			}
+			res.Unsigned = cov.Unsigned
+			res.Status = StatusVerified
 			res.Thumbprint = thumbprint(key)
 			res.Reason = joinReason(fmt.Sprintf("verified with key %q from %s under profile %s", h.kid, describeSource(src), p), notes)
 			return res

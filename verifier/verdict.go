@@ -37,6 +37,11 @@ type SignatureResult struct {
 	Reason     string `json:"reason"`
 	JKU        string `json:"jku,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"`
+	// Unsigned are the JSON pointers of members Cardex reads that the
+	// profile does not sign: for a verified signature those that agree
+	// with the signed members (a hybrid card's v0.3 rendering), for one
+	// made invalid by them those that disagree (docs/verification.md).
+	Unsigned []string `json:"unsigned,omitempty"`
 }
 
 // rank orders statuses for the card verdict: verified > error > untrusted >

@@ -61,7 +61,7 @@ func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
 		return nil, err
 	}
 	v := &agentView{A: a, Card: a.Card, CardURL: "/api/v1/agents/" + a.ID + "/card",
-		Listed: listable(registry.Anonymous, a)}
+		Listed: registry.CanList(registry.Anonymous, *a)}
 	if c := a.Card; c != nil {
 		for _, s := range c.SecuritySchemes {
 			v.Schemes = append(v.Schemes, describeScheme(s))

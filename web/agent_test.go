@@ -172,3 +172,33 @@ func TestRemovedAgentIsNotFoundForAnonymousVisitors(t *testing.T) {
 		t.Errorf("%d results after removal", n)
 	}
 }
+
+// The signature panel says what a signature left unsigned: the agreeing
+// v0.3 members of a verified hybrid, the disagreeing ones of an invalid one.
+func TestAgentPageNamesUnsignedMembers(t *testing.T) {
+	e := newEnv(t)
+	a := e.submit("geo.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "geospatial.json"), trust: registry.TrustInvalid,
+		signatures: []registry.SignatureResult{{Index: 0, Kid: "key-1", Alg: "ES256", KeySource: "jku", Profile: "spec-v1-only",
+			Status: "invalid", Reason: "members outside what the profile signs disagree", Unsigned: []string{"/url", "/preferredTransport"}}}})
+	e.approve(a.ID)
+	d := parse(t, e.get("/agents/"+a.ID))
+	if got := d.text("table.signatures span.unsigned"); got != "Not signed, and disagreeing with the signed members: /url, /preferredTransport" {
+		t.Errorf("unsigned %q", got)
+	}
+	if got := d.text("table.signatures tr.signature"); !strings.Contains(got, "A2A v1 members only (members outside the v1 schema are not signed)") {
+		t.Errorf("row %q", got)
+	}
+}
+
+// An internal agent's page is not shown to anonymous visitors even with its
+// id (docs/security.md "Who sees what"); a signed-in admin sees it.
+func TestInternalAgentPageNeedsSignIn(t *testing.T) {
+	e := newEnv(t)
+	id := e.listed("inside.example.com", "geospatial.json")
+	if _, err := e.svc.SetVisibility(t.Context(), adminP, id, registry.VisibilityInternal); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.get("/agents/"+id), 404)
+	wantStatus(t, e.do("GET", "/agents/"+id, nil, asAdmin(e.adminToken())), 200)
+}

@@ -59,7 +59,7 @@ func catalogueQuery(r *http.Request) (search.Query, url.Values) {
 	in := r.URL.Query()
 	admin := isAdmin(r)
 	kept := url.Values{}
-	q := search.Query{Q: in.Get("q"), PageToken: in.Get("pageToken"), Viewer: search.ViewerFor(principal(r))}
+	q := search.Query{Q: in.Get("q"), PageToken: in.Get("pageToken"), Scope: registry.ScopeOf(principal(r))}
 	if q.Q != "" {
 		kept.Set("q", q.Q)
 	}
@@ -115,18 +115,6 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.render(w, r, http.StatusOK, "catalogue", title, v)
 	return nil
-}
-
-// listable is the listing rule of CONTRACT.md §4 for one agent: the agent
-// page says whether the agent shows in the public catalogue.
-func listable(p registry.Principal, a *registry.Agent) bool {
-	switch p.Role {
-	case registry.RoleAdmin:
-		return true
-	case registry.RoleReader:
-		return a.Status == registry.StatusApproved && a.Health != registry.HealthGone
-	}
-	return a.Status == registry.StatusApproved && a.Visibility == registry.VisibilityPublic && a.Health != registry.HealthGone
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -133,11 +133,13 @@ var keySourceWords = map[string]string{
 	"":           "no trusted source",
 }
 
+// profileWords name each canonical form and what a signature under it
+// covers (docs/verification.md).
 var profileWords = map[string]string{
 	"spec":          "A2A specification (RFC 8785 of the card without signatures)",
-	"spec-v1-only":  "A2A v1 members only",
-	"sdk":           "SDK form (defaults dropped)",
-	"python-legacy": "legacy Python SDK form",
+	"spec-v1-only":  "A2A v1 members only (members outside the v1 schema are not signed)",
+	"sdk":           "SDK form (the v1 members; empty values are not signed)",
+	"python-legacy": "legacy Python SDK form (the v1 members; empty values are not signed)",
 	"raw":           "the bytes as served",
 }
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/cardexhq/cardex/search"
+	"github.com/cardexhq/cardex/registry"
 )
 
 type tagView struct {
@@ -17,7 +17,7 @@ type tagView struct {
 // linking to the catalogue filtered by it.
 func (u *ui) tagsPage(w http.ResponseWriter, r *http.Request) error {
 	prefix := r.URL.Query().Get("prefix")
-	tags, err := u.idx.Tags(r.Context(), prefix, search.ViewerFor(principal(r)), 1000)
+	tags, err := u.idx.Tags(r.Context(), prefix, registry.ScopeOf(principal(r)), 1000)
 	if err != nil {
 		return err
 	}

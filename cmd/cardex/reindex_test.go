@@ -70,14 +70,14 @@ func seedRegistry(t *testing.T, store *registry.Store, n int) (approved []string
 }
 
 // countIndexed opens the index in dir and counts what a viewer finds.
-func countIndexed(t *testing.T, dir string, v search.Viewer) int {
+func countIndexed(t *testing.T, dir string, v registry.Scope) int {
 	t.Helper()
 	idx, err := search.Open(filepath.Join(dir, "index"), search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer idx.Close()
-	res, err := idx.Search(t.Context(), search.Query{Viewer: v, PageSize: 1})
+	res, err := idx.Search(t.Context(), search.Query{Scope: v, PageSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,17 +98,17 @@ func TestReindexStoppedDeployment(t *testing.T) {
 	if code != exitOK || !reindexSummary.MatchString(out) || !reindexProgress.MatchString(errs) {
 		t.Fatalf("reindex: %d %q %q", code, out, errs)
 	}
-	if n := countIndexed(t, dir, search.ViewerAnonymous); n != len(approved) {
+	if n := countIndexed(t, dir, registry.ScopeOf(registry.Anonymous)); n != len(approved) {
 		t.Fatalf("anonymous finds %d, want %d", n, len(approved))
 	}
-	if n := countIndexed(t, dir, search.ViewerAdmin); n != 30 {
+	if n := countIndexed(t, dir, registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); n != 30 {
 		t.Fatalf("admin finds %d, want 30 (the removed agent is not indexed)", n)
 	}
 	// Again on an existing index: a new generation, same counts.
 	if code, out, _ := runCLI(t, "", "reindex", "--data", dir); code != exitOK || !strings.HasPrefix(out, "reindexed 31 agents") {
 		t.Fatalf("second reindex: %d %q", code, out)
 	}
-	if n := countIndexed(t, dir, search.ViewerAdmin); n != 30 {
+	if n := countIndexed(t, dir, registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); n != 30 {
 		t.Fatalf("after the second reindex admin finds %d", n)
 	}
 }
@@ -126,7 +126,7 @@ func TestReindexPostgres(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "reindexed 7 agents (6 searchable") {
 		t.Fatalf("reindex: %d %q %q", code, out, errs)
 	}
-	if n := countIndexed(t, dir, search.ViewerAnonymous); n != len(approved) {
+	if n := countIndexed(t, dir, registry.ScopeOf(registry.Anonymous)); n != len(approved) {
 		t.Fatalf("anonymous finds %d, want %d", n, len(approved))
 	}
 }

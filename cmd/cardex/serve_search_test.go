@@ -28,9 +28,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func countAs(t *testing.T, idx *search.Index, v search.Viewer) (int, error) {
+func countAs(t *testing.T, idx *search.Index, v registry.Scope) (int, error) {
 	t.Helper()
-	res, err := idx.Search(t.Context(), search.Query{Viewer: v, PageSize: 1})
+	res, err := idx.Search(t.Context(), search.Query{Scope: v, PageSize: 1})
 	if err != nil {
 		return 0, err
 	}
@@ -54,7 +54,7 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 		t.Fatalf("second runtime on the same directory: %v, want ErrLocked (G.70)", err)
 	}
 	eventually(t, "the first build", func() bool { return r.Ready(t.Context()) == nil })
-	if n, err := countAs(t, r.Index(), search.ViewerAnonymous); err != nil || n != len(approved) {
+	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Anonymous)); err != nil || n != len(approved) {
 		t.Fatalf("anonymous finds %d (%v), want %d", n, err, len(approved))
 	}
 	if r.Index().Dir() != filepath.Join(dir, "index") {
@@ -75,7 +75,7 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the indexer to apply the approval", func() bool {
-		res, err := r.Searcher().Search(t.Context(), search.Query{Viewer: search.ViewerAnonymous})
+		res, err := r.Searcher().Search(t.Context(), search.Query{Scope: registry.ScopeOf(registry.Anonymous)})
 		return err == nil && res.TotalSize == len(approved)+1
 	})
 	eventually(t, "Lag to reach 0", func() bool { return r.Lag() == 0 })
@@ -89,7 +89,7 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 	if err := r.Ready(t.Context()); !errors.Is(err, search.ErrClosed) {
 		t.Fatalf("Ready after Close: %v", err)
 	}
-	if _, err := countAs(t, r.Index(), search.ViewerAdmin); !errors.Is(err, search.ErrClosed) {
+	if _, err := countAs(t, r.Index(), registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); !errors.Is(err, search.ErrClosed) {
 		t.Fatalf("query after Close: %v", err)
 	}
 	// The directory is free again, and the index opens ready (no rebuild).
@@ -142,7 +142,7 @@ func TestSearchRuntimeReadyLag(t *testing.T) {
 	if err := r.Ready(t.Context()); err != nil {
 		t.Fatalf("after Reindex: %v", err)
 	}
-	if n, err := countAs(t, r.Index(), search.ViewerAdmin); err != nil || n != 3 {
+	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); err != nil || n != 3 {
 		t.Fatalf("admin finds %d (%v), want 3", n, err)
 	}
 }
@@ -169,7 +169,7 @@ func TestSearchRuntimeReindexUnderQueries(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				res, err := r.Searcher().Search(ctx, search.Query{Q: "weather", Viewer: search.ViewerAnonymous})
+				res, err := r.Searcher().Search(ctx, search.Query{Q: "weather", Scope: registry.ScopeOf(registry.Anonymous)})
 				if err != nil && ctx.Err() == nil {
 					errs <- err
 					return
@@ -205,7 +205,7 @@ func TestSearchRuntimeReindexUnderQueries(t *testing.T) {
 	if err := r.Reindex(canceled); err == nil {
 		t.Fatal("a canceled Reindex succeeded")
 	}
-	if n, err := countAs(t, r.Index(), search.ViewerAnonymous); err != nil || n != len(approved) {
+	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Anonymous)); err != nil || n != len(approved) {
 		t.Fatalf("after a canceled Reindex: %d, %v", n, err)
 	}
 }

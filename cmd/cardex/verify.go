@@ -162,6 +162,9 @@ func printVerdict(w io.Writer, v verifier.Verdict) {
 		fmt.Fprintf(w, "  key source: %s\n", s.KeySource)
 		fmt.Fprintf(w, "  profile:    %s\n", orDash(s.Profile))
 		fmt.Fprintf(w, "  reason:     %s\n", s.Reason)
+		if len(s.Unsigned) > 0 {
+			fmt.Fprintf(w, "  unsigned:   %s\n", strings.Join(s.Unsigned, ", "))
+		}
 	}
 	switch {
 	case v.Status == verifier.StatusUnsigned:

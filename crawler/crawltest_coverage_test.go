@@ -1,0 +1,92 @@
+package crawler_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// hybridV1 is the v1 part of a hybrid card served at origin: a 1.0 and a
+// 0.3 JSON-RPC interface.
+func hybridV1(origin string) []byte {
+	return []byte(`{"name":"Hybrid Agent","description":"Serves v1 and v0.3 clients","version":"1.0.0",` +
+		`"supportedInterfaces":[{"url":"` + origin + `/a2a/v1","protocolBinding":"JSONRPC","protocolVersion":"1.0"},` +
+		`{"url":"` + origin + `/a2a/v03","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],` +
+		`"provider":{"organization":"Example","url":"https://example.com"},"capabilities":{"streaming":true},` +
+		`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
+		`"skills":[{"id":"s","name":"Skill","description":"Does things","tags":["t"]}]}`)
+}
+
+// withMembers adds top-level members to a signed card after signing.
+func withMembers(card []byte, members string) []byte {
+	c := bytes.TrimSuffix(bytes.TrimSpace(card), []byte("}"))
+	return append(append(c, ","+members...), '}')
+}
+
+// A signature vouches only for the members it covers (docs/verification.md).
+// An approved, verified hybrid agent whose hosted file is edited by someone
+// without the key — unsigned url, preferredTransport and provider members
+// pointing elsewhere beside the valid v1 signature — is a trust regression:
+// the verified version stays current and the agent needs review, with the
+// unsigned members named on the candidate's signature.
+func TestCrawlUnsignedMembersBesideAValidSignature(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		k := newSigningKey(t)
+		m := newMutableAgent(t)
+		m.setJWKS(jwks(t, k))
+		signed := k.sign(t, hybridV1(m.Origin()), m.Origin()+"/.well-known/jwks.json")
+		// The legitimate hybrid: the v0.3 rendering restates the signed
+		// 0.3 interface, as the SDKs serve it.
+		m.card(withMembers(signed, `"url":"`+m.Origin()+`/a2a/v03","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"`))
+		st := newStack(t, store, stackOptions{})
+		id := st.submit(t, m.URL())
+		st.crawl(t, 1)
+		seq := int64(1)
+		if _, err := st.svc.Act(t.Context(), admin, id, registry.ActionApprove, registry.ActionRequest{VersionSeq: &seq}); err != nil {
+			t.Fatal(err)
+		}
+		a := st.get(t, id)
+		if a.Trust != registry.TrustVerified || a.VersionSeq != 1 || a.NeedsReview || a.Card.Shape != "hybrid" {
+			t.Fatalf("legitimate hybrid: trust %s version %d needsReview %v shape %s", a.Trust, a.VersionSeq, a.NeedsReview, a.Card.Shape)
+		}
+		if s := a.Signatures[0]; s.Profile != "spec-v1-only" || !slices.Equal(s.Unsigned, []string{"/url", "/preferredTransport", "/protocolVersion"}) {
+			t.Fatalf("legitimate hybrid signature %+v", s)
+		}
+
+		m.card(withMembers(signed, `"url":"http://127.0.0.1:1/steal","preferredTransport":"JSONRPC","protocolVersion":"0.3.0",`+
+			`"additionalInterfaces":[{"url":"http://127.0.0.1:1/rest","transport":"HTTP+JSON"}]`))
+		st.later(t, 25*time.Hour, 1)
+		a = st.get(t, id)
+		if a.Trust != registry.TrustVerified || a.VersionSeq != 1 || !a.NeedsReview || a.Status != registry.StatusApproved {
+			t.Fatalf("injected: trust %s current version %d needsReview %v status %s", a.Trust, a.VersionSeq, a.NeedsReview, a.Status)
+		}
+		if got := a.Card.Interfaces; len(got) != 2 || got[0].URL != m.Origin()+"/a2a/v1" {
+			t.Fatalf("the current card changed: %+v", got)
+		}
+		v := st.versions(t, id)
+		if len(v) != 2 || !v[0].Candidate || v[0].Trust != registry.TrustInvalid || !v[1].Current {
+			t.Fatalf("versions %+v", v)
+		}
+		s := v[0].Signatures[0]
+		want := []string{"/url", "/preferredTransport", "/protocolVersion", "/additionalInterfaces"}
+		if s.Status != "invalid" || s.Profile != "spec-v1-only" || !slices.Equal(s.Unsigned, want) ||
+			!strings.Contains(s.Reason, strings.Join(want, ", ")) {
+			t.Fatalf("candidate signature %+v", s)
+		}
+
+		// The same edit on the provider: v0.3 readers take provider.name
+		// only without an organization, so the unsigned one must agree.
+		m.card(bytes.Replace(signed, []byte(`"organization":"Example",`), []byte(`"organization":"Example","name":"Evil Corp",`), 1))
+		st.later(t, 25*time.Hour, 1)
+		v = st.versions(t, id)
+		if a := st.get(t, id); a.VersionSeq != 1 || !a.NeedsReview || len(v) != 3 || v[0].Trust != registry.TrustInvalid ||
+			!slices.Equal(v[0].Signatures[0].Unsigned, []string{"/provider/name"}) {
+			t.Fatalf("provider.name: current %d needsReview %v versions %+v", a.VersionSeq, a.NeedsReview, v)
+		}
+	})
+}

@@ -1,0 +1,216 @@
+package registry
+
+import (
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// Who may see an agent: the one rule every face of Cardex applies (lists,
+// search, tags, skills, the change log, the record, its card, versions and
+// fetches, the web pages). docs/security.md "Who sees what" states it for
+// users; this file is its only implementation. The SQL scope, the index
+// terms and the Go predicates below are three spellings of it, held equal by
+// TestVisibilityRuleAgrees over every combination of the columns it reads.
+//
+// Listing (lists, search, /tags, /skills, /changes, the catalogue):
+//   - anonymous callers list approved, public agents whose health is not gone;
+//   - reader and publisher tokens add internal agents, and a publisher token
+//     also lists every agent of its own hosts that is not removed;
+//   - admins list every agent.
+//
+// Reading by id (the record, /card, versions, fetches, the agent page):
+//   - admins read every agent;
+//   - nobody else reads a removed agent (it answers not found, as if it had
+//     never existed);
+//   - an internal agent needs a token (reader, publisher or admin): to an
+//     anonymous caller it answers not found even when the id is known;
+//   - any other agent is readable by whoever holds its id, which is how an
+//     anonymous publisher follows its submission.
+
+// audience is what the rule reads of an agent.
+type audience struct {
+	status     Status
+	visibility Visibility
+	health     Health
+	host       string
+}
+
+func audienceOf(a Agent) audience { return audience{a.Status, a.Visibility, a.Health, a.Host} }
+
+func (r *agentRow) audience() audience {
+	return audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}
+}
+
+// Index terms of the listing rule: an agent carries every term whose
+// audience may list it, and a caller's scope is the set of terms any one of
+// which admits an agent. One term per audience keeps a search's scope to a
+// single posting list per term.
+const (
+	// ListTermAll is carried by every agent; admins' scope needs no term,
+	// and a query "every agent" matches on it.
+	ListTermAll = "admin"
+	// ListTermAnonymous: approved, public, not gone.
+	ListTermAnonymous = "anonymous"
+	// ListTermTokens: approved, public or internal, not gone.
+	ListTermTokens = "reader"
+	// listTermHostPrefix + host: any agent of that host not removed, listed
+	// by the publisher tokens scoped to the host.
+	listTermHostPrefix = "host:"
+)
+
+// ListTerms are the index terms of the listing rule for a: store them with
+// the agent, and query them with ScopeOf. They change only when status,
+// visibility, health or host change, and every such change is in the change
+// log, so an index that follows it never holds stale terms.
+func ListTerms(a Agent) []string { return audienceOf(a).terms() }
+
+func (x audience) terms() []string {
+	out := []string{ListTermAll}
+	if x.status != StatusRemoved && x.host != "" {
+		out = append(out, listTermHostPrefix+x.host)
+	}
+	if x.status == StatusApproved && x.health != HealthGone {
+		out = append(out, ListTermTokens)
+		if x.visibility == VisibilityPublic {
+			out = append(out, ListTermAnonymous)
+		}
+	}
+	return out
+}
+
+// Scope is what a caller may list, in index terms: every agent when All,
+// otherwise the agents carrying at least one of Terms. The zero Scope is
+// the anonymous caller's.
+type Scope struct {
+	All   bool
+	Terms []string
+}
+
+// AnyOf is the terms an agent needs one of to be in the scope; nil when the
+// scope is every agent.
+func (s Scope) AnyOf() []string {
+	switch {
+	case s.All:
+		return nil
+	case len(s.Terms) == 0:
+		return []string{ListTermAnonymous}
+	}
+	return s.Terms
+}
+
+// ScopeOf is the listing scope of p.
+func ScopeOf(p Principal) Scope {
+	switch p.Role {
+	case RoleAdmin:
+		return Scope{All: true}
+	case RoleReader:
+		return Scope{Terms: []string{ListTermTokens}}
+	case RolePublisher:
+		terms := []string{ListTermTokens}
+		for _, h := range p.Hosts {
+			terms = append(terms, listTermHostPrefix+h)
+		}
+		return Scope{Terms: terms}
+	}
+	return Scope{Terms: []string{ListTermAnonymous}}
+}
+
+// Key is a stable fingerprint of the scope, for caches and page tokens:
+// two callers with equal keys list exactly the same agents.
+func (s Scope) Key() string {
+	if s.All {
+		return "*"
+	}
+	t := slices.Clone(s.AnyOf())
+	slices.Sort(t)
+	return strings.Join(slices.Compact(t), "\x00")
+}
+
+// Admits reports whether an agent carrying terms is in the scope.
+func (s Scope) Admits(terms []string) bool {
+	if s.All {
+		return true
+	}
+	for _, t := range s.AnyOf() {
+		if slices.Contains(terms, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanList reports whether p may list a.
+func CanList(p Principal, a Agent) bool { return ScopeOf(p).Admits(ListTerms(a)) }
+
+// CanRead reports whether p may read a by its id.
+func CanRead(p Principal, a Agent) bool { return p.mayRead(audienceOf(a)) }
+
+func (p Principal) mayRead(x audience) bool {
+	switch {
+	case p.isAdmin():
+		return true
+	case x.status == StatusRemoved:
+		return false
+	case x.visibility == VisibilityInternal:
+		return p.Role != ""
+	}
+	return true
+}
+
+// canRead applies CanRead to a stored row.
+func (p Principal) canRead(r *agentRow) bool { return p.mayRead(r.audience()) }
+
+// listedSQL is the listing rule over the agents table (alias t, "" for
+// none): the condition and its arguments, or "" for admins.
+func listedSQL(p Principal, t string) (string, []any) {
+	if t != "" {
+		t += "."
+	}
+	s := ScopeOf(p)
+	if s.All {
+		return "", nil
+	}
+	var or []string
+	var args []any
+	var hosts []string
+	for _, term := range s.AnyOf() {
+		switch {
+		case term == ListTermAnonymous:
+			or = append(or, "("+t+"status = 'approved' AND "+t+"visibility = 'public' AND "+t+"health <> 'gone')")
+		case term == ListTermTokens:
+			or = append(or, "("+t+"status = 'approved' AND "+t+"health <> 'gone')")
+		case strings.HasPrefix(term, listTermHostPrefix):
+			hosts = append(hosts, strings.TrimPrefix(term, listTermHostPrefix))
+		}
+	}
+	if len(hosts) > 0 {
+		or = append(or, "("+t+"host IN ? AND "+t+"status <> 'removed')")
+		args = append(args, hosts)
+	}
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// scope restricts a query on the agents table to what p may list.
+func scope(db *gorm.DB, p Principal) *gorm.DB {
+	cond, args := listedSQL(p, "")
+	if cond == "" {
+		return db
+	}
+	return db.Where(cond, args...)
+}
+
+// listableVisibilities are the visibilities whose approved, healthy agents
+// p may list: the change log shows p the withdrawals (suspension, health)
+// of exactly those agents, so a mirror can drop what it listed.
+func listableVisibilities(p Principal) []string {
+	s := ScopeOf(p)
+	var out []string
+	for _, v := range []Visibility{VisibilityPublic, VisibilityInternal} {
+		if s.Admits(audience{StatusApproved, v, HealthOK, ""}.terms()) {
+			out = append(out, string(v))
+		}
+	}
+	return out
+}
