@@ -42,18 +42,63 @@ func (s *server) listChanges(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"changes": changes, "nextAfter": next})
 }
 
-// listAudit is GET /api/v1/audit?after=&limit= (admin).
+// listAudit is GET /api/v1/audit (admin): oldest first after `after`, or
+// with order=newest newest first below `before`; agentId, actor and action
+// narrow it.
 func (s *server) listAudit(c echo.Context) error {
-	after, limit, err := feedParams(c)
+	if principal(c).Role != registry.RoleAdmin {
+		return registry.ErrForbidden // before looking at the parameters
+	}
+	qv := c.QueryParams()
+	if err := checkParams(qv, "after", "before", "limit", "order", "agentId", "actor", "action"); err != nil {
+		return err
+	}
+	var q registry.AuditQuery
+	var err error
+	if q.After, err = intParam(c, "after", 0, 0, 1<<62); err != nil {
+		return err
+	}
+	if q.Before, err = intParam(c, "before", 0, 1, 1<<62); err != nil {
+		return err
+	}
+	l, err := intParam(c, "limit", defaultFeedLimit, 1, maxFeedLimit)
 	if err != nil {
 		return err
 	}
-	entries, next, err := s.svc.Audit(c.Request().Context(), principal(c), after, limit)
+	q.Limit = int(l)
+	order, err := enumParam(c, "order", "oldest", "newest")
 	if err != nil {
 		return err
 	}
+	if len(order) > 1 || len(qv["order"]) > 1 {
+		return fieldProblem("/order", "repeated", "order may be given only once")
+	}
+	q.Newest = len(order) == 1 && order[0] == "newest"
+	if q.Newest && qv.Has("after") {
+		return fieldProblem("/after", "conflict", "after reads oldest first; use before with order=newest")
+	}
+	if !q.Newest && qv.Has("before") {
+		return fieldProblem("/before", "conflict", "before needs order=newest")
+	}
+	for _, name := range []string{"agentId", "actor"} {
+		if len(qv[name]) > 1 {
+			return fieldProblem("/"+name, "repeated", name+" may be given only once")
+		}
+	}
+	q.AgentID, q.Actor = clip(qv.Get("agentId"), 64), clip(qv.Get("actor"), 200)
+	if q.Actions, err = enumParam(c, "action", registry.AuditActions...); err != nil {
+		return err
+	}
+	page, err := s.svc.AuditLog(c.Request().Context(), principal(c), q)
+	if err != nil {
+		return err
+	}
+	entries := page.Entries
 	if entries == nil {
 		entries = []registry.AuditEntry{}
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"entries": entries, "nextAfter": next})
+	if q.Newest {
+		return writeJSON(c, http.StatusOK, map[string]any{"entries": entries, "nextBefore": page.Next})
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"entries": entries, "nextAfter": page.Next})
 }

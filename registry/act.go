@@ -114,6 +114,16 @@ func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionReque
 			}
 			return map[string]any{"status": string(StatusApproved)}, nil
 		}
+	case ActionReject, ActionSuspend:
+		// Optional for these: when given, the decision is bound to the
+		// version the admin looked at, as approve always is, so a
+		// bulk decision taken on a list never lands on a card that
+		// changed since.
+		if req.VersionSeq != nil && *req.VersionSeq != underReview(r) {
+			return nil, &VersionConflictError{CurrentVersionSeq: underReview(r)}
+		}
+	}
+	switch a {
 	case ActionReject:
 		switch st {
 		case StatusRejected:
@@ -148,6 +158,15 @@ func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionReque
 		return map[string]any{"status": string(StatusRemoved), "lease_owner": "", "lease_until": nil}, nil
 	}
 	return nil, ErrInvalidTransition
+}
+
+// underReview is the version a decision on r is about: the candidate of a
+// flagged agent, else the current version.
+func underReview(r *agentRow) int64 {
+	if r.NeedsReview && r.CandidateVersionSeq > 0 {
+		return r.CandidateVersionSeq
+	}
+	return r.CurrentVersionSeq
 }
 
 // promoteCandidate makes a flagged agent's candidate current: the admin has

@@ -29,7 +29,8 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		Trust: Trust(r.Trust), NeedsReview: r.NeedsReview,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		LastFetchedAt: utcPtr(r.LastFetchedAt), LastChangedAt: utcPtr(r.LastChangedAt),
-		VersionSeq: r.CurrentVersionSeq,
+		VersionSeq:    r.CurrentVersionSeq,
+		LastSuccessAt: utcPtr(r.LastSuccessAt), FailingSince: utcPtr(r.FailingSince), ConsecutiveFailures: r.ConsecutiveFailures,
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {

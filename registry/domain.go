@@ -78,25 +78,31 @@ var Anonymous = Principal{}
 
 // Agent is the agent record of CONTRACT.md §5.
 type Agent struct {
-	ID            string              `json:"id"`
-	CardURL       string              `json:"cardUrl"`
-	FetchedURL    string              `json:"fetchedUrl"`
-	Host          string              `json:"host"`
-	Status        Status              `json:"status"`
-	Visibility    Visibility          `json:"visibility"`
-	Health        Health              `json:"health"`
-	Trust         Trust               `json:"trust"`
-	NeedsReview   bool                `json:"needsReview"`
-	CreatedAt     time.Time           `json:"createdAt"`
-	UpdatedAt     time.Time           `json:"updatedAt"`
-	LastFetchedAt *time.Time          `json:"lastFetchedAt"`
-	LastChangedAt *time.Time          `json:"lastChangedAt"`
-	NextFetchAt   *time.Time          `json:"nextFetchAt"`
-	LastError     *FetchError         `json:"lastError"`
-	VersionSeq    int64               `json:"versionSeq"`
-	Card          *agentcard.Card     `json:"card"`
-	Signatures    []SignatureResult   `json:"signatures"`
-	Problems      []agentcard.Problem `json:"problems"`
+	ID            string      `json:"id"`
+	CardURL       string      `json:"cardUrl"`
+	FetchedURL    string      `json:"fetchedUrl"`
+	Host          string      `json:"host"`
+	Status        Status      `json:"status"`
+	Visibility    Visibility  `json:"visibility"`
+	Health        Health      `json:"health"`
+	Trust         Trust       `json:"trust"`
+	NeedsReview   bool        `json:"needsReview"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	UpdatedAt     time.Time   `json:"updatedAt"`
+	LastFetchedAt *time.Time  `json:"lastFetchedAt"`
+	LastChangedAt *time.Time  `json:"lastChangedAt"`
+	NextFetchAt   *time.Time  `json:"nextFetchAt"`
+	LastError     *FetchError `json:"lastError"`
+	// LastSuccessAt, FailingSince and ConsecutiveFailures are the fetch
+	// health history: when the card last loaded, since when every fetch has
+	// failed (nil while healthy) and how many failed in a row.
+	LastSuccessAt       *time.Time          `json:"lastSuccessAt"`
+	FailingSince        *time.Time          `json:"failingSince"`
+	ConsecutiveFailures int                 `json:"consecutiveFailures"`
+	VersionSeq          int64               `json:"versionSeq"`
+	Card                *agentcard.Card     `json:"card"`
+	Signatures          []SignatureResult   `json:"signatures"`
+	Problems            []agentcard.Problem `json:"problems"`
 }
 
 // FetchError is the last failed fetch of an agent.

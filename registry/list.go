@@ -107,7 +107,7 @@ func strs[T ~string](v []T) []string {
 
 func filterKey(p Principal, q ListQuery) string {
 	parts := []string{string(p.Role), strings.Join(p.Hosts, ","), strings.Join(strs(q.Status), ","), strings.Join(strs(q.Health), ","),
-		strings.Join(strs(q.Trust), ","), strings.Join(strs(q.Visibility), ","), needsReviewKey(q.NeedsReview)}
+		strings.Join(strs(q.Trust), ","), strings.Join(strs(q.Visibility), ","), needsReviewKey(q.NeedsReview), strings.Join(q.Hosts, ",")}
 	h := sha256.Sum256([]byte(strings.Join(parts, "|")))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
 }
@@ -126,7 +126,7 @@ func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPag
 	}
 	filtered := func(db *gorm.DB) *gorm.DB {
 		db = scope(db.Model(&agentRow{}), p)
-		for col, vals := range map[string][]string{"status": strs(q.Status), "health": strs(q.Health), "trust": strs(q.Trust), "visibility": strs(q.Visibility)} {
+		for col, vals := range map[string][]string{"status": strs(q.Status), "health": strs(q.Health), "trust": strs(q.Trust), "visibility": strs(q.Visibility), "host": q.Hosts} {
 			if len(vals) > 0 {
 				db = db.Where(col+" IN ?", vals)
 			}

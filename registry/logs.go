@@ -90,24 +90,86 @@ func (s *Store) LatestChange(ctx context.Context) (int64, error) {
 
 // Audit returns audit entries after seq `after`, oldest first (admins only).
 func (s *Service) Audit(ctx context.Context, p Principal, after int64, limit int) ([]AuditEntry, int64, error) {
-	if err := requireAdmin(p); err != nil {
+	page, err := s.AuditLog(ctx, p, AuditQuery{After: after, Limit: limit})
+	if err != nil {
 		return nil, after, err
 	}
-	limit = clampLimit(limit)
-	var rows []auditRow
-	if err := s.store.read(ctx).Where("seq > ?", after).Order("seq ASC").Limit(limit).Find(&rows).Error; err != nil {
-		return nil, after, translate(err)
+	return page.Entries, page.Next, nil
+}
+
+// AuditActions are the actions the audit log records.
+var AuditActions = []string{"submit", "approve", "reject", "suspend", "restore", "remove",
+	"set-visibility", "pin-keys", "unpin-keys", "crawl", "token-create", "token-revoke"}
+
+// AuditQuery selects audit entries. Oldest first after After (a feed to
+// follow), or with Newest, newest first below Before (0: from the newest),
+// the order people read a log in. AgentID, Actor (a token id or a token
+// name) and Actions narrow it; empty means any.
+type AuditQuery struct {
+	After   int64
+	Newest  bool
+	Before  int64
+	AgentID string
+	Actor   string
+	Actions []string
+	Limit   int // default and cap 1000
+}
+
+// AuditPage is one page of the audit log. Next is the cursor of the next
+// page: the After to ask with (unchanged when nothing is new) oldest first,
+// or the Before to ask with newest first (0 on the last page).
+type AuditPage struct {
+	Entries []AuditEntry
+	Next    int64
+}
+
+// AuditLog returns one page of the audit log (admins only).
+func (s *Service) AuditLog(ctx context.Context, p Principal, q AuditQuery) (*AuditPage, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
 	}
-	out := make([]AuditEntry, len(rows))
-	next := after
+	limit := clampLimit(q.Limit)
+	db := s.store.read(ctx).Model(&auditRow{})
+	if q.AgentID != "" {
+		db = db.Where("agent_id = ?", q.AgentID)
+	}
+	if q.Actor != "" {
+		db = db.Where("(actor_token_id = ? OR actor_name = ?)", q.Actor, q.Actor)
+	}
+	if len(q.Actions) > 0 {
+		db = db.Where("action IN ?", q.Actions)
+	}
+	if q.Newest {
+		if q.Before > 0 {
+			db = db.Where("seq < ?", q.Before)
+		}
+		db = db.Order("seq DESC").Limit(limit + 1)
+	} else {
+		db = db.Where("seq > ?", q.After).Order("seq ASC").Limit(limit)
+	}
+	var rows []auditRow
+	if err := db.Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	page := &AuditPage{Next: q.After}
+	if q.Newest {
+		page.Next = 0
+		if len(rows) > limit {
+			rows = rows[:limit]
+			page.Next = rows[limit-1].Seq
+		}
+	}
+	page.Entries = make([]AuditEntry, len(rows))
 	for i, r := range rows {
 		e := AuditEntry{Seq: r.Seq, At: r.At.UTC(), ActorID: r.ActorTokenID, ActorName: r.ActorName,
 			Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
 		if r.Detail != "" && r.Detail != "{}" {
 			_ = json.Unmarshal([]byte(r.Detail), &e.Detail)
 		}
-		out[i] = e
-		next = r.Seq
+		page.Entries[i] = e
+		if !q.Newest {
+			page.Next = r.Seq
+		}
 	}
-	return out, next, nil
+	return page, nil
 }

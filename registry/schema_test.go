@@ -2,8 +2,10 @@ package registry_test
 
 import (
 	"io/fs"
+	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -100,7 +102,8 @@ func TestInterruptedMigrationRerunsCleanly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		broken := maps(base, "00002_extra.sql", `-- +goose Up
+		latest := latestMigration(t, s)
+		broken := maps(base, "99999_extra.sql", `-- +goose Up
 CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL);
 INSERT INTO extra (id, note) VALUES (1, 'first');
 INSERT INTO no_such_table (id) VALUES (1);
@@ -110,13 +113,13 @@ DROP TABLE extra;
 		if err := s.MigrateFS(ctx, broken); err == nil {
 			t.Fatal("a failing migration reported success")
 		}
-		if v, err := s.SchemaVersion(ctx); err != nil || v != 1 {
-			t.Fatalf("after the failed migration the version is %d, %v; want 1", v, err)
+		if v, err := s.SchemaVersion(ctx); err != nil || v != latest {
+			t.Fatalf("after the failed migration the version is %d, %v; want %d", v, err, latest)
 		}
 		if s.WriteDB().Migrator().HasTable("extra") {
 			t.Fatal("the failed migration's table survived: it was not transactional")
 		}
-		fixed := maps(base, "00002_extra.sql", `-- +goose Up
+		fixed := maps(base, "99999_extra.sql", `-- +goose Up
 CREATE TABLE extra (id INTEGER PRIMARY KEY, note TEXT NOT NULL);
 INSERT INTO extra (id, note) VALUES (1, 'first');
 -- +goose Down
@@ -125,8 +128,8 @@ DROP TABLE extra;
 		if err := s.MigrateFS(ctx, fixed); err != nil {
 			t.Fatalf("re-run: %v", err)
 		}
-		if v, err := s.SchemaVersion(ctx); err != nil || v != 2 {
-			t.Fatalf("after the re-run the version is %d, %v; want 2", v, err)
+		if v, err := s.SchemaVersion(ctx); err != nil || v != 99999 {
+			t.Fatalf("after the re-run the version is %d, %v; want 99999", v, err)
 		}
 		var n int64
 		if err := s.WriteDB().Table("extra").Count(&n).Error; err != nil || n != 1 {
@@ -146,4 +149,30 @@ func maps(base fstest.MapFS, name, sql string) fstest.MapFS {
 	}
 	out[name] = &fstest.MapFile{Data: []byte(sql)}
 	return out
+}
+
+// latestMigration is the highest version among the store's embedded
+// migrations: what a freshly opened store is at.
+func latestMigration(t *testing.T, s *registry.Store) int64 {
+	t.Helper()
+	var latest int64
+	err := fs.WalkDir(s.EmbeddedMigrations(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		num, _, ok := strings.Cut(path.Base(p), "_")
+		if !ok {
+			return nil
+		}
+		v, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return err
+		}
+		latest = max(latest, v)
+		return nil
+	})
+	if err != nil || latest == 0 {
+		t.Fatalf("embedded migrations: latest %d, %v", latest, err)
+	}
+	return latest
 }

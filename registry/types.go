@@ -61,9 +61,11 @@ type ListQuery struct {
 	// NeedsReview, when set, keeps only agents whose flag has that value
 	// (the admin review queue lists flagged agents with it).
 	NeedsReview *bool
-	PageSize    int    // default 20, clamped to 100
-	PageToken   string // opaque, from AgentPage.NextPageToken
-	Sort        string // "updated" (default, newest first) or "name"
+	// Hosts, when set, keeps only agents of these hosts (exact, lower case).
+	Hosts     []string
+	PageSize  int    // default 20, clamped to 100
+	PageToken string // opaque, from AgentPage.NextPageToken
+	Sort      string // "updated" (default, newest first) or "name"
 }
 
 // AgentPage is one page of a list.

@@ -221,21 +221,23 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// defaultRank places an agent in the order used when there is no q and no
-// sort: reachable agents with a verified signature first, then reachable
-// unsigned ones, then those whose signature failed, then agents failing
-// their health checks; the most recently updated first within each rank.
-// A listing should not open on broken or failing agents.
+// defaultRank places an agent in SortTrust, the order without q: verified
+// signatures first, then signed cards whose key is not trusted, then
+// unsigned ones, then cards whose signature check failed; agents failing
+// their health checks last whatever their trust. A listing should not open
+// on broken or failing agents.
 func defaultRank(d Document) string {
 	switch {
 	case d.Health == registry.HealthFailing || d.Health == registry.HealthGone:
-		return "3"
+		return "4"
 	case d.Trust == registry.TrustVerified:
 		return "0"
-	case d.Trust == registry.TrustInvalid || d.Trust == registry.TrustUntrusted || d.Trust == registry.TrustError:
-		return "2"
-	default:
+	case d.Trust == registry.TrustUntrusted:
 		return "1"
+	case d.Trust == registry.TrustInvalid || d.Trust == registry.TrustError:
+		return "3"
+	default:
+		return "2"
 	}
 }
 

@@ -75,16 +75,18 @@ type filterField struct {
 // Sort orders results (CONTRACT.md §5).
 type Sort string
 
-// Sorts. The zero Sort is relevance when Q has words; without, it is the
-// default listing order: reachable agents with a verified signature first,
-// then reachable unsigned ones, then those whose signature check failed,
-// then agents failing their health checks, each group most recently
+// Sorts. The zero Sort is relevance when Q has words; without, SortTrust:
+// reachable agents with a verified signature first, then signed ones whose
+// key is not trusted, then unsigned ones, then those whose signature check
+// failed, then agents failing their health checks, each group most recently
 // updated first (see defaultRank). SortUpdated is updatedAt alone.
 const (
 	SortRelevance Sort = "relevance"
 	SortName      Sort = "name"
 	SortUpdated   Sort = "updated"
-	sortDefault   Sort = "default"
+	// SortTrust is the browsing order without a query, and the zero
+	// Sort's order when q has no words: see defaultRank.
+	SortTrust Sort = "trust"
 )
 
 // Query is one search of agents.
@@ -102,7 +104,7 @@ func (q Query) validate() error {
 		return err
 	}
 	switch q.Sort {
-	case "", SortRelevance, SortName, SortUpdated:
+	case "", SortRelevance, SortName, SortUpdated, SortTrust:
 	default:
 		return fmt.Errorf("%w: unknown sort %q", ErrInvalidQuery, q.Sort)
 	}
@@ -116,7 +118,7 @@ func (q Query) sort() Sort {
 	case strings.TrimSpace(q.Q) != "":
 		return SortRelevance
 	default:
-		return sortDefault
+		return SortTrust
 	}
 }
 

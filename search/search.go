@@ -350,7 +350,7 @@ func sortOrder(s Sort) search.SortOrder {
 			&search.SortField{Field: fieldNameSort, Type: search.SortFieldAsString, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}
-	case sortDefault:
+	case SortTrust:
 		return search.SortOrder{
 			&search.SortField{Field: fieldOrder, Type: search.SortFieldAsString, Missing: search.SortFieldMissingLast},
 			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},

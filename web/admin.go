@@ -8,41 +8,16 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-type queueView struct {
-	Pending, Flagged, Failing []registry.Agent
-	PendingTotal              int
-	FailingTotal              int
-	MorePending               string
-}
-
 // adminHome is GET /admin: the login form, or the review queue.
 func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	if !isAdmin(r) {
 		return u.loginPage(w, r, http.StatusOK, "")
 	}
-	ctx, p := r.Context(), principal(r)
-	pending, err := u.svc.List(ctx, p, registry.ListQuery{Status: []registry.Status{registry.StatusPending},
-		PageSize: 100, PageToken: r.URL.Query().Get("pending"), Sort: "updated"})
+	v, err := u.loadQueue(r)
 	if err != nil {
 		return err
 	}
-	v := queueView{Pending: pending.Agents, PendingTotal: pending.TotalSize}
-	if pending.NextPageToken != "" {
-		v.MorePending = "/admin?pending=" + pending.NextPageToken
-	}
-	yes := true
-	flagged, err := u.svc.List(ctx, p, registry.ListQuery{NeedsReview: &yes, PageSize: 100, Sort: "updated"})
-	if err != nil {
-		return err
-	}
-	v.Flagged = flagged.Agents
-	failing, err := u.svc.List(ctx, p, registry.ListQuery{Health: []registry.Health{registry.HealthFailing, registry.HealthGone},
-		Status: []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusSuspended}, PageSize: 50})
-	if err != nil {
-		return err
-	}
-	v.Failing, v.FailingTotal = failing.Agents, failing.TotalSize
 	u.render(w, r, http.StatusOK, "admin_queue", "Review queue", v)
 	return nil
 }

@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,15 +93,19 @@ func TestAdminQueueAndReview(t *testing.T) {
 	e.recordError(failing, "timeout", 0, "no answer in 10s")
 	tok := e.adminToken()
 
-	d := parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))
-	row := func(section, id string) bool {
-		return len(d.all(section+` tr.queue-row[data-agent-id=`+id+`]`)) == 1
+	// Each tab lists its own agents, and every tab shows its count.
+	for view, id := range map[string]string{"pending": pending.ID, "flagged": flagged, "failing": failing} {
+		d := parse(t, e.do("GET", "/admin?view="+view, nil, asAdmin(tok)))
+		if got := resultRowIDs(d); len(got) != 1 || got[0] != id {
+			t.Errorf("queue %s lists %v, want [%s]", view, got, id)
+		}
+		if got := d.text(`a[data-view=` + view + `] .count`); got != "1" {
+			t.Errorf("tab %s count %q", view, got)
+		}
 	}
-	if !row("#pending", pending.ID) || !row("#flagged", flagged) || !row("#failing", failing) {
-		t.Fatalf("queue rows: pending %v flagged %v failing %v", row("#pending", pending.ID), row("#flagged", flagged), row("#failing", failing))
-	}
-	if d.count("#pending tr.queue-row") != 1 || d.count("#flagged tr.queue-row") != 1 || d.count("#failing tr.queue-row") != 1 {
-		t.Error("an agent is in a queue section it does not belong to")
+	// Pending is the default tab.
+	if got := resultRowIDs(parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))); len(got) != 1 || got[0] != pending.ID {
+		t.Errorf("default queue %v", got)
 	}
 
 	// The re-review shows the candidate, the diff since the approved
@@ -110,7 +115,7 @@ func TestAdminQueueAndReview(t *testing.T) {
 	if r.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("admin page Cache-Control %q", r.Header.Get("Cache-Control"))
 	}
-	d = parse(t, r)
+	d := parse(t, r)
 	if got := texts(d.all("#decide li.change")); len(got) != 1 || !strings.HasPrefix(got[0], "Description changed /description") || !strings.HasSuffix(got[0], "→ Now unsigned.") {
 		t.Errorf("diff since approved %q", got)
 	}
@@ -120,7 +125,9 @@ func TestAdminQueueAndReview(t *testing.T) {
 	if got := texts(d.all("#decide form.action button")); strings.Join(got, ",") != "approve,suspend,remove" {
 		t.Errorf("actions %v", got)
 	}
-	d.one("#signatures p.alert")
+	if got := d.text("header.agent-head p.meta"); !strings.Contains(got, "needs review") {
+		t.Errorf("review header %q does not say the agent needs review", got)
+	}
 	// The candidate's own verdict: it lost its signature.
 	if got := d.text("#decide"); !strings.Contains(got, "Signatures of the candidate The candidate is not signed.") {
 		t.Errorf("decision panel %q", got)
@@ -192,8 +199,9 @@ func TestAdminActions(t *testing.T) {
 	var actions []string
 	for _, row := range d.all("tr.audit-entry") {
 		cells := all(row, "td")
-		actions = append(actions, text(cells[3])+":"+text(cells[5]))
+		actions = append(actions, text(cells[2])+":"+text(cells[4]))
 	}
+	slices.Reverse(actions) // the page is newest first
 	want := "submit:,submit:,approve:looks fine,suspend:step suspend,restore:step restore,remove:step remove"
 	if got := strings.Join(append(actions[:1:1], actions[2:]...), ","); got != want { // [1] is the token creation
 		t.Errorf("audit %q\nwant %q", got, want)
@@ -272,23 +280,73 @@ func TestAdminTokens(t *testing.T) {
 	wantStatus(t, e.do("GET", "/admin/tokens", nil, asAdmin(tok)), 401)
 }
 
+// The audit log reads newest first, 50 to a page, every entry once.
 func TestAdminAuditPaging(t *testing.T) {
 	e := newEnv(t)
 	for i := range 105 {
 		e.submit("a" + strconv.Itoa(i) + ".example.com")
 	}
+	tok := e.adminToken() // entry 106
+	var seqs []int
+	next, pages := "/admin/audit", 0
+	for next != "" && pages < 5 {
+		d := parse(t, e.do("GET", next, nil, asAdmin(tok)))
+		for _, tr := range d.all("tr.audit-entry") {
+			v, _ := attr(tr, "data-seq")
+			n, _ := strconv.Atoi(v)
+			seqs = append(seqs, n)
+		}
+		next = ""
+		if ns := d.all(`a[rel=next]`); len(ns) == 1 {
+			next, _ = attr(ns[0], "href")
+		}
+		pages++
+	}
+	if pages != 3 || len(seqs) != 106 || seqs[0] != 106 || seqs[105] != 1 || !slices.IsSortedFunc(seqs, func(a, b int) int { return b - a }) {
+		t.Errorf("%d pages, %d entries from %v to %v", pages, len(seqs), seqs[:1], seqs[len(seqs)-1:])
+	}
+	wantStatus(t, e.do("GET", "/admin/audit?before=x", nil, asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin/audit?action=frobnicate", nil, asAdmin(tok)), 400)
+}
+
+// Filtered by agent, actor and action; agents by name, details in words.
+func TestAdminAuditFiltersAndReadableDetail(t *testing.T) {
+	e := newEnv(t)
+	id := e.listed("geo.example.com", "geospatial.json") // submit + approve (as test-admin)
+	other := e.submit("other.example.com")
 	tok := e.adminToken()
-	d := parse(t, e.do("GET", "/admin/audit", nil, asAdmin(tok)))
-	if n := d.count("tr.audit-entry"); n != 100 {
-		t.Fatalf("first page %d entries", n)
+	if _, err := e.svc.Act(t.Context(), adminP, id, registry.ActionSuspend, registry.ActionRequest{Reason: "checking"}); err != nil {
+		t.Fatal(err)
 	}
-	next, _ := attr(d.one(`a[rel=next]`), "href")
-	if next != "/admin/audit?after=100" {
-		t.Fatalf("next %q", next)
+	d := parse(t, e.do("GET", "/admin/audit?agent="+id, nil, asAdmin(tok)))
+	var got []string
+	for _, tr := range d.all("tr.audit-entry") {
+		got = append(got, text(all(tr, "td.action")[0])+" | "+text(all(tr, "td.detail")[0]))
 	}
-	d = parse(t, e.do("GET", next, nil, asAdmin(tok)))
-	if n := d.count("tr.audit-entry"); n != 6 {
-		t.Errorf("second page %d entries, want 6 (5 submissions and the token)", n)
+	want := []string{"suspend | approved → suspended", "approve | pending → approved; version 1",
+		"submit | card URL https://geo.example.com/.well-known/agent-card.json; public"}
+	if !slices.Equal(got, want) {
+		t.Errorf("agent entries %q, want %q", got, want)
 	}
-	wantStatus(t, e.do("GET", "/admin/audit?after=x", nil, asAdmin(tok)), 400)
+	if got := d.text("tr.audit-entry td.agent a"); got != "GeoSpatial Route Planner Agent" {
+		t.Errorf("agent named %q", got)
+	}
+	if got := d.text("#audit-agent"); !strings.Contains(got, "GeoSpatial Route Planner Agent") {
+		t.Errorf("filter heading %q", got)
+	}
+	d = parse(t, e.do("GET", "/admin/audit?action=submit", nil, asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 2 {
+		t.Errorf("%d submit entries, want 2", n)
+	}
+	if got := d.text("tr.audit-entry td.agent a"); got != "other.example.com" {
+		t.Errorf("a never-fetched agent is named %q, want its host (%s)", got, other.ID)
+	}
+	d = parse(t, e.do("GET", "/admin/audit?actor=test-admin", nil, asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 2 {
+		t.Errorf("%d entries by test-admin, want 2", n)
+	}
+	d = parse(t, e.do("GET", "/admin/audit?actor=cli&action=token-create", nil, asAdmin(tok)))
+	if got := d.text("tr.audit-entry td.detail"); got != "token “ui-admin”, role admin" {
+		t.Errorf("token detail %q", got)
+	}
 }

@@ -69,7 +69,7 @@ func TestAgentPageSections(t *testing.T) {
 	}
 	// Signature panel.
 	sig := d.one("table.signatures tr.signature")
-	if got := text(sig); got != "0 key-1 ES256 the key set named by jku, on the agent's origin A2A specification (RFC 8785 of the card without signatures) ✔ verified" {
+	if got := text(sig); got != "0 key-1 ES256 the key set named by jku, on the agent's origin A2A specification (RFC 8785 of the card without signatures) ✔ signature: verified" {
 		t.Errorf("signature row %q", got)
 	}
 	// History: two versions, the newer with its readable diff.

@@ -80,7 +80,7 @@ func TestBrowserPublishFlow(t *testing.T) {
 		chromedp.Evaluate(`document.querySelectorAll("#publish-status li.problem").length`, &problems),
 		chromedp.Text("#publish-status .status-pending", &status, chromedp.ByQuery),
 	)
-	if status != "pending" {
+	if status != "status: pending" {
 		t.Errorf("status %q after the first fetch", status)
 	}
 	// The hotel card names interfaces on another host and lacks v1 fields.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,17 +110,34 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 	}
 }
 
-// screenshot writes docs/screenshots/name at 1280×800 when asked to
-// (-update-screenshots or CARDEX_UPDATE_SCREENSHOTS=1), so CI never
-// dirties the tree.
+// screenshot writes docs/screenshots/name at 1280×800 and, beside it,
+// name-390.png at 390×844 (a phone) when asked to (-update-screenshots or
+// CARDEX_UPDATE_SCREENSHOTS=1), so CI never dirties the tree. The viewport
+// is left at 1280 px.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	if !*updateScreenshots && os.Getenv("CARDEX_UPDATE_SCREENSHOTS") != "1" {
 		return
 	}
-	var png []byte
-	run(t, ctx, chromedp.EmulateViewport(1280, 800), chromedp.CaptureScreenshot(&png))
-	if err := os.WriteFile(filepath.Join("..", "docs", "screenshots", name), png, 0o644); err != nil {
-		t.Fatal(err)
+	for _, size := range []struct {
+		w, h int64
+		file string
+	}{{390, 844, strings.TrimSuffix(name, ".png") + "-390.png"}, {1280, 800, name}} {
+		var png []byte
+		run(t, ctx, chromedp.EmulateViewport(size.w, size.h), chromedp.CaptureScreenshot(&png))
+		if err := os.WriteFile(filepath.Join("..", "docs", "screenshots", size.file), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// overflowAt loads url at width w and returns how many CSS pixels the page
+// is wider than the viewport (0 when nothing scrolls sideways).
+func overflowAt(t *testing.T, ctx context.Context, url string, w int64) int {
+	t.Helper()
+	var over int
+	run(t, ctx, chromedp.EmulateViewport(w, 844), chromedp.Navigate(url), chromedp.WaitReady("main", chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth - window.innerWidth`, &over),
+		chromedp.EmulateViewport(1280, 800))
+	return over
 }

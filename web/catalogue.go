@@ -68,6 +68,11 @@ func catalogueQuery(r *http.Request) (search.Query, url.Values) {
 		q.Sort = s
 		kept.Set("sort", string(s))
 	}
+	if q.Sort == "" && q.Q == "" {
+		// Browsing without a query: trusted cards first rather than
+		// whatever changed last (the API keeps its own default).
+		q.Sort = search.SortTrust
+	}
 	for _, fp := range filterParams {
 		if fp.adminOnly && !admin {
 			continue
@@ -93,7 +98,7 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := catalogueView{Q: q.Q, Sort: string(q.Sort), Total: res.TotalSize, ClearAll: "/"}
+	v := catalogueView{Q: q.Q, Sort: kept.Get("sort"), Total: res.TotalSize, ClearAll: "/"}
 	if q.Q != "" {
 		v.ClearAll = "/?" + url.Values{"q": {q.Q}}.Encode()
 	}

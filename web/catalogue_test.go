@@ -88,7 +88,7 @@ func TestCatalogueListsApprovedAgentsWithFacets(t *testing.T) {
 	if got := text(all(geo, "span.provider")[0]); got != "by Example Geo Services Inc." {
 		t.Errorf("geo provider %q", got)
 	}
-	if len(all(geo, "span.trust-unsigned")) != 1 || len(all(geo, "span.health-ok")) != 1 {
+	if len(all(geo, "a.trust-unsigned")) != 1 || len(all(geo, "a.health-ok")) != 1 {
 		t.Error("geo lacks its trust or health badge")
 	}
 }

@@ -14,7 +14,7 @@ var templateFS embed.FS
 // pageNames are the page templates; each defines "title" and "content"
 // and is executed through "layout".
 var pageNames = []string{
-	"catalogue", "agent", "tags", "publish", "publish_status", "error",
+	"catalogue", "agent", "legend", "tags", "publish", "publish_status", "error",
 	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens",
 }
 

@@ -11,20 +11,21 @@ import (
 )
 
 type resultView struct {
-	ID, Name, Provider, Description string
-	Trust                           registry.Trust
-	Health                          registry.Health
-	Status                          registry.Status
-	NeedsReview                     bool
-	LastChangedAt                   *time.Time
-	NameHL                          template.HTML // highlighted name, when q matched it
-	DescriptionHL                   template.HTML
-	Skills                          []skillMatch
-	Tags                            []string
+	ID, Name, Host, Provider, Description string
+	Trust                                 registry.Trust
+	Health                                registry.Health
+	Status                                registry.Status
+	NeedsReview                           bool
+	LastChangedAt                         *time.Time
+	NameHL                                template.HTML // highlighted name, when q matched it
+	DescriptionHL                         template.HTML
+	Skills                                []skillMatch
+	Tags                                  []string
 }
 
 type skillMatch struct {
 	Name      string
+	NameHL    template.HTML // the name with the matched words marked, when q matched it
 	Fragments []template.HTML
 }
 
@@ -52,7 +53,7 @@ func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
 }
 
 func resultOf(a *registry.Agent, h search.Hit) resultView {
-	v := resultView{ID: a.ID, Name: a.Host, Trust: a.Trust, Health: a.Health, Status: a.Status,
+	v := resultView{ID: a.ID, Name: a.Host, Host: a.Host, Trust: a.Trust, Health: a.Health, Status: a.Status,
 		NeedsReview: a.NeedsReview, LastChangedAt: a.LastChangedAt}
 	names := map[string]string{}
 	if c := a.Card; c != nil {
@@ -95,6 +96,12 @@ func resultOf(a *registry.Agent, h search.Hit) resultView {
 			i = len(v.Skills)
 			bySkill[m.SkillID] = i
 			v.Skills = append(v.Skills, skillMatch{Name: name})
+		}
+		if m.Field == "name" {
+			// The skill's name is shown once, marked; repeating it as a
+			// snippet read "Weather Forecast: Weather Forecast".
+			v.Skills[i].NameHL = highlight(m.Fragments[0])
+			continue
 		}
 		if len(v.Skills[i].Fragments) < 2 {
 			v.Skills[i].Fragments = append(v.Skills[i].Fragments, highlight(m.Fragments[0]))

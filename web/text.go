@@ -118,6 +118,7 @@ func (u *ui) funcs() template.FuncMap {
 		"ago":        func(t *time.Time) string { return u.ago(t) },
 		"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"join":       strings.Join,
+		"legendText": legendText,
 		"deref":      func(t *time.Time) time.Time { return *t },
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/migrations"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -157,11 +161,12 @@ func TestTokenCreateBesideServer(t *testing.T) {
 func TestMigrate(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := runCLI(t, "", "migrate", "--data", dir)
-	if code != exitOK || out != "schema version 1 (sqlite)\n" {
+	want := fmt.Sprintf("schema version %d (sqlite)\n", latestSchema(t, migrations.SQLite()))
+	if code != exitOK || out != want {
 		t.Fatalf("migrate: %d %q %q", code, out, errs)
 	}
 	// Again: nothing to do, same answer.
-	if code, out, _ := runCLI(t, "", "migrate", "--data", dir); code != exitOK || out != "schema version 1 (sqlite)\n" {
+	if code, out, _ := runCLI(t, "", "migrate", "--data", dir); code != exitOK || out != want {
 		t.Fatalf("second migrate: %d %q", code, out)
 	}
 	for _, args := range [][]string{{"migrate", "now"}, {"migrate", "--bogus"}, {"migrate", "--database-url", "sqlite://x"}} {
@@ -174,7 +179,7 @@ func TestMigrate(t *testing.T) {
 func TestMigratePostgres(t *testing.T) {
 	url := registrytest.PostgresURL(t)
 	code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": url}, "migrate")
-	if code != exitOK || out != "schema version 1 (postgres)\n" {
+	if want := fmt.Sprintf("schema version %d (postgres)\n", latestSchema(t, migrations.Postgres())); code != exitOK || out != want {
 		t.Fatalf("migrate: %d %q %q", code, out, errs)
 	}
 	s, err := registry.Open(context.Background(), registry.OpenOptions{DatabaseURL: url})
@@ -185,4 +190,24 @@ func TestMigratePostgres(t *testing.T) {
 	if ok, err := s.MigrationsCurrent(t.Context()); !ok || err != nil {
 		t.Fatalf("MigrationsCurrent %v %v", ok, err)
 	}
+}
+
+// latestSchema is the highest migration version in fsys: the version a
+// fresh database is migrated to.
+func latestSchema(t *testing.T, fsys fs.FS) int64 {
+	t.Helper()
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("migrations: %v %v", names, err)
+	}
+	var latest int64
+	for _, n := range names {
+		num, _, _ := strings.Cut(n, "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			t.Fatalf("migration %s: %v", n, err)
+		}
+		latest = max(latest, v)
+	}
+	return latest
 }
