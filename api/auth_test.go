@@ -115,12 +115,15 @@ func TestPublisherScope(t *testing.T) {
 			h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/" + action, token: pub, body: jsonBody(`{"versionSeq":0}`)}).
 				expectProblem(t, http.StatusForbidden, "forbidden")
 		}
-		h.do(req{method: "DELETE", path: "/api/v1/agents/" + mine.ID, token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "DELETE", path: "/api/v1/agents/" + theirs.ID, token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "PATCH", path: "/api/v1/agents/" + mine.ID, token: pub, body: jsonBody(`{"visibility":"internal"}`)}).
 			expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "PUT", path: "/api/v1/agents/" + mine.ID + "/keys", token: pub, body: jsonBody(`{"keys":[]}`)}).
 			expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "GET", path: "/api/v1/audit", token: pub}).expectProblem(t, http.StatusForbidden, "forbidden")
+		// Withdrawing its own agent is the one removal a publisher may do
+		// (docs/claims.md).
+		h.do(req{method: "DELETE", path: "/api/v1/agents/" + mine.ID, token: pub}).expectStatus(t, http.StatusOK)
 		// Anonymous callers neither.
 		h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/crawl"}).expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "GET", path: "/api/v1/audit"}).expectProblem(t, http.StatusForbidden, "forbidden")

@@ -31,6 +31,8 @@ var errorTable = []struct {
 	{registry.ErrValidation, "validation-failed"},
 	{registry.ErrInvalidPageToken, "validation-failed"},
 	{registry.ErrUnavailable, "unavailable"},
+	{registry.ErrClaimFailed, "claim-failed"},
+	{registry.ErrClaimsUnavailable, "unavailable"},
 	{search.ErrInvalidQuery, "validation-failed"},
 	{search.ErrInvalidPageToken, "validation-failed"},
 	{search.ErrNotReady, "unavailable"},
@@ -78,6 +80,7 @@ func decorate(p *problem, err error) *problem {
 	var vc *registry.VersionConflictError
 	var ue *registry.URLError
 	var ve *registry.ValidationError
+	var ce *registry.ClaimError
 	if sp, ok := decorateSearch(p, err); ok {
 		return sp
 	}
@@ -94,6 +97,10 @@ func decorate(p *problem, err error) *problem {
 			p = newProblem("reserved-address", "")
 		}
 		p.Detail = ue.Reason
+	case errors.As(err, &ce):
+		p.Reason, p.ErrorClass, p.Detail = ce.Reason, ce.ErrorClass, ce.Detail
+	case errors.Is(err, registry.ErrClaimsUnavailable):
+		p.Detail = "host claims are not configured on this server"
 	case errors.As(err, &ve) && len(ve.Errors) > 0:
 		p.Errors = ve.Errors
 		p.Detail = ve.Errors[0].Message

@@ -98,6 +98,13 @@ type harness struct {
 // name 127.0.0.1 where they need to.
 func newHarness(t *testing.T, store *registry.Store, opts ...func(*Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, store, nil, opts...)
+}
+
+// newHarnessWith is newHarness with svcOpt applied to the Service's
+// configuration (network policy, claim fetcher, approval policy).
+func newHarnessWith(t *testing.T, store *registry.Store, svcOpt func(*registry.ServiceConfig), opts ...func(*Config)) *harness {
+	t.Helper()
 	h := &harness{
 		t:        t,
 		store:    store,
@@ -106,7 +113,11 @@ func newHarness(t *testing.T, store *registry.Store, opts ...func(*Config)) *har
 		logs:     &syncBuffer{},
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.svc = registry.NewService(store, registry.ServiceConfig{Logger: log, Now: h.svcClock.Now})
+	svcCfg := registry.ServiceConfig{Logger: log, Now: h.svcClock.Now}
+	if svcOpt != nil {
+		svcOpt(&svcCfg)
+	}
+	h.svc = registry.NewService(store, svcCfg)
 	cfg := Config{Service: h.svc, Ready: store, Logger: log, Now: h.clock.Now}
 	for _, o := range opts {
 		o(&cfg)

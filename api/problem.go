@@ -51,6 +51,8 @@ var problemTypes = map[string]problemType{
 		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. Requests with a valid token are not rate-limited."},
 	"unavailable": {http.StatusServiceUnavailable, "Service unavailable",
 		"The database is busy or cannot be written right now, the search index is being built, or a search ran too long. Nothing was changed; retry after the number of seconds in Retry-After. Without Retry-After, the feature (search, reindex) is not configured on this server."},
+	"claim-failed": {http.StatusConflict, "Claim failed",
+		"The host claim did not verify. The reason member says why: expired (ask for a new claim), already-verified (a claim issues one publisher token), wrong-content (the claim URL must answer the token alone, as text) or fetch-failed, with errorClass naming the crawler's error class (dns, blocked_address, connect, tls, timeout, too_large, cross_origin_redirect, redirect_loop, too_many_redirects, http_status). See docs/claims.md."},
 	"internal-error": {http.StatusInternalServerError, "Internal error",
 		"The server failed unexpectedly. The detail names the request id to quote to the operator."},
 }
@@ -65,6 +67,8 @@ type problem struct {
 	Errors            []registry.FieldError `json:"errors,omitempty"`
 	AgentID           string                `json:"agentId,omitempty"`
 	CurrentVersionSeq *int64                `json:"currentVersionSeq,omitempty"`
+	Reason            string                `json:"reason,omitempty"`     // claim-failed
+	ErrorClass        string                `json:"errorClass,omitempty"` // claim-failed after a fetch error
 
 	retryAfter int    // seconds; sets Retry-After when > 0
 	authError  string // RFC 6750 error code for WWW-Authenticate

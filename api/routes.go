@@ -45,6 +45,10 @@ func (s *server) routes(e *echo.Echo) {
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)
 	v1.POST("/admin/reindex", s.adminReindex)
+	v1.POST("/claims", s.createClaim)
+	v1.POST("/claims/:id/verify", s.verifyClaim)
+	get(v1, "/tokens", s.listTokens)
+	v1.DELETE("/tokens/:id", s.revokeToken)
 }
 
 // get registers a read route for GET and HEAD (net/http drops a HEAD

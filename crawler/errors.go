@@ -102,6 +102,10 @@ func (e *FetchError) Error() string {
 
 func (e *FetchError) Unwrap() error { return e.Err }
 
+// ErrorClass returns Class, for callers that must not import this package
+// (the registry's host claims read it through an interface).
+func (e *FetchError) ErrorClass() string { return e.Class }
+
 // ClassOf returns the class of a *FetchError in err's chain, or "".
 func ClassOf(err error) string {
 	var fe *FetchError

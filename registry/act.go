@@ -43,8 +43,13 @@ var actionChange = map[Action]string{
 // candidate for an approved agent flagged needsReview (re-approval makes the
 // candidate current). Anything else is *VersionConflictError carrying the
 // version under review (F.65), including 0 when nothing was fetched yet.
+//
+// A publisher token may withdraw (remove) the agents of its own hosts; the
+// audit entry names it. Every other action, and any action on another
+// host's agent, is ErrForbidden to it.
 func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req ActionRequest) (*Agent, error) {
-	if err := requireAdmin(p); err != nil {
+	withdraw := a == ActionRemove && p.Role == RolePublisher
+	if err := requireAdmin(p); err != nil && !withdraw {
 		return nil, err
 	}
 	if _, ok := actionChange[a]; !ok {
@@ -58,6 +63,9 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 		r, err := s.lockAgent(tx, id)
 		if err != nil {
 			return err
+		}
+		if withdraw && !p.owns(r.Host) {
+			return ErrForbidden
 		}
 		out = r
 		now := s.now()

@@ -77,13 +77,20 @@ func TestActIsAdminOnly(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		svc := newService(s, newClock())
 		a := mustSubmit(t, svc, "https://a.example.com/")
-		// RELIABILITY.md I.79: a publisher, even of this host, never curates.
-		for _, p := range []registry.Principal{anonymous, reader, publisher("a.example.com")} {
+		// RELIABILITY.md I.79: a publisher, even of this host, never curates;
+		// it may only withdraw (remove) its own hosts' agents (docs/claims.md).
+		for _, p := range []registry.Principal{anonymous, reader, publisher("a.example.com"), publisher("b.example.com")} {
 			for _, act := range []registry.Action{registry.ActionApprove, registry.ActionRemove, registry.ActionReject} {
+				if act == registry.ActionRemove && p.Role == registry.RolePublisher && p.Hosts[0] == "a.example.com" {
+					continue
+				}
 				if _, err := svc.Act(t.Context(), p, a.ID, act, registry.ActionRequest{VersionSeq: seq(0)}); !errors.Is(err, registry.ErrForbidden) {
-					t.Errorf("%q %s: %v", p.Role, act, err)
+					t.Errorf("%q %v %s: %v", p.Role, p.Hosts, act, err)
 				}
 			}
+		}
+		if got, err := svc.Act(t.Context(), publisher("a.example.com"), a.ID, registry.ActionRemove, registry.ActionRequest{Reason: "gone"}); err != nil || got.Status != registry.StatusRemoved {
+			t.Fatalf("the host's publisher withdraws: %+v, %v", got, err)
 		}
 		if _, err := svc.Act(t.Context(), admin, "no-such-id", registry.ActionRemove, registry.ActionRequest{}); !errors.Is(err, registry.ErrNotFound) {
 			t.Fatalf("unknown id: %v", err)

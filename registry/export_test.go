@@ -20,7 +20,7 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) error { return s.migr
 func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
-var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}}
+var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}}
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {

@@ -40,6 +40,7 @@ type agentRow struct {
 	LastErrorAt         *time.Time
 	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
 	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
+	SubmitterTokenID    string    // the publisher token that submitted it, "" otherwise
 }
 
 func (agentRow) TableName() string { return "agents" }
@@ -93,9 +94,25 @@ type tokenRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
+	ClaimID    string // the host claim it was issued for, "" when an admin made it
 }
 
 func (tokenRow) TableName() string { return "tokens" }
+
+// hostClaimRow is a host claim (hostclaim.go).
+type hostClaimRow struct {
+	ID         string `gorm:"primaryKey"`
+	Host       string // host[:port] where the token is served
+	ScopeHost  string // the host name a publisher token from it is scoped to
+	Scheme     string
+	Token      string    // the public challenge served at the claim URL
+	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
+	ExpiresAt  time.Time
+	VerifiedAt *time.Time
+	TokenID    string // the publisher token issued at verification
+}
+
+func (hostClaimRow) TableName() string { return "host_claims" }
 
 type auditRow struct {
 	Seq          int64 `gorm:"primaryKey"`

@@ -203,6 +203,11 @@ func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res F
 	if t, ok := upd["trust"]; ok && Trust(t.(string)) != Trust(r.Trust) {
 		kinds = append(kinds, ChangeTrust)
 	}
+	if k, err := s.autoApprove(tx, r, res, upd, now); err != nil {
+		return err
+	} else if k != "" {
+		kinds = append(kinds, k)
+	}
 	if len(kinds) > 0 {
 		upd["updated_at"] = now
 	}

@@ -24,6 +24,17 @@ type ServiceConfig struct {
 	// KeepFetchAttempts is how many crawl-trace rows are kept per agent.
 	// Zero means 50.
 	KeepFetchAttempts int
+	// ClaimFetcher fetches host-claim URLs (the crawler's hardened
+	// fetcher); nil means claims cannot be verified on this server.
+	ClaimFetcher ClaimFetcher
+	// ClaimTTL is how long a host claim may be verified. Zero means
+	// DefaultClaimTTL.
+	ClaimTTL time.Duration
+	// PublisherTokenTTL is the life of a publisher token issued by a
+	// verified claim. Zero means DefaultPublisherTokenTTL.
+	PublisherTokenTTL time.Duration
+	// AutoApprove is the approval policy (--auto-approve); "" means never.
+	AutoApprove AutoApprove
 }
 
 // Service holds the use cases of the registry. It is safe for concurrent
@@ -51,6 +62,15 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	}
 	if cfg.KeepFetchAttempts <= 0 {
 		cfg.KeepFetchAttempts = 50
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.PublisherTokenTTL <= 0 {
+		cfg.PublisherTokenTTL = DefaultPublisherTokenTTL
+	}
+	if cfg.AutoApprove == "" {
+		cfg.AutoApprove = AutoApproveNever
 	}
 	return &Service{store: store, cfg: cfg, log: cfg.Logger}
 }

@@ -12,7 +12,8 @@ import (
 // makes concurrent submissions of one agent yield exactly one row; the
 // others get *DuplicateError with its id (RELIABILITY.md A.6). A removed
 // agent's URL answers ErrAgentRemoved until an admin restores it. Only
-// admins may submit with visibility internal.
+// admins may submit with visibility internal; a publisher token only on its
+// own hosts, and the agent remembers it (approval by policy, autoapprove.go).
 func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Visibility) (*Agent, error) {
 	switch vis {
 	case "":
@@ -29,8 +30,17 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	if err != nil {
 		return nil, err
 	}
+	if p.Role == RolePublisher && !p.owns(cu.Host) {
+		// A publisher token acts on its own hosts only (RELIABILITY.md
+		// I.79), submissions included.
+		return nil, ErrForbidden
+	}
+	submitter := ""
+	if p.Role == RolePublisher {
+		submitter = p.TokenID
+	}
 	now := s.now()
-	row := agentRow{
+	row := agentRow{SubmitterTokenID: submitter,
 		ID: newID(), CardURL: cu.URL, Host: cu.Host, BareHost: cu.BareHost,
 		Status: string(StatusPending), Visibility: string(vis), Health: string(HealthUnknown), Trust: string(TrustUnknown),
 		NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now,

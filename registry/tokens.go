@@ -105,23 +105,37 @@ func (s *Service) touchToken(ctx context.Context, row *tokenRow, now time.Time) 
 // tokens need at least one host (CONTRACT.md §8: scoped with --host); other
 // roles take none. An empty name becomes "{role}-{id prefix}".
 func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, Token, error) {
+	secret, row, err := s.newToken(req, "")
+	if err != nil {
+		return "", Token{}, err
+	}
+	err = s.store.tx(ctx, func(tx *gorm.DB) error { return s.insertToken(tx, Principal{Name: "cli"}, &row) })
+	if err != nil {
+		return "", Token{}, err
+	}
+	return secret, toToken(&row), nil
+}
+
+// newToken validates req and builds the row of a new token with its
+// secret; claimID names the host claim a publisher token is issued for.
+func (s *Service) newToken(req TokenRequest, claimID string) (string, tokenRow, error) {
 	switch req.Role {
 	case RoleAdmin, RoleReader:
 		if len(req.Hosts) > 0 {
-			return "", Token{}, invalidField("/hosts", "not-allowed", "only publisher tokens are scoped to hosts")
+			return "", tokenRow{}, invalidField("/hosts", "not-allowed", "only publisher tokens are scoped to hosts")
 		}
 	case RolePublisher:
 		if len(req.Hosts) == 0 {
-			return "", Token{}, invalidField("/hosts", "required", "a publisher token needs at least one host")
+			return "", tokenRow{}, invalidField("/hosts", "required", "a publisher token needs at least one host")
 		}
 	default:
-		return "", Token{}, invalidField("/role", "enum", "role must be admin, publisher or reader")
+		return "", tokenRow{}, invalidField("/role", "enum", "role must be admin, publisher or reader")
 	}
 	hosts := []string{}
 	for _, h := range req.Hosts {
 		n, err := normalizeTokenHost(h)
 		if err != nil {
-			return "", Token{}, err
+			return "", tokenRow{}, err
 		}
 		if !slices.Contains(hosts, n) {
 			hosts = append(hosts, n)
@@ -129,7 +143,7 @@ func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, To
 	}
 	now := s.now()
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
-		return "", Token{}, invalidField("/expiresAt", "past", "the expiry is not in the future")
+		return "", tokenRow{}, invalidField("/expiresAt", "past", "the expiry is not in the future")
 	}
 	var idb [tokenIDLen / 2]byte
 	var sec [32]byte
@@ -142,23 +156,27 @@ func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, To
 		name = string(req.Role) + "-" + id[:8]
 	}
 	if !tokenNameRE.MatchString(name) {
-		return "", Token{}, invalidField("/name", "pattern", "a token name is 1–64 letters, digits, '.', '_' or '-'")
+		return "", tokenRow{}, invalidField("/name", "pattern", "a token name is 1–64 letters, digits, '.', '_' or '-'")
 	}
 	row := tokenRow{ID: id, Name: name, Role: string(req.Role), Hosts: jsonList(hosts), Hash: hashSecret(secret),
-		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt)}
-	err := s.store.tx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Create(&row).Error; err != nil {
-			return err
+		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt), ClaimID: claimID}
+	return tokenPrefix + id + "_" + secret, row, nil
+}
+
+// insertToken stores a token made by newToken, with its audit entry, in
+// the caller's transaction.
+func (s *Service) insertToken(tx *gorm.DB, actor Principal, row *tokenRow) error {
+	if err := tx.Create(row).Error; err != nil {
+		if err := translate(err); errors.Is(err, errUniqueViolation) {
+			return invalidField("/name", "duplicate", "a token named "+row.Name+" exists")
 		}
-		return s.addAudit(tx, Principal{Name: "cli"}, "token-create", "", "", map[string]any{"tokenId": id, "name": name, "role": req.Role, "hosts": hosts}, now)
-	})
-	if errors.Is(err, errUniqueViolation) {
-		return "", Token{}, invalidField("/name", "duplicate", "a token named "+name+" exists")
+		return err
 	}
-	if err != nil {
-		return "", Token{}, err
+	detail := map[string]any{"tokenId": row.ID, "name": row.Name, "role": row.Role, "hosts": parseList(row.Hosts)}
+	if row.ClaimID != "" {
+		detail["claimId"] = row.ClaimID
 	}
-	return tokenPrefix + id + "_" + secret, toToken(&row), nil
+	return s.addAudit(tx, actor, "token-create", "", "", detail, row.CreatedAt)
 }
 
 func normalizeTokenHost(h string) (string, error) {
@@ -194,9 +212,25 @@ func (s *Service) ListTokens(ctx context.Context) ([]Token, error) {
 	return out, nil
 }
 
-// RevokeToken revokes a token by id or name; revoking a revoked token is a
-// no-op, an unknown one ErrNotFound.
+// RevokeToken revokes a token by id or name for the command line; revoking
+// a revoked token is a no-op, an unknown one ErrNotFound.
 func (s *Service) RevokeToken(ctx context.Context, idOrName string) error {
+	return s.revokeToken(ctx, Principal{Name: "cli"}, idOrName)
+}
+
+// RevokeTokenAs revokes the token with this id on behalf of p: admins any
+// token, any other token itself only (a publisher token from a host claim
+// can end itself, docs/claims.md). Someone else's token is ErrForbidden.
+func (s *Service) RevokeTokenAs(ctx context.Context, p Principal, id string) error {
+	if p.Role == "" || (!p.isAdmin() && id != p.TokenID) {
+		// Nothing is looked up: a publisher learns nothing about other
+		// tokens' ids.
+		return ErrForbidden
+	}
+	return s.revokeToken(ctx, p, id)
+}
+
+func (s *Service) revokeToken(ctx context.Context, actor Principal, idOrName string) error {
 	return s.store.tx(ctx, func(tx *gorm.DB) error {
 		var row tokenRow
 		if err := tx.Where("id = ? OR name = ?", idOrName, idOrName).Take(&row).Error; err != nil {
@@ -209,6 +243,22 @@ func (s *Service) RevokeToken(ctx context.Context, idOrName string) error {
 		if err := tx.Model(&tokenRow{}).Where("id = ?", row.ID).Update("revoked_at", now).Error; err != nil {
 			return err
 		}
-		return s.addAudit(tx, Principal{Name: "cli"}, "token-revoke", "", "", map[string]any{"tokenId": row.ID, "name": row.Name}, now)
+		return s.addAudit(tx, actor, "token-revoke", "", "", map[string]any{"tokenId": row.ID, "name": row.Name}, now)
 	})
+}
+
+// TokensOf lists the tokens p may see, oldest first, without secrets:
+// every token for admins, the caller's own token for any other token.
+func (s *Service) TokensOf(ctx context.Context, p Principal) ([]Token, error) {
+	switch {
+	case p.isAdmin():
+		return s.ListTokens(ctx)
+	case p.Role == "":
+		return nil, ErrForbidden
+	}
+	var row tokenRow
+	if err := s.store.read(ctx).Where("id = ?", p.TokenID).Take(&row).Error; err != nil {
+		return nil, translate(err)
+	}
+	return []Token{toToken(&row)}, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -38,6 +39,9 @@ type serveConfig struct {
 	ReadRate          int // anonymous reads per second per client address; 0 disables
 	GoneAfter         time.Duration
 	TrustedProxies    prefixList
+	// AutoApprove is the approval policy: never, claimed or verified
+	// (docs/claims.md).
+	AutoApprove string
 
 	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
@@ -106,6 +110,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
 	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
+	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
 	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "fetches in flight per host")
@@ -233,6 +238,9 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
+	}
+	if _, err := registry.ParseAutoApprove(c.AutoApprove); err != nil {
+		return bad("auto-approve", "%q is not never, claimed or verified", c.AutoApprove)
 	}
 	if c.CAFile != "" {
 		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {

@@ -84,6 +84,8 @@ func TestServeConfigValidate(t *testing.T) {
 		{[]string{"--submit-rate", "-1"}, nil, "--submit-rate (CARDEX_SUBMIT_RATE)"},
 		{[]string{"--read-rate", "-5"}, nil, "--read-rate (CARDEX_READ_RATE)"},
 		{[]string{"--gone-after", "0s"}, nil, "--gone-after (CARDEX_GONE_AFTER)"},
+		{[]string{"--auto-approve", "always"}, nil, "--auto-approve (CARDEX_AUTO_APPROVE)"},
+		{nil, map[string]string{"CARDEX_AUTO_APPROVE": "signed"}, "--auto-approve (CARDEX_AUTO_APPROVE)"},
 		{nil, map[string]string{"CARDEX_READ_RATE": "fast"}, "CARDEX_READ_RATE"},
 		{nil, map[string]string{"CARDEX_ALLOW_NETWORKS": "10.0.0.0/33"}, "CARDEX_ALLOW_NETWORKS"},
 		{[]string{"extra"}, nil, `unexpected argument "extra"`},
@@ -112,7 +114,7 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "search-synonyms"} {
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "search-synonyms"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}

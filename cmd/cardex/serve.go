@@ -94,10 +94,23 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 			log.Error("closing store", "err", err.Error())
 		}
 	}()
+	fetcher, err := cfg.fetcher(allow, log)
+	if err != nil {
+		return err
+	}
+	defer fetcher.Close()
+	autoApprove, err := registry.ParseAutoApprove(cfg.AutoApprove)
+	if err != nil {
+		return err
+	}
 	svc := registry.NewService(store, registry.ServiceConfig{
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: allow.AllowInsecureHTTP, AllowNetworks: allow.AllowNetworks},
 		Logger:    log,
 		GoneAfter: cfg.GoneAfter,
+		// Host claims are fetched by the crawler's one hardened client,
+		// under the same network policy as cards (docs/claims.md).
+		ClaimFetcher: fetcher,
+		AutoApprove:  autoApprove,
 	})
 	// The index lives in --data with either store: it is derived data each
 	// process keeps for itself (DESIGN.md).
@@ -113,11 +126,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		}
 	}()
 	m := newMetrics()
-	cr, err := newCrawl(cfg, allow, svc, m, log)
+	cr, err := newCrawl(cfg, fetcher, svc, m, log)
 	if err != nil {
 		return err
 	}
-	defer cr.fetcher.Close()
 	m.gauges(cr.sched, sr, svc, store)
 	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
 	if err != nil {

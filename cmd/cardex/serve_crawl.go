@@ -49,10 +49,9 @@ type crawlRuntime struct {
 	sched   *crawler.Scheduler
 }
 
-// newCrawl builds the hardened fetcher, a verifier that fetches key sets
-// through it (same policy, CONTRACT.md §2) and a stopped scheduler over
-// svc, recording through the metrics decorator.
-func newCrawl(c *serveConfig, allow crawlNetwork, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
+// fetcher builds the hardened fetcher of a running server: cards, key sets
+// and host claims all go through it.
+func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fetcher, error) {
 	pol, err := c.policy(allow)
 	if err != nil {
 		return nil, fmt.Errorf("crawler policy: %w", err)
@@ -61,6 +60,13 @@ func newCrawl(c *serveConfig, allow crawlNetwork, svc *registry.Service, m *metr
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
+	return f, nil
+}
+
+// newCrawl builds a verifier that fetches key sets through f (same policy,
+// CONTRACT.md §2) and a stopped scheduler over svc, recording through the
+// metrics decorator. The caller closes f.
+func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
 		Fetcher:  f,
@@ -77,7 +83,6 @@ func newCrawl(c *serveConfig, allow crawlNetwork, svc *registry.Service, m *metr
 		},
 	})
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
 	return &crawlRuntime{fetcher: f, sched: s}, nil
