@@ -37,6 +37,9 @@ type versionView struct {
 
 type changeView struct {
 	Label, Path, Old, New string
+	// OldSkill and NewSkill show a skill that was added, removed or
+	// changed as a skill (name, id, description, tags), not as JSON.
+	OldSkill, NewSkill *agentcard.Skill
 }
 
 // agentPage is GET /agents/{id}. Whoever holds the id may read the record
@@ -95,7 +98,36 @@ func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
 }
 
 func changeOf(c agentcard.Change) changeView {
-	return changeView{Label: or(changeWords[c.Kind], c.Kind), Path: c.Path, Old: value(c.Old), New: value(c.New)}
+	v := changeView{Label: or(changeWords[c.Kind], c.Kind), Path: c.Path}
+	switch c.Kind {
+	case agentcard.ChangeSkillAdded, agentcard.ChangeSkillRemoved, agentcard.ChangeSkillChanged:
+		v.OldSkill, v.NewSkill = skillOf(c.Old), skillOf(c.New)
+		if v.OldSkill != nil || v.NewSkill != nil {
+			return v
+		}
+	}
+	v.Old, v.New = value(c.Old), value(c.New)
+	return v
+}
+
+// skillOf reads a diff value as a skill: an agentcard.Skill when the diff
+// was just computed, its JSON form when it was stored.
+func skillOf(v any) *agentcard.Skill {
+	if v == nil {
+		return nil
+	}
+	if s, ok := v.(agentcard.Skill); ok {
+		return &s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var s agentcard.Skill
+	if json.Unmarshal(b, &s) != nil || (s.ID == "" && s.Name == "") {
+		return nil
+	}
+	return &s
 }
 
 // value shows a diff value as compact JSON, cut to a readable length.

@@ -14,7 +14,7 @@ var templateFS embed.FS
 // pageNames are the page templates; each defines "title" and "content"
 // and is executed through "layout".
 var pageNames = []string{
-	"catalogue", "agent", "legend", "tags", "publish", "publish_status", "error",
+	"catalogue", "agent", "agent_version", "legend", "reference", "tags", "publish", "publish_status", "error",
 	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens",
 }
 
@@ -47,14 +47,17 @@ type view struct {
 	Admin bool // an admin session is active
 	Demo  bool
 	Nav   string // the page's section, for aria-current
-	Data  any
+	// Reference is whether the API reference page is served (the footer
+	// links it).
+	Reference bool
+	Data      any
 }
 
 // render executes page into a buffer first, so a template error never
 // leaves half a page behind a 200.
 func (u *ui) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
 	t := u.pages[page]
-	v := view{Title: title, Admin: isAdmin(r), Demo: u.cfg.Demo, Nav: page, Data: data}
+	v := view{Title: title, Admin: isAdmin(r), Demo: u.cfg.Demo, Nav: page, Data: data, Reference: u.reference != nil}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		u.log.ErrorContext(r.Context(), "rendering page failed", "page", page, "err", err)

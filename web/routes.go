@@ -20,8 +20,10 @@ func (u *ui) routes() (http.Handler, error) {
 	r := router{u: u, mux: mux}
 	r.handle("/{$}", on{"GET", u.catalogue})
 	r.handle("/agents/{id}", on{"GET", u.agentPage})
+	r.handle("/agents/{id}/versions/{seq}", on{"GET", u.versionPage})
 	r.handle("/tags", on{"GET", u.tagsPage})
 	r.handle("/legend", on{"GET", u.legendPage})
+	r.handle("/api-reference", on{"GET", u.referencePage})
 	r.handle("/publish", on{"GET", u.publishForm}, on{"POST", u.publishSubmit})
 	r.handle("/publish/{id}", on{"GET", u.publishStatus})
 	r.handle("/admin", on{"GET", u.adminHome})

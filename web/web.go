@@ -56,6 +56,9 @@ type Config struct {
 	Kick func()
 	// Now is the clock for "x ago" labels. Nil means time.Now.
 	Now func() time.Time
+	// OpenAPI is the API's openapi.yaml, rendered at /api-reference. Nil
+	// leaves the page out (it answers 404 and the footer does not link it).
+	OpenAPI []byte
 }
 
 // ErrConfig is returned by New for an unusable Config.
@@ -72,6 +75,8 @@ type ui struct {
 	submits *limiter
 	domains *limiter
 	logins  *limiter
+	// reference is the parsed API reference, nil without Config.OpenAPI.
+	reference *refDoc
 }
 
 // New returns the UI's handler. It owns GET /, /agents/{id}…, /tags,
@@ -99,6 +104,11 @@ func New(cfg Config) (http.Handler, error) {
 	u := &ui{
 		cfg: cfg, svc: cfg.Service, idx: cfg.Index, log: cfg.Logger, assets: a,
 		submits: newLimiter(cfg.SubmitRate), domains: newLimiter(cfg.SubmitDomainRate), logins: newLimiter(cfg.LoginRate),
+	}
+	if cfg.OpenAPI != nil {
+		if u.reference, err = parseReference(cfg.OpenAPI); err != nil {
+			return nil, errors.Join(ErrConfig, err)
+		}
 	}
 	if u.pages, err = parsePages(u.funcs()); err != nil {
 		return nil, err

@@ -244,6 +244,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		SubmitDomainRate: web.Rate{N: l.SubmitPerDomain.N, Per: l.SubmitPerDomain.Per},
 		TrustedProxies:   c.TrustedProxies,
 		Kick:             kick,
+		OpenAPI:          api.OpenAPI,
 	})
 	if err != nil {
 		return nil, err

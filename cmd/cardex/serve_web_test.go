@@ -95,6 +95,8 @@ func TestServeRoutesOneMux(t *testing.T) {
 		{"/problems/not-found", "", "", 200},
 		{"/api/v1/agents/nope", "application/problem+json", "/problems/not-found", 404},
 		{"/no/such/page", "text/html", "", 404},
+		{"/api-reference", "text/html", `id="listAudit"`, 200},
+		{"/legend", "text/html", `id="signature-verified"`, 200},
 	}
 	for _, tc := range cases {
 		code, ctype, body := get(t, s.base+tc.path, "")
@@ -117,7 +119,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 	// under "web".
 	for _, series := range []string{`cardex_http_requests_total{route="/api/v1/agents",status="200"} 1`,
 		`cardex_crawl_due_backlog 0`, `cardex_sql_open_connections{pool="write"} 1`,
-		`cardex_http_requests_total{route="web",status="200"} 1`, `cardex_http_requests_total{route="web",status="404"} 1`} {
+		`cardex_http_requests_total{route="web",status="200"} 3`, `cardex_http_requests_total{route="web",status="404"} 1`} {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics lacks %s", series)
 		}
