@@ -40,6 +40,8 @@ func (s *server) routes(e *echo.Echo) {
 	v1.PUT("/agents/:id/keys", s.pinKeys)
 	v1.DELETE("/agents/:id/keys", s.unpinKeys)
 	get(v1, "/agents/:id/fetches", s.listFetches)
+	get(v1, "/agents/:id/probes", s.listProbes)
+	v1.PUT("/agents/:id/probing", s.setProbing)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit)
 	get(v1, "/skills", s.listSkills)

@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -24,6 +25,20 @@ type Request struct {
 	// Origin, when set, is the only origin the URL (and every hop) may be
 	// on; anything else is refused without a request (D.43).
 	Origin string
+
+	// Method defaults to GET; Body is sent with it on every hop (the
+	// liveness prober's JSON-RPC call, docs/liveness.md).
+	Method string
+	Body   []byte
+	// Header is set over the default request headers (Accept, A2A-Version).
+	Header http.Header
+	// AnyStatus returns the final response whatever its status, with its
+	// body, instead of failing a non-2xx with http_status: the prober
+	// classifies a reply by its body.
+	AnyStatus bool
+	// MaxBytes, when positive and below the policy's body limit, is the
+	// body limit of this request.
+	MaxBytes int64
 }
 
 // Response is a successful fetch: a 2xx with its body, or a 304.
@@ -39,10 +54,15 @@ type Response struct {
 	Bytes int64
 }
 
-// Fetch GETs req.URL under the policy and returns the body of a 2xx or a
-// 304. Every failure is a *FetchError.
+// Fetch requests req.URL (GET unless req.Method says otherwise) under the
+// policy and returns the body of a 2xx or a 304 (of any status with
+// req.AnyStatus). Every failure is a *FetchError.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
-	resp, err := f.fetch(ctx, req, f.policy.MaxBodyBytes)
+	limit := f.policy.MaxBodyBytes
+	if req.MaxBytes > 0 && req.MaxBytes < limit {
+		limit = req.MaxBytes
+	}
+	resp, err := f.fetch(ctx, req, limit)
 	if err != nil {
 		// Never the body: a failed fetch logs its class and hop only.
 		f.log.DebugContext(ctx, "fetch failed", "url", truncate(req.URL, 512), "class", ClassOf(err), "err", err)
@@ -101,7 +121,15 @@ func (f *Fetcher) fetch(ctx context.Context, req Request, limit int64) (*Respons
 func (f *Fetcher) hop(ctx context.Context, u *url.URL, req Request, limit int64) (*http.Response, []byte, int64, *FetchError) {
 	hopURL := u.Redacted()
 	hctx, st := withHop(ctx)
-	hr, err := http.NewRequestWithContext(hctx, http.MethodGet, u.String(), nil)
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var reqBody io.Reader
+	if req.Body != nil {
+		reqBody = bytes.NewReader(req.Body)
+	}
+	hr, err := http.NewRequestWithContext(hctx, method, u.String(), reqBody)
 	if err != nil {
 		return nil, nil, 0, &FetchError{Class: ClassBlockedAddress, Hop: hopURL, Err: wrapf(ErrBadURL, "%v", err)}
 	}
@@ -120,6 +148,9 @@ func (f *Fetcher) hop(ctx context.Context, u *url.URL, req Request, limit int64)
 	if req.LastModified != "" {
 		hr.Header.Set("If-Modified-Since", req.LastModified)
 	}
+	for k, v := range req.Header {
+		hr.Header[http.CanonicalHeaderKey(k)] = v
+	}
 	resp, err := f.transport.RoundTrip(hr)
 	if err != nil {
 		return nil, nil, st.responseBytes(), f.classify(ctx, st, hopURL, err)
@@ -130,7 +161,7 @@ func (f *Fetcher) hop(ctx context.Context, u *url.URL, req Request, limit int64)
 	switch {
 	case code == http.StatusNotModified || isRedirect(code):
 		return resp, nil, st.responseBytes(), nil
-	case code < 200 || code > 299:
+	case (code < 200 || code > 299) && !req.AnyStatus:
 		return nil, nil, st.responseBytes(), &FetchError{Class: ClassHTTPStatus, HTTPStatus: code, Hop: hopURL, Header: resp.Header,
 			Err: wrapf(ErrHTTPStatus, "%s", resp.Status)}
 	}

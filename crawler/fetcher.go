@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -32,6 +33,7 @@ type Fetcher struct {
 	policy    Policy
 	check     AddrCheck
 	transport *http.Transport
+	dialer    *dialer
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -73,11 +75,37 @@ func New(cfg Config) (*Fetcher, error) {
 		MaxIdleConnsPerHost: 2, // CONTRACT.md §8: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, log: cfg.Logger, now: time.Now}, nil
+	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now}, nil
 }
 
 // Policy returns the policy the fetcher enforces.
 func (f *Fetcher) Policy() Policy { return f.policy }
+
+// DialTLS connects to addr (host:port) through the same checks as every
+// fetch (resolved addresses and the connected address checked against the
+// policy, the dial and handshake timeouts) and completes a verified TLS
+// handshake offering nextProtos. The liveness prober's gRPC check uses it
+// to learn whether an endpoint negotiates HTTP/2 (docs/liveness.md). A
+// failure is a *FetchError; the caller closes the connection.
+func (f *Fetcher) DialTLS(ctx context.Context, addr string, nextProtos []string) (*tls.Conn, error) {
+	st := &hopState{}
+	raw, err := f.dialer.dial(ctx, addr)
+	if err != nil {
+		return nil, f.classify(ctx, st, addr, err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	cfg := f.dialer.tlsConfig.Clone()
+	cfg.ServerName = host
+	cfg.NextProtos = nextProtos
+	tc := tls.Client(raw.(*countingConn).Conn, cfg)
+	hctx, cancel := context.WithTimeout(ctx, f.dialer.tlsTO)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		raw.Close()
+		return nil, f.classify(ctx, st, addr, classifyTLS(hctx, err))
+	}
+	return tc, nil
+}
 
 // Close releases idle connections.
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }

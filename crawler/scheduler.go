@@ -51,6 +51,9 @@ type SchedulerConfig struct {
 	Workers int
 	// PerHost caps fetches in flight per host (--crawl-per-host, 2).
 	PerHost int
+	// Hosts is the in-process per-host cap, shared with the liveness
+	// prober; nil builds one of PerHost slots.
+	Hosts *HostSlots
 	// LeaseTTL is how long a claim holds an agent (--lease-ttl, 2m). A
 	// crashed worker's agent is claimable again after it (RELIABILITY.md
 	// B.27).
@@ -164,7 +167,7 @@ type Scheduler struct {
 
 	inFlight atomic.Int64
 	short    atomic.Bool // the last claim got fewer agents than it asked for
-	hosts    *hostSlots
+	hosts    *HostSlots
 	stats    stats
 }
 
@@ -184,7 +187,10 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		ctx:            ctx,
 		abort:          abort,
 		dispatcherDone: make(chan struct{}),
-		hosts:          newHostSlots(cfg.PerHost),
+		hosts:          cfg.Hosts,
+	}
+	if s.hosts == nil {
+		s.hosts = NewHostSlots(cfg.PerHost)
 	}
 	s.process = s.crawl
 	if _, ok := cfg.Registry.(BatchRegistry); ok && cfg.BatchSize > 0 {

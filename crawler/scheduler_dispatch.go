@@ -115,8 +115,8 @@ func (s *Scheduler) run(a registry.DueAgent) {
 		s.log.Warn("claimed agent skipped: its lease ran out in the queue", "agent_id", a.ID)
 		return
 	}
-	s.hosts.acquire(a.Host)
-	defer s.hosts.release(a.Host)
+	s.hosts.Acquire(a.Host)
+	defer s.hosts.Release(a.Host)
 	ctx, cancel := context.WithTimeout(s.ctx, budget)
 	res, ok := s.process(ctx, a)
 	cancel()
@@ -130,21 +130,30 @@ func (s *Scheduler) run(a registry.DueAgent) {
 	s.settle(a.ID, res, s.cfg.Registry.RecordFetch(s.ctx, s.cfg.Owner, a.ID, res))
 }
 
-// hostSlots caps crawls in flight per host within this process.
-type hostSlots struct {
+// HostSlots caps requests in flight per host within this process. The
+// scheduler builds its own unless SchedulerConfig.Hosts hands it one; the
+// server hands the same one to the crawler and the liveness prober, so
+// together they never hold more requests to one host than --crawl-per-host
+// (CONTRACT.md §8).
+type HostSlots struct {
 	limit int
 	mu    sync.Mutex
 	cond  *sync.Cond
 	n     map[string]int
 }
 
-func newHostSlots(limit int) *hostSlots {
-	h := &hostSlots{limit: limit, n: map[string]int{}}
+// NewHostSlots allows limit requests in flight per host (≤ 0 means 2).
+func NewHostSlots(limit int) *HostSlots {
+	if limit <= 0 {
+		limit = 2
+	}
+	h := &HostSlots{limit: limit, n: map[string]int{}}
 	h.cond = sync.NewCond(&h.mu)
 	return h
 }
 
-func (h *hostSlots) acquire(host string) {
+// Acquire waits for a slot of host.
+func (h *HostSlots) Acquire(host string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for h.n[host] >= h.limit {
@@ -153,7 +162,8 @@ func (h *hostSlots) acquire(host string) {
 	h.n[host]++
 }
 
-func (h *hostSlots) release(host string) {
+// Release gives back a slot Acquire took.
+func (h *HostSlots) Release(host string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n[host]--; h.n[host] <= 0 {

@@ -32,6 +32,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		VersionSeq:    r.CurrentVersionSeq,
 		LastSuccessAt: utcPtr(r.LastSuccessAt), FailingSince: utcPtr(r.FailingSince), ConsecutiveFailures: r.ConsecutiveFailures,
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
+		Liveness: livenessOf(r),
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)
@@ -91,6 +92,9 @@ func hydrate(db *gorm.DB, rows []agentRow) ([]Agent, error) {
 func (s *Service) agentRecord(db *gorm.DB, r *agentRow) (*Agent, error) {
 	as, err := hydrate(db, []agentRow{*r})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.livenessDetail(db, r.ID, as[0].Liveness); err != nil {
 		return nil, err
 	}
 	return &as[0], nil

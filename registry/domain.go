@@ -103,6 +103,10 @@ type Agent struct {
 	Card                *agentcard.Card     `json:"card"`
 	Signatures          []SignatureResult   `json:"signatures"`
 	Problems            []agentcard.Problem `json:"problems"`
+	// Liveness is what the protocol probes say (docs/liveness.md). Lists
+	// carry the state; the record of one agent adds uptime and the
+	// per-interface detail.
+	Liveness *Liveness `json:"liveness"`
 }
 
 // FetchError is the last failed fetch of an agent.
@@ -153,4 +157,6 @@ const (
 	ChangeTrust      = "trust"
 	ChangeVisibility = "visibility"
 	ChangeKeys       = "keys"
+	// ChangeLiveness: the agent's liveness state changed (docs/liveness.md).
+	ChangeLiveness = "liveness"
 )

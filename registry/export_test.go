@@ -20,7 +20,8 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) error { return s.migr
 func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
-var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}}
+var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{},
+	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}}
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {

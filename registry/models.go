@@ -41,6 +41,14 @@ type agentRow struct {
 	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
 	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
 	SubmitterTokenID    string    // the publisher token that submitted it, "" otherwise
+	// Liveness probes (migrations 00030; liveness.go).
+	ProbeNextAt     *time.Time
+	ProbeLeaseOwner string
+	ProbeLeaseUntil *time.Time
+	ProbeFailures   int
+	ProbeDisabled   bool
+	Liveness        string `gorm:"default:unknown"`
+	LivenessSince   *time.Time
 }
 
 func (agentRow) TableName() string { return "agents" }
@@ -135,3 +143,49 @@ type changeRow struct {
 }
 
 func (changeRow) TableName() string { return "changes" }
+
+type probeRow struct {
+	ID              int64 `gorm:"primaryKey"`
+	AgentID         string
+	At              time.Time
+	URL             string `gorm:"column:url"`
+	Binding         string
+	ProtocolVersion string
+	Outcome         string
+	ErrorClass      string
+	LatencyMS       int64 `gorm:"column:latency_ms"`
+	HTTPStatus      int   `gorm:"column:http_status"`
+	RPCCode         int   `gorm:"column:rpc_code"`
+	Message         string
+}
+
+func (probeRow) TableName() string { return "probes" }
+
+type probeIfaceRow struct {
+	AgentID         string `gorm:"primaryKey"`
+	URL             string `gorm:"column:url;primaryKey"`
+	Binding         string `gorm:"primaryKey"`
+	ProtocolVersion string
+	Outcome         string
+	ErrorClass      string
+	LatencyMS       int64 `gorm:"column:latency_ms"`
+	HTTPStatus      int   `gorm:"column:http_status"`
+	RPCCode         int   `gorm:"column:rpc_code"`
+	Message         string
+	LastProbeAt     time.Time
+	FailingSince    *time.Time
+}
+
+func (probeIfaceRow) TableName() string { return "probe_interfaces" }
+
+type probeDayRow struct {
+	AgentID       string `gorm:"primaryKey"`
+	Day           string `gorm:"primaryKey"`
+	Probes        int64
+	Up            int64
+	Nonconformant int64
+	Down          int64
+	LatencyMSSum  int64 `gorm:"column:latency_ms_sum"`
+}
+
+func (probeDayRow) TableName() string { return "probe_days" }

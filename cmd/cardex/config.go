@@ -67,6 +67,10 @@ type serveConfig struct {
 	CrawlMaxInterval time.Duration
 	CrawlTimeout     time.Duration
 	LeaseTTL         time.Duration
+
+	// Liveness probes (docs/liveness.md): 0 disables them.
+	ProbeInterval time.Duration
+	ProbeWorkers  int
 }
 
 // Defaults of the crawler settings (CONTRACT.md §6).
@@ -79,6 +83,8 @@ const (
 	defaultCrawlMaxInterval = 24 * time.Hour
 	defaultCrawlTimeout     = 10 * time.Second
 	defaultLeaseTTL         = 2 * time.Minute
+	defaultProbeInterval    = 15 * time.Minute
+	defaultProbeWorkers     = 16
 	defaultDemoDir          = "./cardex-demo"
 )
 
@@ -119,6 +125,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.CrawlMaxInterval, "crawl-max-interval", defaultCrawlMaxInterval, "longest re-crawl interval (clamps max-age, Retry-After and back-off)")
 	fs.DurationVar(&c.CrawlTimeout, "crawl-timeout", defaultCrawlTimeout, "limit for one fetch, redirects and body included")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
+	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
+	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
@@ -287,6 +295,12 @@ func (c *serveConfig) Validate() error {
 	// the lease would be cut short by the lease rather than by the policy.
 	if c.CrawlTimeout > c.LeaseTTL/2 {
 		return bad("lease-ttl", "%s must be at least twice --crawl-timeout %s", c.LeaseTTL, c.CrawlTimeout)
+	}
+	if c.ProbeInterval != 0 && c.ProbeInterval < time.Second {
+		return bad("probe-interval", "%s is below 1s (0 disables probing)", c.ProbeInterval)
+	}
+	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
+		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
 	}
 	if c.Demo && c.Store.databaseURL != "" {
 		return bad("demo", "the demo runs on SQLite; drop --database-url")

@@ -114,7 +114,7 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "search-synonyms"} {
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "search-synonyms"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}
@@ -126,7 +126,8 @@ func TestServeHelp(t *testing.T) {
 		`default: "10s", env: CARDEX_CRAWL_TICK`, `default: "32", env: CARDEX_CRAWL_WORKERS`, `default: "2", env: CARDEX_CRAWL_PER_HOST`,
 		`default: "1h0m0s", env: CARDEX_CRAWL_INTERVAL`, `default: "5m0s", env: CARDEX_CRAWL_MIN_INTERVAL`,
 		`default: "24h0m0s", env: CARDEX_CRAWL_MAX_INTERVAL`, `default: "10s", env: CARDEX_CRAWL_TIMEOUT`,
-		`default: "2m0s", env: CARDEX_LEASE_TTL`, `default: "168h0m0s", env: CARDEX_GONE_AFTER`} {
+		`default: "2m0s", env: CARDEX_LEASE_TTL`, `default: "168h0m0s", env: CARDEX_GONE_AFTER`,
+		`default: "15m0s", env: CARDEX_PROBE_INTERVAL`, `default: "16", env: CARDEX_PROBE_WORKERS`} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %s:\n%s", want, help)
 		}
@@ -173,6 +174,20 @@ func TestServeConfigCrawlPrecedence(t *testing.T) {
 	}
 }
 
+// Validate names the bad crawl or probe setting; --probe-interval 0 (off)
+// and 1s (the least) are fine.
+func TestServeConfigProbeSettings(t *testing.T) {
+	for _, v := range []string{"0", "1s", "15m"} {
+		c, err := parseServeConfig([]string{"--probe-interval", v}, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("--probe-interval %s: %v", v, err)
+		}
+		if want, _ := time.ParseDuration(v + map[bool]string{true: "s"}[v == "0"]); c.ProbeInterval != want {
+			t.Errorf("--probe-interval %s: %v", v, c.ProbeInterval)
+		}
+	}
+}
+
 // Validate names the bad crawl setting.
 func TestServeConfigValidateCrawl(t *testing.T) {
 	dir := t.TempDir()
@@ -205,6 +220,9 @@ func TestServeConfigValidateCrawl(t *testing.T) {
 		{[]string{"--search-synonyms", "/no/such/synonyms.txt"}, "--search-synonyms (CARDEX_SEARCH_SYNONYMS)"},
 		{[]string{"--search-synonyms", oneWordGroup}, "--search-synonyms (CARDEX_SEARCH_SYNONYMS)"},
 		{[]string{"--demo", "--database-url", "postgres://db/x"}, "--demo (CARDEX_DEMO)"},
+		{[]string{"--probe-interval", "500ms"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
+		{[]string{"--probe-interval", "-1s"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
+		{[]string{"--probe-workers", "0"}, "--probe-workers (CARDEX_PROBE_WORKERS)"},
 	}
 	for _, tc := range cases {
 		_, err := parseServeConfig(tc.args, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,8 @@ type metrics struct {
 	recordErrors   prometheus.Counter
 	httpRequests   *prometheus.CounterVec   // by route template and status
 	httpDuration   *prometheus.HistogramVec // by route template
+	probes         *prometheus.CounterVec   // liveness probes by outcome
+	probeDuration  *prometheus.HistogramVec // by outcome
 }
 
 // Buckets of the fetch histogram: loopback answers take a millisecond,
@@ -69,11 +72,35 @@ func newMetrics() *metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cardex_probes_total",
+		Help: "Liveness probes of agent interfaces, by outcome (answering, auth_required, nonconformant, unreachable, rate_limited) and binding.",
+	}, []string{"outcome", "binding"})
+	m.probeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "cardex_probe_duration_seconds",
+		Help:    "Time of one liveness probe of one interface, by outcome.",
+		Buckets: fetchBuckets,
+	}, []string{"outcome"})
+	for _, o := range registry.ProbeOutcomes {
+		m.probeDuration.WithLabelValues(o)
+	}
 	m.reg.MustRegister(m.crawlAttempts, m.fetchDuration, m.verifyResults, m.leaseConflicts, m.recordErrors,
-		m.httpRequests, m.httpDuration,
+		m.httpRequests, m.httpDuration, m.probes, m.probeDuration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observeProbe counts one liveness probe (prober.Config.Observe).
+func (m *metrics) observeProbe(r registry.ProbeResult) {
+	b := strings.ToUpper(r.Binding)
+	switch b {
+	case "JSONRPC", "HTTP+JSON", "GRPC":
+	default:
+		b = "other" // bounded label values
+	}
+	m.probes.WithLabelValues(r.Outcome, b).Inc()
+	m.probeDuration.WithLabelValues(r.Outcome).Observe(r.Latency.Seconds())
 }
 
 // handler serves the registry in the text exposition format.

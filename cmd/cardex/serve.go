@@ -56,8 +56,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 
 // serve runs the server until ctx ends. Shutdown order: stop accepting
 // HTTP and finish in-flight requests (bounded), stop the demo seeding,
-// stop the scheduler (in-flight crawls finish within a bound, leases are
-// released), stop the indexer and close the index, close the store.
+// stop the prober and the scheduler (in-flight probes and crawls finish
+// within a bound, leases are released), stop the indexer and close the index, close the store.
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Writer) error {
 	allow := crawlNetwork{AllowNetworks: cfg.AllowNetworks, AllowInsecureHTTP: cfg.AllowInsecureHTTP}
 	var (
@@ -130,6 +130,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	if err != nil {
 		return err
 	}
+	pr, err := newProber(cfg, cr, svc, m, log)
+	if err != nil {
+		return err
+	}
 	m.gauges(cr.sched, sr, svc, store)
 	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
 	if err != nil {
@@ -172,6 +176,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		}
 	}()
 	cr.sched.Start()
+	if pr != nil {
+		pr.Start()
+	}
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
 	if demo != nil {
@@ -204,6 +211,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	seeding.Wait()
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer ccancel()
+	if pr != nil {
+		if err := pr.Shutdown(cctx); err != nil {
+			log.Warn("prober shutdown", "err", err.Error())
+		}
+	}
 	if err := cr.sched.Shutdown(cctx); err != nil {
 		log.Warn("crawler shutdown", "err", err.Error())
 	}

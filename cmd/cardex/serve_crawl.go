@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -43,10 +44,12 @@ func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (craw
 	return pol, pol.Validate()
 }
 
-// crawlRuntime is the fetcher and the scheduler of a running server.
+// crawlRuntime is the fetcher and the scheduler of a running server, and
+// the per-host cap they share with the liveness prober.
 type crawlRuntime struct {
 	fetcher *crawler.Fetcher
 	sched   *crawler.Scheduler
+	hosts   *crawler.HostSlots
 }
 
 // fetcher builds the hardened fetcher of a running server: cards, key sets
@@ -67,6 +70,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 // CONTRACT.md §2) and a stopped scheduler over svc, recording through the
 // metrics decorator. The caller closes f.
 func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
+	hosts := crawler.NewHostSlots(c.CrawlPerHost)
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
 		Fetcher:  f,
@@ -75,6 +79,7 @@ func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metr
 		Tick:     c.CrawlTick,
 		Workers:  c.CrawlWorkers,
 		PerHost:  c.CrawlPerHost,
+		Hosts:    hosts,
 		LeaseTTL: c.LeaseTTL,
 		Schedule: crawler.Schedule{
 			Interval:    c.CrawlInterval,
@@ -85,5 +90,28 @@ func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metr
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
-	return &crawlRuntime{fetcher: f, sched: s}, nil
+	return &crawlRuntime{fetcher: f, sched: s, hosts: hosts}, nil
+}
+
+// newProber builds the liveness prober over the crawler's fetcher and
+// per-host cap (docs/liveness.md), or nil when --probe-interval is 0.
+func newProber(c *serveConfig, cr *crawlRuntime, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
+	if c.ProbeInterval == 0 {
+		return nil, nil
+	}
+	p, err := prober.New(prober.Config{
+		Registry: svc,
+		Fetcher:  cr.fetcher,
+		Hosts:    cr.hosts,
+		Interval: c.ProbeInterval,
+		Workers:  c.ProbeWorkers,
+		PerHost:  c.CrawlPerHost,
+		LeaseTTL: c.LeaseTTL,
+		Logger:   log,
+		Observe:  m.observeProbe,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prober: %w", err)
+	}
+	return p, nil
 }

@@ -1,0 +1,495 @@
+// Package prober checks that approved agents answer A2A, not just that
+// their cards load (docs/liveness.md). Every interface of an agent's
+// current card is probed on a schedule with a request that can create no
+// work, through the crawler's hardened fetcher (its dialer, address policy,
+// limits) and under the crawler's per-host cap; the results are stored as
+// history in the registry, which derives each agent's liveness.
+//
+// Agents are leased like the crawler's claims (registry.ClaimProbes), so
+// several replicas sharing one database never probe one interface twice in
+// one interval.
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Registry is what the prober needs of the registry; *registry.Service
+// implements it.
+type Registry interface {
+	ClaimProbes(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]registry.DueProbe, error)
+	RecordProbes(ctx context.Context, owner string, rounds []registry.ProbeRound) ([]error, error)
+	ReleaseProbeLeases(ctx context.Context, owner string) error
+	PruneProbes(ctx context.Context, now time.Time, keepProbes, keepDays time.Duration) (int64, error)
+}
+
+// Config configures a Prober. Registry and Fetcher are required; zero
+// values take the defaults named.
+type Config struct {
+	Registry Registry
+	// Fetcher is the crawler's: every probe goes through its dialer and
+	// network policy.
+	Fetcher *crawler.Fetcher
+	// Hosts is the per-host cap shared with the crawler; nil builds one of
+	// PerHost slots.
+	Hosts *crawler.HostSlots
+	// Interval between probes of an agent (--probe-interval, 15m),
+	// jittered by ±Jitter (default 0.1; negative disables).
+	Interval time.Duration
+	Jitter   float64
+	// MaxBackoff caps the back-off of an unreachable agent (default 16 ×
+	// Interval, at most 24h) and a Retry-After.
+	MaxBackoff time.Duration
+	// Workers probing agents at once (--probe-workers, 16).
+	Workers int
+	// PerHost caps probe leases per host in the claim, counting crawl
+	// leases (default 2, like --crawl-per-host).
+	PerHost int
+	// Timeout of one interface's probe (default 5s).
+	Timeout time.Duration
+	// LeaseTTL of a claim (default 2m).
+	LeaseTTL time.Duration
+	// Tick is how often the database is asked for due agents (default the
+	// smaller of Interval and 10s).
+	Tick time.Duration
+	// KeepProbes is how long each probe is kept (default 7 days), KeepDays
+	// how long the daily roll-ups are (default 90 days); PruneEvery how
+	// often old rows are deleted (default 1h).
+	KeepProbes, KeepDays, PruneEvery time.Duration
+	// BatchSize rounds are recorded per transaction (default 32), a lone
+	// round waiting at most BatchDelay (default 50ms).
+	BatchSize  int
+	BatchDelay time.Duration
+	Owner      string
+	Now        func() time.Time
+	Rand       func() float64
+	Logger     *slog.Logger
+	// Observe is called for every probe (metrics); it must not block.
+	Observe func(registry.ProbeResult)
+}
+
+func (c *Config) withDefaults() error {
+	switch {
+	case c.Registry == nil:
+		return errors.New("prober: a registry is required")
+	case c.Fetcher == nil:
+		return errors.New("prober: a fetcher is required")
+	case c.Interval < 0:
+		return errors.New("prober: the probe interval must not be negative")
+	case c.Jitter >= 1:
+		return errors.New("prober: jitter must be below 1")
+	}
+	if c.Interval == 0 {
+		c.Interval = 15 * time.Minute
+	}
+	if c.Jitter == 0 {
+		c.Jitter = 0.1
+	}
+	if c.Jitter < 0 {
+		c.Jitter = 0
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = min(16*c.Interval, 24*time.Hour)
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.Interval)
+	if c.Workers <= 0 {
+		c.Workers = 16
+	}
+	if c.PerHost <= 0 {
+		c.PerHost = 2
+	}
+	if c.Hosts == nil {
+		c.Hosts = crawler.NewHostSlots(c.PerHost)
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 2 * time.Minute
+	}
+	if c.Tick <= 0 {
+		c.Tick = min(c.Interval, 10*time.Second)
+	}
+	if c.KeepProbes <= 0 {
+		c.KeepProbes = 7 * 24 * time.Hour
+	}
+	if c.KeepDays <= 0 {
+		c.KeepDays = 90 * 24 * time.Hour
+	}
+	if c.PruneEvery <= 0 {
+		c.PruneEvery = time.Hour
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 32
+	}
+	if c.BatchDelay <= 0 {
+		c.BatchDelay = 50 * time.Millisecond
+	}
+	if c.Owner == "" {
+		c.Owner = crawler.DefaultOwner()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = mrand.Float64
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Prober probes due agents: a ticker asks the database for due agents
+// (leased to this prober), a fixed pool of workers probes their interfaces,
+// and one recorder writes finished rounds in batches.
+type Prober struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx   context.Context // cancelled when Shutdown runs out of time
+	abort context.CancelFunc
+	kick  chan struct{}
+	jobs  chan registry.DueProbe
+	done  chan round
+	stop  chan struct{}
+
+	inFlight  atomic.Int64
+	workers   sync.WaitGroup
+	loops     sync.WaitGroup
+	startOnce sync.Once
+	stopOnce  sync.Once
+	started   atomic.Bool
+	lastPrune time.Time
+
+	stats struct{ claimed, recorded, leaseLost, probes atomic.Int64 }
+}
+
+type round struct {
+	r registry.ProbeRound
+}
+
+// New checks cfg and builds a stopped prober.
+func New(cfg Config) (*Prober, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	ctx, abort := context.WithCancel(context.Background())
+	return &Prober{
+		cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner), ctx: ctx, abort: abort,
+		kick: make(chan struct{}, 1), jobs: make(chan registry.DueProbe, 2*cfg.Workers),
+		done: make(chan round, cfg.BatchSize), stop: make(chan struct{}),
+	}, nil
+}
+
+// Owner is the lease owner this prober claims as.
+func (p *Prober) Owner() string { return p.cfg.Owner }
+
+// Stats are counters since the prober was built.
+type Stats struct {
+	Claimed, Recorded, LeaseLost, Probes int64
+}
+
+// Stats returns the prober's counters.
+func (p *Prober) Stats() Stats {
+	return Stats{Claimed: p.stats.claimed.Load(), Recorded: p.stats.recorded.Load(),
+		LeaseLost: p.stats.leaseLost.Load(), Probes: p.stats.probes.Load()}
+}
+
+// Start runs the prober until Shutdown. It is a no-op after the first call
+// or after Shutdown.
+func (p *Prober) Start() {
+	p.startOnce.Do(func() {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		p.started.Store(true)
+		for range p.cfg.Workers {
+			p.workers.Go(p.work)
+		}
+		p.loops.Go(p.record)
+		p.loops.Go(p.dispatch)
+		p.Kick()
+	})
+}
+
+// Kick asks for due agents now; it never blocks.
+func (p *Prober) Kick() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch claims due agents on every tick or kick while there is room in
+// the queue, and prunes old history every PruneEvery.
+func (p *Prober) dispatch() {
+	t := time.NewTicker(p.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			close(p.jobs)
+			return
+		case <-t.C:
+		case <-p.kick:
+		}
+		p.claim()
+		p.prune()
+	}
+}
+
+func (p *Prober) claim() {
+	room := int64(cap(p.jobs))
+	for {
+		free := room - p.inFlight.Load()
+		if free <= 0 {
+			return
+		}
+		due, err := p.cfg.Registry.ClaimProbes(p.ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, int(free), p.cfg.PerHost)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				p.log.Error("claim agents to probe", "err", err)
+			}
+			return
+		}
+		p.stats.claimed.Add(int64(len(due)))
+		for _, d := range due {
+			p.inFlight.Add(1)
+			p.jobs <- d // never blocks: inFlight ≤ room = cap(jobs)
+		}
+		if int64(len(due)) < free {
+			return
+		}
+	}
+}
+
+func (p *Prober) prune() {
+	now := p.cfg.Now()
+	if now.Sub(p.lastPrune) < p.cfg.PruneEvery {
+		return
+	}
+	p.lastPrune = now
+	n, err := p.cfg.Registry.PruneProbes(p.ctx, now, p.cfg.KeepProbes, p.cfg.KeepDays)
+	if err != nil {
+		p.log.Warn("prune probe history", "err", err)
+		return
+	}
+	if n > 0 {
+		p.log.Info("pruned probe history", "rows", n)
+	}
+}
+
+func (p *Prober) work() {
+	for d := range p.jobs {
+		select {
+		case <-p.stop:
+			p.inFlight.Add(-1)
+			continue // queued at shutdown: the lease is released
+		default:
+		}
+		r := p.Probe(p.ctx, d)
+		p.done <- round{r}
+	}
+}
+
+// record writes finished rounds in batches.
+func (p *Prober) record() {
+	var batch []registry.ProbeRound
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), 30*time.Second)
+		errs, err := p.cfg.Registry.RecordProbes(ctx, p.cfg.Owner, batch)
+		cancel()
+		if err != nil {
+			p.log.Error("record probes", "rounds", len(batch), "err", err)
+		}
+		for _, e := range errs {
+			switch {
+			case err != nil:
+			case e == nil:
+				p.stats.recorded.Add(1)
+			case errors.Is(e, registry.ErrLeaseLost), errors.Is(e, registry.ErrNotFound):
+				p.stats.leaseLost.Add(1)
+			default:
+				p.log.Warn("probe round not recorded", "err", e)
+			}
+		}
+		p.inFlight.Add(-int64(len(batch)))
+		batch = batch[:0]
+		p.Kick()
+	}
+	for {
+		select {
+		case r, ok := <-p.done:
+			if !ok {
+				flush()
+				return
+			}
+			batch = append(batch, r.r)
+			if len(batch) == 1 {
+				timer.Reset(p.cfg.BatchDelay)
+			}
+			if len(batch) >= p.cfg.BatchSize {
+				timer.Stop()
+				flush()
+			}
+		case <-timer.C:
+			flush()
+		}
+	}
+}
+
+// Shutdown stops claiming, lets running probes finish and record within
+// ctx (abandoning them when ctx ends), then releases this prober's leases.
+func (p *Prober) Shutdown(ctx context.Context) error {
+	var err error
+	p.stopOnce.Do(func() {
+		close(p.stop)
+		if p.started.Load() {
+			drained := make(chan struct{})
+			go func() {
+				p.workers.Wait()
+				close(p.done)
+				p.loops.Wait()
+				close(drained)
+			}()
+			select {
+			case <-drained:
+			case <-ctx.Done():
+				err = ctx.Err()
+				p.abort()
+				<-drained
+			}
+		}
+		p.abort()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if rerr := p.cfg.Registry.ReleaseProbeLeases(rctx, p.cfg.Owner); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("prober: release leases: %w", rerr))
+		}
+	})
+	return err
+}
+
+// Probe probes every interface of one leased agent, one at a time, each
+// under the per-host cap of its own host, and returns the round with the
+// agent's next probe time: Interval jittered; after a round in which no
+// interface answered, Interval × 2^failures (capped at MaxBackoff); never
+// before a Retry-After the agent sent.
+func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeRound {
+	r := registry.ProbeRound{AgentID: d.ID, At: p.cfg.Now()}
+	var wait time.Duration
+	seen := map[[2]string]bool{}
+	reachable := false
+	for _, it := range d.Interfaces {
+		k := [2]string{it.URL, strings.ToUpper(it.Binding)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		host := hostOf(it.URL)
+		p.cfg.Hosts.Acquire(host)
+		res, ok := p.probeInterface(ctx, it)
+		p.cfg.Hosts.Release(host)
+		if !ok {
+			continue
+		}
+		p.stats.probes.Add(1)
+		if p.cfg.Observe != nil {
+			p.cfg.Observe(res.ProbeResult)
+		}
+		r.Probes = append(r.Probes, res.ProbeResult)
+		wait = max(wait, res.retryAfter)
+		reachable = reachable || res.Outcome != registry.OutcomeUnreachable
+	}
+	next := p.cfg.Interval
+	if len(r.Probes) > 0 && !reachable {
+		next = p.backoff(d.Failures + 1)
+	}
+	next = p.jitter(next)
+	if wait > next {
+		next = min(wait, max(p.cfg.MaxBackoff, 24*time.Hour))
+	}
+	r.Next = r.At.Add(next)
+	return r
+}
+
+// Round claims what is due now, probes it and records it, in the calling
+// goroutine: the whole pipeline once, for the CLI, tests and benchmarks.
+// It returns the number of rounds recorded.
+func (p *Prober) Round(ctx context.Context) (int, error) {
+	due, err := p.cfg.Registry.ClaimProbes(ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, max(p.cfg.Workers, 1)*4, p.cfg.PerHost)
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	rounds := make([]registry.ProbeRound, len(due))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, p.cfg.Workers)
+	for i, d := range due {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			rounds[i] = p.Probe(ctx, d)
+		})
+	}
+	wg.Wait()
+	errs, err := p.cfg.Registry.RecordProbes(ctx, p.cfg.Owner, rounds)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range errs {
+		if e == nil {
+			n++
+		}
+	}
+	p.stats.recorded.Add(int64(n))
+	return n, nil
+}
+
+func (p *Prober) backoff(failures int) time.Duration {
+	d := p.cfg.Interval
+	for i := 1; i < failures && d < p.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.MaxBackoff)
+}
+
+func (p *Prober) jitter(d time.Duration) time.Duration {
+	if p.cfg.Jitter == 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + p.cfg.Jitter*(2*p.cfg.Rand()-1)))
+}
+
+// hostOf is the host an interface URL names (its own per-host slot), or
+// the raw URL when it does not parse.
+func hostOf(raw string) string {
+	if !strings.Contains(raw, "://") {
+		raw = "grpcs://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return raw
+	}
+	return strings.ToLower(u.Hostname())
+}

@@ -1,0 +1,185 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/agentcard"
+)
+
+// probeLockKey serializes probe claimers on PostgreSQL, for the same reason
+// as claimLockKey: the per-host cap counts leases exactly.
+const probeLockKey = 0x63617264_65780003
+
+// probeClaimable is the condition shared by both due reads: approved, with a
+// current card, probing not turned off, probe lease free or expired.
+const probeClaimable = `status = 'approved' AND current_version_seq > 0 AND probe_disabled = ?
+	AND (probe_lease_owner = '' OR probe_lease_until <= ?)`
+
+// probeNeverSQL reads agents never probed (probe_next_at NULL: due at once),
+// through agents_probe_due.
+const probeNeverSQL = `SELECT id, host FROM agents WHERE probe_next_at IS NULL AND ` + probeClaimable + ` ORDER BY id LIMIT ?`
+
+// probeDueSQL reads agents whose next probe is due, oldest first.
+const probeDueSQL = `SELECT id, host FROM agents WHERE probe_next_at <= ? AND ` + probeClaimable + ` ORDER BY probe_next_at, id LIMIT ?`
+
+// probeHostLoadSQL counts, per host, the agents with a live probe lease or
+// a live crawl lease: probes yield to the crawler's per-host politeness
+// (CONTRACT.md §8), in this process and across replicas.
+const probeHostLoadSQL = `SELECT host, COUNT(*) AS n FROM agents WHERE host IN ?
+	AND ((probe_lease_owner <> '' AND probe_lease_until > ?) OR (lease_owner <> '' AND lease_until > ?))
+	GROUP BY host`
+
+// DueProbe is an agent leased for probing: its interfaces from the current
+// card version.
+type DueProbe struct {
+	ID         string
+	Host       string
+	Failures   int // consecutive rounds in which no interface answered
+	Liveness   LivenessState
+	LeaseUntil time.Time
+	Interfaces []agentcard.Interface
+}
+
+// ClaimProbes leases up to limit agents due for a liveness probe to owner
+// until now+leaseTTL, at most perHost per host counting crawl leases too
+// (≤ 0 means 2), never-probed agents first, then oldest due. Like ClaimDue,
+// two claimers (in one process or in replicas sharing PostgreSQL) never get
+// the same agent while its lease lives, and a recorded round moves the
+// agent's next probe one interval ahead, so no interface is probed twice in
+// one interval.
+func (s *Service) ClaimProbes(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueProbe, error) {
+	if owner == "" {
+		return nil, invalidField("/owner", "required", "a lease owner is required")
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	if perHost <= 0 {
+		perHost = 2
+	}
+	now = utc(now)
+	until := utc(now.Add(leaseTTL))
+	var out []DueProbe
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		if s.store.dialect == DialectPostgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(probeLockKey)).Error; err != nil {
+				return err
+			}
+		}
+		ids, err := s.pickProbes(tx, now, limit, perHost)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if s.store.dialect == DialectPostgres {
+			if err := tx.Raw("SELECT id FROM agents WHERE id IN ? FOR UPDATE SKIP LOCKED", ids).Scan(&ids).Error; err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+		}
+		err = tx.Exec(`UPDATE agents SET probe_lease_owner = ?, probe_lease_until = ?
+			WHERE id IN ? AND `+probeClaimable, owner, until, ids, false, now).Error
+		if err != nil {
+			return err
+		}
+		out, err = probesClaimed(tx, ids, owner, until)
+		return err
+	})
+	return out, translate(err)
+}
+
+// pickProbes chooses up to limit agents under the per-host cap: never
+// probed first, then due, each read bounded to 4×limit rows.
+func (s *Service) pickProbes(tx *gorm.DB, now time.Time, limit, perHost int) ([]string, error) {
+	chunk := max(4*limit, 64)
+	var rows []struct {
+		ID   string
+		Host string
+	}
+	if err := tx.Raw(probeNeverSQL, false, now, chunk).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	if len(rows) < chunk {
+		var due []struct {
+			ID   string
+			Host string
+		}
+		if err := tx.Raw(probeDueSQL, now, false, now, chunk-len(rows)).Scan(&due).Error; err != nil {
+			return nil, err
+		}
+		rows = append(rows, due...)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	load := map[string]int{}
+	var hosts []string
+	for _, r := range rows {
+		if _, ok := load[r.Host]; !ok {
+			load[r.Host] = 0
+			hosts = append(hosts, r.Host)
+		}
+	}
+	var counts []struct {
+		Host string
+		N    int
+	}
+	if err := tx.Raw(probeHostLoadSQL, hosts, now, now).Scan(&counts).Error; err != nil {
+		return nil, err
+	}
+	for _, c := range counts {
+		load[c.Host] = c.N
+	}
+	var picked []string
+	for _, r := range rows {
+		if len(picked) == limit {
+			break
+		}
+		if load[r.Host] < perHost {
+			load[r.Host]++
+			picked = append(picked, r.ID)
+		}
+	}
+	return picked, nil
+}
+
+// probesClaimed reads the agents just leased with the interfaces of their
+// current card.
+func probesClaimed(tx *gorm.DB, ids []string, owner string, until time.Time) ([]DueProbe, error) {
+	var rows []struct {
+		ID            string
+		Host          string
+		ProbeFailures int
+		Liveness      string
+		Card          string
+	}
+	err := tx.Raw(`SELECT a.id, a.host, a.probe_failures, a.liveness, v.card FROM agents a
+		JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq
+		WHERE a.id IN ? AND a.probe_lease_owner = ? ORDER BY a.id`, ids, owner).Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DueProbe, 0, len(rows))
+	for _, r := range rows {
+		d := DueProbe{ID: r.ID, Host: r.Host, Failures: r.ProbeFailures, Liveness: LivenessState(r.Liveness), LeaseUntil: until}
+		var c agentcard.Card
+		if json.Unmarshal([]byte(r.Card), &c) == nil {
+			d.Interfaces = c.Interfaces
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ReleaseProbeLeases gives back every probe lease owner holds (graceful
+// shutdown), so another replica probes those agents at once.
+func (s *Service) ReleaseProbeLeases(ctx context.Context, owner string) error {
+	return s.store.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Exec("UPDATE agents SET probe_lease_owner = '', probe_lease_until = NULL WHERE probe_lease_owner = ?", owner).Error
+	})
+}
