@@ -183,7 +183,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
 	if demo != nil {
-		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn)); err != nil {
+		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
 			log.Error("demo", "err", err.Error())
 		}
 		seeding.Go(func() {
