@@ -262,7 +262,14 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	if err != nil {
 		return nil, err
 	}
-	return compose(apiH, accessLog(webH, log, m.observe), m.handler()), nil
+	surfaces, err := c.discoverySurfaces(svc, sr.Searcher(), c.gate(svc, limits), log)
+	if err != nil {
+		return nil, err
+	}
+	for i := range surfaces {
+		surfaces[i].handler = routeLog(surfaces[i].route, surfaces[i].handler, log, m.observe)
+	}
+	return compose(apiH, accessLog(webH, log, m.observe), m.handler(), surfaces...), nil
 }
 
 // loopbackOnly reports whether addr is a loopback address (not an
