@@ -9,8 +9,8 @@ import (
 // publisher token of the agent's host (CONTRACT.md §5). limit defaults to
 // and is capped at the number of attempts kept.
 func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int) ([]FetchAttempt, error) {
-	if !p.isAdmin() && p.Role != RolePublisher {
-		return nil, ErrForbidden
+	if err := Authorize(p, NeedPublisher); err != nil {
+		return nil, err
 	}
 	r, err := s.readable(ctx, p, id)
 	if err != nil {

@@ -109,8 +109,8 @@ func (s *Service) UnpinKeys(ctx context.Context, p Principal, id string) (*Agent
 // publisher token for agents of its own hosts (CONTRACT.md §5; RELIABILITY.md
 // I.79). Removed and rejected agents are not crawled: ErrInvalidTransition.
 func (s *Service) RequestCrawl(ctx context.Context, p Principal, id string) (*Agent, error) {
-	if !p.isAdmin() && p.Role != RolePublisher {
-		return nil, ErrForbidden
+	if err := Authorize(p, NeedPublisher); err != nil {
+		return nil, err
 	}
 	return s.update(ctx, p, id, "crawl", "", nil, func(r *agentRow) (map[string]any, string, error) {
 		if !p.isAdmin() && !p.owns(r.Host) {
