@@ -99,7 +99,7 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "curation action", "agent_id", id, "action", string(a), "status", out.Status, "actor", actorName(p))
-	return s.agentRecord(s.store.read(ctx), out)
+	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
 // transition returns the column updates of action a on r, nil for a repeat

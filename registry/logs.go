@@ -31,6 +31,7 @@ func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int
 		out[i] = FetchAttempt{At: f.At.UTC(), URL: f.URL, HTTPStatus: f.HTTPStatus, DurationMS: f.DurationMS,
 			Duration: msDuration(f.DurationMS), Bytes: f.Bytes, ErrorClass: f.ErrorClass, Message: f.Message, Result: f.Result}
 	}
+	redactAttempts(p, out)
 	return out, nil
 }
 

@@ -53,7 +53,7 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 	if err != nil {
 		return nil, err
 	}
-	return s.agentRecord(s.store.read(ctx), out)
+	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
 // SetVisibility changes who may list the agent (admins only).
