@@ -14,7 +14,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -69,12 +72,25 @@ func New(cfg Config) http.Handler {
 		JSONResponse:        true,
 		MaxRequestBodyBytes: maxBodyBytes,
 		Logger:              cfg.Logger,
+		// The SDK refuses a non-loopback Host on a loopback connection
+		// (DNS rebinding), which is also what a reverse proxy on the same
+		// machine sends; with a base URL, hostAllowed applies the rule
+		// with the public name allowed.
+		DisableLocalhostProtection: base != "",
 	})
 	// Browsers on other origins may not drive the endpoint (the MCP
 	// transport's Origin rule): a request whose Origin is not this
 	// server's gets 403 before anything else.
 	protected := http.NewCrossOriginProtection().Handler(sdk)
+	publicHost := ""
+	if u, err := url.Parse(base); err == nil {
+		publicHost = u.Host
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if publicHost != "" && !hostAllowed(r, publicHost) {
+			http.Error(w, "forbidden: unknown Host", http.StatusForbidden)
+			return
+		}
 		caller, refusal, err := cfg.Gate.Caller(r)
 		if err != nil {
 			cfg.Logger.Error("mcp: checking a token", "err", err.Error())
@@ -92,6 +108,31 @@ func New(cfg Config) http.Handler {
 		}
 		protected.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
 	})
+}
+
+// hostAllowed is the DNS-rebinding rule with a public name: a request that
+// reached a loopback address must name the public host or a loopback one.
+func hostAllowed(r *http.Request, public string) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	ap, err := netip.ParseAddrPort(local.String())
+	if err != nil || !ap.Addr().IsLoopback() {
+		return true
+	}
+	if strings.EqualFold(r.Host, public) {
+		return true
+	}
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	if h == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil && a.IsLoopback()
 }
 
 func requestBase(r *http.Request) string {

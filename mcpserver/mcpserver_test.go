@@ -356,3 +356,23 @@ func TestMalformedRequests(t *testing.T) {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}
 }
+
+// With a base URL (a reverse proxy in front, possibly on the same machine)
+// the public name is accepted on a loopback connection; other names are not.
+func TestHostRule(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t), func(c *Config) { c.BaseURL = "https://cardex.example.com" })
+	for host, want := range map[string]int{"cardex.example.com": 200, s.srv.Listener.Addr().String(): 200, "evil.example.com": 403} {
+		req, _ := http.NewRequest("POST", s.srv.URL+Path, strings.NewReader(initialize))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
