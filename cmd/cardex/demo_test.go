@@ -314,7 +314,9 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	}
 	urls := func(s *testServer) []string {
 		var out []string
-		waitFor(t, "a seeded demo", 20*time.Second, func() bool {
+		// Every agent is registered once the catalogue is approved.
+		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
+		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
 			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", "")
 			var l demoList
 			json.Unmarshal([]byte(body), &l)
@@ -337,8 +339,21 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	again := startDemoHere(t)
-	waitFor(t, "the restarted demo's catalogue", 20*time.Second, func() bool { return slices.Equal(urls(again), u2) })
+	if got := urls(again); !slices.Equal(got, u2) {
+		t.Errorf("the restarted demo lists %d agents, %d before; new: %v", len(got), len(u2), diffStrings(got, u2))
+	}
 	if m, _ := readDemoMarker("cardex-demo-2"); m.Ports != m2.Ports {
 		t.Errorf("ports after a restart %+v, want %+v", m.Ports, m2.Ports)
 	}
+}
+
+// diffStrings lists what a has that b has not.
+func diffStrings(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
