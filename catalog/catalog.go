@@ -40,7 +40,7 @@ type Config struct {
 	Name string
 	// PageEntries is the page size; 0 is PageEntries.
 	PageEntries int
-	Logger *slog.Logger
+	Logger      *slog.Logger
 }
 
 // New returns the handler of aicatalog.WellKnownPath.
@@ -251,4 +251,3 @@ func requestBase(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host
 }
-
