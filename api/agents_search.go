@@ -98,18 +98,19 @@ func (s *server) listable(ctx context.Context, r searchRequest, ids []string) (m
 }
 
 // matchesColumns re-checks the filters on SQL columns (the index may hold
-// an older status, health, visibility or trust).
+// an older status, health, visibility, trust or liveness).
 func (r searchRequest) matchesColumns(a registry.Agent) bool {
 	in := func(vals []string, v string) bool { return len(vals) == 0 || slices.Contains(vals, v) }
 	f := r.filters
 	return in(f.Statuses, string(a.Status)) && in(f.Healths, string(a.Health)) &&
-		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust))
+		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust)) &&
+		(a.Liveness == nil || in(f.Liveness, string(a.Liveness.State)))
 }
 
 // facetsJSON makes every facet a JSON array, as openapi.yaml promises.
 func facetsJSON(f search.Facets) search.Facets {
 	for _, l := range []*[]search.FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
-		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust} {
+		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Liveness} {
 		if *l == nil {
 			*l = []search.FacetValue{}
 		}

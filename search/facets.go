@@ -19,6 +19,7 @@ type Facets struct {
 	Capabilities     []FacetValue `json:"capabilities"`
 	Extensions       []FacetValue `json:"extensions"`
 	Trust            []FacetValue `json:"trust"`
+	Liveness         []FacetValue `json:"liveness"`
 }
 
 // FacetValue is one value and how many matching agents have it.
@@ -40,6 +41,7 @@ var facetSpecs = []struct {
 	{fieldCapabilities, maxOtherFacet},
 	{fieldExtensions, maxTagsFacet},
 	{fieldTrust, maxOtherFacet},
+	{fieldLiveness, maxOtherFacet},
 }
 
 func addFacets(req *bleve.SearchRequest) {
@@ -74,5 +76,6 @@ func facetsOf(res *bleve.SearchResult) Facets {
 		Capabilities:     get(fieldCapabilities),
 		Extensions:       get(fieldExtensions),
 		Trust:            get(fieldTrust),
+		Liveness:         get(fieldLiveness),
 	}
 }

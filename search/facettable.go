@@ -238,5 +238,6 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 		Capabilities:     byName(fieldCapabilities),
 		Extensions:       byName(fieldExtensions),
 		Trust:            byName(fieldTrust),
+		Liveness:         byName(fieldLiveness),
 	}
 }

@@ -12,7 +12,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go or document.go change what is
 // indexed.
-const MappingVersion = "cardex-search-6"
+const MappingVersion = "cardex-search-7"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use the English analyzer (stemming,
@@ -29,6 +29,7 @@ const (
 	fieldHealth       = "health"
 	fieldTrust        = "trust"
 	fieldVisibility   = "visibility"
+	fieldLiveness     = "liveness"
 	fieldListedBy     = "listedBy" // who may list the agent: registry.ListTerms
 	fieldProtocols    = "protocolVersions"
 	fieldBindings     = "bindings"
@@ -75,6 +76,7 @@ func newMapping() *mapping.IndexMappingImpl {
 	agent.AddFieldMappingsAt(fieldHost, keywordField(true, false))
 	agent.AddFieldMappingsAt(fieldText, textField(false))
 	agent.AddFieldMappingsAt(fieldTrust, keywordField(true, true))
+	agent.AddFieldMappingsAt(fieldLiveness, keywordField(false, true))
 	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy, fieldSkillIDs} {
 		agent.AddFieldMappingsAt(f, keywordField(false, false))
 	}

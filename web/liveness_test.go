@@ -66,7 +66,7 @@ func TestAgentPageLiveness(t *testing.T) {
 	e.clk.Advance(24 * time.Hour)
 	e.probe(id, registry.OutcomeUnreachable, registry.OutcomeUnreachable)
 
-	d = parse(t, e.get("/agents/" + id))
+	d = parse(t, e.get("/agents/"+id))
 	if got := d.text("#liveness-h"); got != "Liveness A2A: unreachable" {
 		t.Errorf("heading %q", got)
 	}
@@ -108,5 +108,35 @@ func TestAgentPageLiveness(t *testing.T) {
 	l := parse(t, e.get("/legend"))
 	if got := l.text("#liveness-degraded"); got != "A2A: degraded" {
 		t.Errorf("legend %q", got)
+	}
+}
+
+// TestCatalogueLiveFacet: the catalogue's sidebar offers the liveness facet
+// with counts, and following a value filters the results (links only, no
+// script).
+func TestCatalogueLiveFacet(t *testing.T) {
+	e := newEnv(t)
+	up := e.listed("geo.example.com", "geospatial.json")
+	e.listed("other.example.com", "geospatial.json")
+	e.probe(up, registry.OutcomeAnswering)
+	e.sync()
+	d := parse(t, e.get("/"))
+	var link string
+	for _, a := range d.all("a") {
+		if href, _ := attr(a, "href"); strings.Contains(href, "live=answering") {
+			link = href
+		}
+	}
+	if link == "" {
+		t.Fatal("no live=answering facet link")
+	}
+	d = parse(t, e.get(link))
+	ids := []string{}
+	for _, li := range d.all("li.result") {
+		id, _ := attr(li, "data-agent-id")
+		ids = append(ids, id)
+	}
+	if len(ids) != 1 || ids[0] != up {
+		t.Fatalf("filtered results %v, want [%s]", ids, up)
 	}
 }
