@@ -16,7 +16,7 @@ RUN go mod download
 COPY . .
 ENV CGO_ENABLED=1
 RUN go build -trimpath -ldflags="-s -w" -o /out/cardex ./cmd/cardex \
- && go build -trimpath -ldflags="-s -w" -o /out/cardex-fleet ./crawler/crawlertest/cmd/fleet \
+ && go build -trimpath -ldflags="-s -w" -o /out/cardex-fleet ./agentfleet/cmd/fleet \
  && go build -trimpath -ldflags="-s -w" -o /out/cardex-load ./cmd/cardex-load
 
 # Runtime: glibc for the cgo binary, CA roots for card and key-set fetches

@@ -98,6 +98,7 @@ type OAuthFlow struct {
 	RefreshURL             string            `json:"refreshUrl,omitempty"`
 	DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl,omitempty"`
 	Scopes                 map[string]string `json:"scopes,omitempty"`
+	PKCERequired           bool              `json:"pkceRequired,omitempty"` // authorizationCode (v1)
 }
 
 // SecurityRequirement is one alternative: every named scheme (with its

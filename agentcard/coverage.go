@@ -31,8 +31,7 @@ type Coverage struct {
 func (c Coverage) Covered() bool { return len(c.Disagreeing) == 0 }
 
 // maxCoveragePointers bounds the pointers one coverage check collects, so a
-// hostile card with thousands of unsigned members (RELIABILITY.md C.33)
-// cannot produce a verdict of the same size. The decision does not depend
+// hostile card with thousands of unsigned members cannot produce a verdict of the same size. The decision does not depend
 // on the bound: a disagreement is found from the normalized cards.
 const maxCoveragePointers = 32
 

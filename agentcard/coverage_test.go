@@ -127,7 +127,7 @@ func TestCoverageIgnoresDefaultsAndVendorKeys(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md C.33: thousands of unsigned members produce a bounded list
+// Thousands of unsigned members produce a bounded list
 // and the decision still names the disagreeing top-level member.
 func TestCoverageIsBounded(t *testing.T) {
 	var b strings.Builder

@@ -138,6 +138,7 @@ func (n *normalizer) flows(v *sj.Value, ptr string) []OAuthFlow {
 			TokenURL:               n.optionalURL(o, "tokenUrl"),
 			RefreshURL:             n.optionalURL(o, "refreshUrl"),
 			DeviceAuthorizationURL: n.optionalURL(o, "deviceAuthorizationUrl"),
+			PKCERequired:           o.boolean("pkceRequired"),
 		}
 		if sv, sp := o.get("scopes"); sv != nil && len(sv.Object) > 0 {
 			f.Scopes = make(map[string]string, len(sv.Object))

@@ -55,7 +55,7 @@ func TestCurationActions(t *testing.T) {
 		if p.CurrentVersionSeq == nil || *p.CurrentVersionSeq != 2 {
 			t.Fatalf("currentVersionSeq %v", p.CurrentVersionSeq)
 		}
-		var got registry.Agent
+		var got agentView
 		h.do(req{method: "GET", path: path}).json(t, &got)
 		if got.Status != registry.StatusPending {
 			t.Fatalf("status after conflict %q", got.Status)
@@ -136,7 +136,7 @@ func TestVisibilityAndCrawl(t *testing.T) {
 		admin := h.token(registry.RoleAdmin)
 		a := h.submit("https://vis.example.com/", "")
 		path := "/api/v1/agents/" + a.ID
-		var got registry.Agent
+		var got agentView
 		r := h.do(req{method: "PATCH", path: path, token: admin, body: jsonBody(`{"visibility":"internal"}`)})
 		r.expectStatus(t, http.StatusOK)
 		r.json(t, &got)

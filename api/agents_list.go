@@ -16,9 +16,9 @@ const (
 )
 
 type agentPage struct {
-	Agents        []registry.Agent `json:"agents"`
-	NextPageToken string           `json:"nextPageToken"`
-	TotalSize     int              `json:"totalSize"`
+	Agents        []agentView `json:"agents"`
+	NextPageToken string      `json:"nextPageToken"`
+	TotalSize     int         `json:"totalSize"`
 }
 
 // listAgents is GET /api/v1/agents. With a search index every list goes
@@ -48,7 +48,7 @@ func (s *server) sqlAgents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := agentPage{Agents: make([]registry.Agent, 0, len(page.Agents)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
+	out := agentPage{Agents: make([]agentView, 0, len(page.Agents)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
 	for _, a := range page.Agents {
 		out.Agents = append(out.Agents, agentJSON(a))
 	}

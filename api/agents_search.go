@@ -23,7 +23,7 @@ type searchPage struct {
 
 // searchAgent is the agent record plus, when q was given, why it matched.
 type searchAgent struct {
-	registry.Agent
+	agentView
 	Matches []search.Match `json:"matches,omitzero"`
 }
 
@@ -71,7 +71,7 @@ func (s *server) searchAgents(c echo.Context) error {
 		if !ok {
 			continue
 		}
-		sa := searchAgent{Agent: agentJSON(a)}
+		sa := searchAgent{agentView: agentJSON(a)}
 		if strings.TrimSpace(r.q) != "" {
 			sa.Matches = matchesJSON(h.Matches)
 		}

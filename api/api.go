@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -26,12 +27,17 @@ type Readiness interface {
 }
 
 // Config wires the API. Service is required; a zero Limits disables every
-// rate limit (cmd/cardex serve always fills it, see DefaultLimits).
+// rate limit (cmd/cardex serve always fills it, see
+// ratelimit.DefaultLimits).
 type Config struct {
 	Service *registry.Service
 	Ready   Readiness
 	Logger  *slog.Logger
-	Limits  Limits
+	Limits  ratelimit.Limits
+	// Limiters, when set, are the rate-limit buckets shared with the web
+	// UI, and Limits and MaxLimiterKeys are ignored; nil builds the API's
+	// own from Limits.
+	Limiters *ratelimit.Limiters
 	// TrustedProxies are the peers whose X-Forwarded-For header is believed.
 	// Empty (the default) means the client address is the TCP peer, so a
 	// client cannot pick its own rate-limit bucket by sending the header.
@@ -42,7 +48,8 @@ type Config struct {
 	// Now is the rate limiters' clock; nil means time.Now.
 	Now func() time.Time
 	// MaxLimiterKeys bounds each limiter's table of client addresses or
-	// domains; 0 means 100,000. Idle entries are evicted first.
+	// domains; 0 means ratelimit.DefaultMaxKeys. Idle entries are evicted
+	// first.
 	MaxLimiterKeys int
 
 	// Search is the search index. When set, every GET /agents goes through
@@ -89,10 +96,7 @@ type server struct {
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
 
-	submitAddr   *limiter
-	submitDomain *limiter
-	read         *limiter
-	authFail     *limiter
+	limits *ratelimit.Limiters
 }
 
 // New builds the API handler: /api/v1/…, /problems/{slug}, /healthz and
@@ -123,14 +127,9 @@ func New(cfg Config) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	maxKeys := cfg.MaxLimiterKeys
-	if maxKeys <= 0 {
-		maxKeys = 100_000
+	if s.limits = cfg.Limiters; s.limits == nil {
+		s.limits = ratelimit.NewLimiters(cfg.Limits, cfg.MaxLimiterKeys)
 	}
-	s.submitAddr = newLimiter(cfg.Limits.SubmitPerAddress, maxKeys)
-	s.submitDomain = newLimiter(cfg.Limits.SubmitPerDomain, maxKeys)
-	s.read = newLimiter(cfg.Limits.ReadPerAddress, maxKeys)
-	s.authFail = newLimiter(cfg.Limits.AuthFailures, maxKeys)
 
 	e := echo.New()
 	e.HideBanner = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -29,8 +30,10 @@ func roleName(r registry.Role) string {
 // authenticate resolves Authorization: Bearer into a principal. No header
 // is the anonymous caller. A token in the query string is refused outright:
 // URLs end up in proxy logs, browser history and Referer headers (I.78).
-// Failed attempts are counted per client address; past the budget the
-// address gets 429 before any token is looked at, which bounds guessing.
+// Failed attempts are counted per client address (ratelimit.Guard): past
+// the budget a failure answers 429 and a credential that cannot succeed is
+// refused unchecked, but a correct token always works, so a guessing run
+// behind a shared proxy address never locks the admin out.
 func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -47,17 +50,19 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		addr := s.clientKey(r)
 		now := s.now()
-		if blocked, wait := s.authFail.empty(addr, now); blocked {
-			return rateLimited(wait, "too many failed authentications from this address")
-		}
 		scheme, token, ok := strings.Cut(values[0], " ")
 		token = strings.TrimSpace(token)
-		if len(values) != 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return s.authFailed(addr, now)
+		wellFormed := len(values) == 1 && ok && strings.EqualFold(scheme, "Bearer") && token != ""
+		guard := s.limits.Auth()
+		if refuse, wait := guard.Before(addr, token, wellFormed, now); refuse {
+			return rateLimited(wait, "too many failed authentications from this address")
+		}
+		if !wellFormed {
+			return s.authFailed(guard, addr, token, now)
 		}
 		p, err := s.svc.Authenticate(r.Context(), token)
 		if errors.Is(err, registry.ErrUnauthorized) {
-			return s.authFailed(addr, now)
+			return s.authFailed(guard, addr, token, now)
 		}
 		if err != nil {
 			return err
@@ -67,8 +72,10 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *server) authFailed(addr string, now time.Time) error {
-	s.authFail.take(addr, now)
+func (s *server) authFailed(guard *ratelimit.Guard, addr, token string, now time.Time) error {
+	if limited, wait := guard.Failed(addr, token, now); limited {
+		return rateLimited(wait, "too many failed authentications from this address")
+	}
 	p := newProblem("unauthorized", genericUnauthorized)
 	p.authError = "invalid_token"
 	return p

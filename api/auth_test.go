@@ -1,11 +1,13 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -79,7 +81,7 @@ func TestAuthentication(t *testing.T) {
 // a valid token from another address is unaffected.
 func TestAuthenticationBruteForceIsLimited(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
-		c.Limits.AuthFailures = Rate{N: 5, Per: time.Minute}
+		c.Limits.AuthFailures = ratelimit.Rate{N: 5, Per: time.Minute}
 	})
 	for i := range 5 {
 		h.do(req{method: "GET", path: "/api/v1/agents", token: "cdx_guess" + strings.Repeat("x", i)}).
@@ -94,6 +96,30 @@ func TestAuthenticationBruteForceIsLimited(t *testing.T) {
 	h.do(req{method: "GET", path: "/api/v1/agents"}).expectStatus(t, http.StatusOK)
 	h.clock.Advance(12 * time.Second)
 	h.do(req{method: "GET", path: "/api/v1/agents", token: h.token(registry.RoleReader)}).expectStatus(t, http.StatusOK)
+}
+
+// A guessing run from the admin's own address (everybody shares one behind
+// a proxy without --trusted-proxies) does not lock the valid admin out: the
+// guesses get 429, a correct token is still accepted, and a token that just
+// failed is refused without being looked up again.
+func TestAuthenticationFailuresNeverBlockAValidToken(t *testing.T) {
+	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
+		c.Limits.AuthFailures = ratelimit.Rate{N: 10, Per: time.Minute}
+	})
+	admin := h.token(registry.RoleAdmin)
+	for i := range 12 {
+		want := http.StatusUnauthorized
+		if i >= 10 {
+			want = http.StatusTooManyRequests
+		}
+		if r := h.do(req{method: "GET", path: "/api/v1/audit", token: fmt.Sprintf("cdx_guess%d", i)}); r.status != want {
+			t.Fatalf("guess %d: %d, want %d", i, r.status, want)
+		}
+	}
+	h.do(req{method: "GET", path: "/api/v1/audit", token: admin}).expectStatus(t, http.StatusOK)
+	h.do(req{method: "GET", path: "/api/v1/audit", token: "cdx_guess3"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
+	h.do(req{method: "GET", path: "/api/v1/audit", header: []string{"Authorization", "Basic eA=="}}).
+		expectProblem(t, http.StatusTooManyRequests, "rate-limited")
 }
 
 // RELIABILITY.md I.79: a publisher token is scoped to its hosts and never

@@ -55,7 +55,7 @@ func (s *server) verifyClaim(c echo.Context) error {
 		return err
 	}
 	if principal(c).Role == "" {
-		if ok, wait := s.submitAddr.take(s.clientKey(c.Request()), s.now()); !ok {
+		if ok, wait := s.limits.SubmitAddr(s.clientKey(c.Request()), s.now()); !ok {
 			return rateLimited(wait, "too many claim verifications from this address")
 		}
 	}

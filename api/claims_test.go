@@ -19,8 +19,9 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -383,7 +384,7 @@ func TestClaimPolicyAndUnconfigured(t *testing.T) {
 // Claims spend the anonymous submission budget of the address.
 func TestClaimRateLimited(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
-		h := newHarness(t, store, func(c *Config) { c.Limits.SubmitPerAddress = Rate{N: 2, Per: time.Minute} })
+		h := newHarness(t, store, func(c *Config) { c.Limits.SubmitPerAddress = ratelimit.Rate{N: 2, Per: time.Minute} })
 		for i := range 2 {
 			h.do(req{method: "POST", path: "/api/v1/claims", body: jsonBody(fmt.Sprintf(`{"host":"a%d.example.com"}`, i))}).
 				expectStatus(t, http.StatusCreated)
@@ -404,9 +405,9 @@ func TestClaimRateLimited(t *testing.T) {
 func TestClaimPublisherRights(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		e := newClaimEnv(t, store, registry.AutoApproveNever)
-		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
-		mine := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: fleet.Hosts()[0]})
-		theirs := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: fleet.Hosts()[1]})
+		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
+		mine := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[0]})
+		theirs := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[1]})
 		pub := e.publisher(newSite(t, "127.0.0.1"))
 		tok := pub.PublisherToken
 
@@ -504,17 +505,17 @@ func TestAutoApprovePolicies(t *testing.T) {
 		t.Run(string(policy), func(t *testing.T) {
 			eachStore(t, func(t *testing.T, store *registry.Store) {
 				e := newClaimEnv(t, store, policy)
-				fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, Signer: fleetSigner})
+				fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, Signer: fleetSigner})
 				home, away := fleet.Hosts()[0], fleet.Hosts()[1]
 				pub := e.publisher(newSite(t, "127.0.0.1"))
 				cli := e.token(registry.RolePublisher, "127.0.0.1")
 				agents := map[string]string{
-					"claimed unsigned":     e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: home}).URL(), pub.PublisherToken).ID,
-					"claimed signed":       e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home}).URL(), pub.PublisherToken).ID,
-					"admin token unsigned": e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: home}).URL(), cli).ID,
-					"anonymous unsigned":   e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: away}).URL(), "").ID,
-					"anonymous signed":     e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: away}).URL(), "").ID,
-					"anonymous tampered":   e.submit(fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: away}).URL(), "").ID,
+					"claimed unsigned":     e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: home}).URL(), pub.PublisherToken).ID,
+					"claimed signed":       e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home}).URL(), pub.PublisherToken).ID,
+					"admin token unsigned": e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: home}).URL(), cli).ID,
+					"anonymous unsigned":   e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: away}).URL(), "").ID,
+					"anonymous signed":     e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: away}).URL(), "").ID,
+					"anonymous tampered":   e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Tampered, Host: away}).URL(), "").ID,
 				}
 				e.crawl(int64(len(agents)))
 				want := map[registry.AutoApprove]map[string]string{
@@ -579,11 +580,11 @@ type mutableCard struct {
 func newMutableCard(t *testing.T, addr string) *mutableCard {
 	t.Helper()
 	m := &mutableCard{s: newSite(t, addr)}
-	key, err := crawlertest.NewSigningKey()
+	key, err := agentfleet.NewSigningKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	alg, err := crawlertest.Alg(key)
+	alg, err := agentfleet.Alg(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,7 +614,7 @@ func (m *mutableCard) url() string { return "http://" + m.s.host + "/.well-known
 
 func (m *mutableCard) serve(t *testing.T, version string, signed bool) {
 	t.Helper()
-	card := crawlertest.GenerateCard(7, "http://"+m.s.host, version)
+	card := agentfleet.GenerateCard(7, "http://"+m.s.host, version)
 	if signed {
 		var err error
 		if card, err = verifier.Sign(card, m.key, verifier.SignOptions{Kid: m.kid}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -15,7 +16,7 @@ import (
 // a token holder is not limited; the bucket refills.
 func TestReadFloodIsLimited(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
-		c.Limits.ReadPerAddress = Rate{N: 5, Per: time.Second, Burst: 10}
+		c.Limits.ReadPerAddress = ratelimit.Rate{N: 5, Per: time.Second, Burst: 10}
 	})
 	reader := h.token(registry.RoleReader)
 	for i := range 10 {
@@ -44,7 +45,7 @@ func TestReadFloodIsLimited(t *testing.T) {
 // CONTRACT.md §5, RELIABILITY.md A.8: anonymous submissions are limited per
 // client address; tokens are not.
 func TestSubmitRatePerAddress(t *testing.T) {
-	h := newHarness(t, registrytest.SQLite(t), func(c *Config) { c.Limits = DefaultLimits() })
+	h := newHarness(t, registrytest.SQLite(t), func(c *Config) { c.Limits = ratelimit.DefaultLimits() })
 	for i := range 10 {
 		h.submit(fmt.Sprintf("https://agent-%d.example.org/", i), "")
 	}
@@ -67,7 +68,7 @@ func TestSubmitRatePerAddress(t *testing.T) {
 // registrable domain, whichever addresses they come from.
 func TestSubmitRatePerDomain(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
-		c.Limits.SubmitPerDomain = Rate{N: 3, Per: time.Hour}
+		c.Limits.SubmitPerDomain = ratelimit.Rate{N: 3, Per: time.Hour}
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
 	for i := range 3 {

@@ -21,16 +21,36 @@ func writeJSON(c echo.Context, status int, v any) error {
 	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }
 
-// agentJSON fills the record's lists so they are always JSON arrays, as
-// openapi.yaml promises, whatever the store left nil.
-func agentJSON(a registry.Agent) registry.Agent {
+// agentView is the agent record as the API shows it. `card` is an A2A v1.0
+// AgentCard in the specification's JSON names (agentcard.Card.A2A), built
+// from the normalized card, which under a partial signature profile is the
+// view of the signed members (docs/verification.md): an A2A SDK can connect
+// with it as it is. Cardex's own reading of the card sits beside it, with
+// trust, health, signatures and problems: the shape the card was written in
+// and the protocol versions its interfaces speak.
+type agentView struct {
+	registry.Agent
+	Card             *agentcard.AgentCard `json:"card"`
+	CardShape        string               `json:"cardShape,omitempty"`
+	ProtocolVersions []string             `json:"protocolVersions,omitempty"`
+}
+
+// agentJSON renders the record, filling its lists so they are always JSON
+// arrays, as openapi.yaml promises, whatever the store left nil.
+func agentJSON(a registry.Agent) agentView {
 	if a.Signatures == nil {
 		a.Signatures = []registry.SignatureResult{}
 	}
 	if a.Problems == nil {
 		a.Problems = []agentcard.Problem{}
 	}
-	return a
+	v := agentView{Agent: a}
+	if a.Card != nil {
+		v.Card = a.Card.A2A()
+		v.CardShape = a.Card.Shape
+		v.ProtocolVersions = a.Card.ProtocolVersions
+	}
+	return v
 }
 
 func writeAgent(c echo.Context, status int, a *registry.Agent) error {

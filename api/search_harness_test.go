@@ -144,7 +144,7 @@ type searchPageJSON struct {
 }
 
 type searchAgentJSON struct {
-	registry.Agent
+	agentView
 	Matches []search.Match `json:"matches"`
 }
 

@@ -28,7 +28,7 @@ func TestSubmit(t *testing.T) {
 		// The record is readable by id, anonymously (CONTRACT.md §1).
 		g := h.do(req{method: "GET", path: "/api/v1/agents/" + a.ID})
 		g.expectStatus(t, http.StatusOK)
-		var got registry.Agent
+		var got agentView
 		g.json(t, &got)
 		if got.ID != a.ID || got.CardURL != a.CardURL {
 			t.Fatalf("GET %+v", got)

@@ -4,24 +4,24 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // benchFleet starts agents on several loopback addresses so connection
 // reuse looks like a crawl of many hosts.
-func benchFleet(b *testing.B, behavior crawlertest.Behavior, n int, tls bool) ([]*crawlertest.AgentHandle, *crawler.Fetcher) {
-	fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 16, BaseAddr: "127.0.2.1", TLS: tls})
-	agents := make([]*crawlertest.AgentHandle, n)
+func benchFleet(b *testing.B, behavior agentfleet.Behavior, n int, tls bool) ([]*agentfleet.AgentHandle, *crawler.Fetcher) {
+	fleet := agentfleet.Start(b, agentfleet.Options{Hosts: 16, BaseAddr: "127.0.2.1", TLS: tls})
+	agents := make([]*agentfleet.AgentHandle, n)
 	for i := range agents {
-		agents[i] = fleet.Add(crawlertest.Agent{Behavior: behavior})
+		agents[i] = fleet.Add(agentfleet.Agent{Behavior: behavior})
 	}
 	p := loopbackPolicy()
 	p.RootCAs = fleet.CertPool()
 	return agents, newFetcher(b, crawler.Config{Policy: p})
 }
 
-func fetchParallel(b *testing.B, agents []*crawlertest.AgentHandle, f *crawler.Fetcher) {
+func fetchParallel(b *testing.B, agents []*agentfleet.AgentHandle, f *crawler.Fetcher) {
 	var next atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -39,7 +39,7 @@ func fetchParallel(b *testing.B, agents []*crawlertest.AgentHandle, f *crawler.F
 // (policy checks, conditional headers, body limit), reported as fetches/s.
 func BenchmarkFetch(b *testing.B) {
 	b.Run("sequential", func(b *testing.B) {
-		agents, f := benchFleet(b, crawlertest.Normal, 256, false)
+		agents, f := benchFleet(b, agentfleet.Normal, 256, false)
 		i := 0
 		for b.Loop() {
 			if _, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i%len(agents)].URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
@@ -50,12 +50,12 @@ func BenchmarkFetch(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fetches/s")
 	})
 	b.Run("parallel", func(b *testing.B) {
-		agents, f := benchFleet(b, crawlertest.Normal, 256, false)
+		agents, f := benchFleet(b, agentfleet.Normal, 256, false)
 		fetchParallel(b, agents, f)
 	})
 	// TLS with connection reuse: handshakes only when a connection is new.
 	b.Run("parallel-tls", func(b *testing.B) {
-		agents, f := benchFleet(b, crawlertest.Normal, 256, true)
+		agents, f := benchFleet(b, agentfleet.Normal, 256, true)
 		fetchParallel(b, agents, f)
 	})
 }
@@ -63,7 +63,7 @@ func BenchmarkFetch(b *testing.B) {
 // BenchmarkFetch304 measures revalidation of unchanged cards: the request
 // carries the stored ETag and the agent answers 304 without a body.
 func BenchmarkFetch304(b *testing.B) {
-	agents, f := benchFleet(b, crawlertest.Conditional, 256, false)
+	agents, f := benchFleet(b, agentfleet.Conditional, 256, false)
 	etags := make([]string, len(agents))
 	for i, a := range agents {
 		resp, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL()})

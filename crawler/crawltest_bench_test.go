@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/verifier"
@@ -93,12 +93,12 @@ func BenchmarkCrawlPipeline(b *testing.B) {
 	if testing.Short() {
 		b.Skip("10,000-agent benchmark")
 	}
-	conditional := crawlertest.Start(b, crawlertest.Options{Hosts: 50, BaseAddr: "127.0.3.1"})
-	signed := crawlertest.Start(b, crawlertest.Options{Hosts: 200, BaseAddr: "127.0.4.1", Signer: verifierSigner})
+	conditional := agentfleet.Start(b, agentfleet.Options{Hosts: 50, BaseAddr: "127.0.3.1"})
+	signed := agentfleet.Start(b, agentfleet.Options{Hosts: 200, BaseAddr: "127.0.4.1", Signer: verifierSigner})
 	fleets := map[string][]string{}
 	for range benchAgents {
-		fleets["unsigned"] = append(fleets["unsigned"], conditional.Add(crawlertest.Agent{Behavior: crawlertest.Conditional}).URL())
-		fleets["signed"] = append(fleets["signed"], signed.Add(crawlertest.Agent{Behavior: crawlertest.Signed}).URL())
+		fleets["unsigned"] = append(fleets["unsigned"], conditional.Add(agentfleet.Agent{Behavior: agentfleet.Conditional}).URL())
+		fleets["signed"] = append(fleets["signed"], signed.Add(agentfleet.Agent{Behavior: agentfleet.Signed}).URL())
 	}
 	stores := map[string]func(testing.TB) *registry.Store{
 		registry.DialectSQLite: registrytest.SQLite, registry.DialectPostgres: registrytest.Postgres,
@@ -137,14 +137,14 @@ func BenchmarkCrawlPipeline(b *testing.B) {
 func BenchmarkPipelineNoStore(b *testing.B) {
 	for _, kind := range []string{"unsigned", "signed"} {
 		b.Run(kind, func(b *testing.B) {
-			fleet := crawlertest.Start(b, crawlertest.Options{Hosts: 20, BaseAddr: "127.0.5.1", Signer: verifierSigner})
-			behavior := crawlertest.Conditional
+			fleet := agentfleet.Start(b, agentfleet.Options{Hosts: 20, BaseAddr: "127.0.5.1", Signer: verifierSigner})
+			behavior := agentfleet.Conditional
 			if kind == "signed" {
-				behavior = crawlertest.Signed
+				behavior = agentfleet.Signed
 			}
 			var targets []crawler.Target
 			for range 1000 {
-				targets = append(targets, crawler.Target{CardURL: fleet.Add(crawlertest.Agent{Behavior: behavior}).URL()})
+				targets = append(targets, crawler.Target{CardURL: fleet.Add(agentfleet.Agent{Behavior: behavior}).URL()})
 			}
 			f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
 			p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -28,10 +28,10 @@ func wantNext(t *testing.T, st *stack, id string, d time.Duration) {
 // card is kept and still served.
 func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{})
-		html := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HTMLPage})
+		fleet := agentfleet.Start(t, agentfleet.Options{})
+		html := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HTMLPage})
 		m := newMutableAgent(t)
-		good := crawlertest.GenerateCard(7, m.Origin(), "1.0.0")
+		good := agentfleet.GenerateCard(7, m.Origin(), "1.0.0")
 		m.card(good)
 		st := newStack(t, store, stackOptions{})
 		htmlID, id := st.submit(t, html.URL()), st.submit(t, m.URL())
@@ -86,7 +86,7 @@ func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 func TestCrawlStatusBackoffAndGone(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		m := newMutableAgent(t)
-		m.card(crawlertest.GenerateCard(3, m.Origin(), "1.0.0"))
+		m.card(agentfleet.GenerateCard(3, m.Origin(), "1.0.0"))
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())
 		st.crawl(t, 1)
@@ -125,7 +125,7 @@ func TestCrawlStatusBackoffAndGone(t *testing.T) {
 		if a.Health != registry.HealthGone || a.Card == nil || a.VersionSeq != 1 {
 			t.Errorf("after 404, 404, 410: health %s card %v version %d; want gone with the card kept", a.Health, a.Card != nil, a.VersionSeq)
 		}
-		m.card(crawlertest.GenerateCard(3, m.Origin(), "1.0.0"))
+		m.card(agentfleet.GenerateCard(3, m.Origin(), "1.0.0"))
 		st.later(t, 24*time.Hour, 1)
 		if a := st.get(t, id); a.Health != registry.HealthOK || a.VersionSeq != 1 {
 			t.Errorf("back online: health %s version %d", a.Health, a.VersionSeq)
@@ -138,11 +138,11 @@ func TestCrawlStatusBackoffAndGone(t *testing.T) {
 // loopback fleet and records blocked_address (RELIABILITY.md B.11).
 func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 3, Signer: verifierSigner})
+		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 3, Signer: verifierSigner})
 		hosts := fleet.Hosts()
-		agents := []*crawlertest.AgentHandle{
-			fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: hosts[0]}),
-			fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: hosts[1]}),
+		agents := []*agentfleet.AgentHandle{
+			fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: hosts[0]}),
+			fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: hosts[1]}),
 		}
 		prod := crawler.DefaultPolicy()
 		st := newStack(t, store, stackOptions{policy: &prod})
@@ -191,7 +191,7 @@ func TestCrawlUnsolicited304IsAnError(t *testing.T) {
 func TestCrawlFailingForGoneAfterIsGone(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		m := newMutableAgent(t)
-		m.card(crawlertest.GenerateCard(4, m.Origin(), "1.0.0"))
+		m.card(agentfleet.GenerateCard(4, m.Origin(), "1.0.0"))
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())
 		st.crawl(t, 1)
@@ -219,7 +219,7 @@ func TestCrawlDNSFailureKeepsCard(t *testing.T) {
 		m.srv.Config.SetKeepAlivesEnabled(false)
 		_, port, _ := strings.Cut(strings.TrimPrefix(m.Origin(), "http://"), ":")
 		const name = "agent.cardex-dns.com"
-		m.card(crawlertest.GenerateCard(6, "http://"+name+":"+port, "1.0.0"))
+		m.card(agentfleet.GenerateCard(6, "http://"+name+":"+port, "1.0.0"))
 		r := newResolver()
 		r.set(name, addrs("127.0.0.1"))
 		st := newStack(t, store, stackOptions{resolver: r})

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -16,10 +16,10 @@ import (
 // changing card makes a new version with its diff.
 func TestCrawlSubmitApproveRecrawl(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, Signer: verifierSigner})
-		cond := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional})
-		chg := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing})
-		signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, Signer: verifierSigner})
+		cond := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional})
+		chg := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing})
+		signed := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed})
 		st := newStack(t, store, stackOptions{})
 		condID, chgID, signedID := st.submit(t, cond.URL()), st.submit(t, chg.URL()), st.submit(t, signed.URL())
 
@@ -81,9 +81,9 @@ func TestCrawlSubmitApproveRecrawl(t *testing.T) {
 // first next time (CONTRACT.md §1).
 func TestCrawlLegacyFallback(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{})
+		fleet := agentfleet.Start(t, agentfleet.Options{})
 		host := fleet.Hosts()[0]
-		legacy := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: host, Path: "/.well-known/agent.json"})
+		legacy := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: host, Path: "/.well-known/agent.json"})
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, host.Origin())
 		st.crawl(t, 1)

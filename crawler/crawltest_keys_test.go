@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -20,7 +20,7 @@ type signingKey struct {
 
 func newSigningKey(t testing.TB) signingKey {
 	t.Helper()
-	priv, err := crawlertest.NewSigningKey()
+	priv, err := agentfleet.NewSigningKey()
 	if err != nil {
 		t.Fatal(err)
 	}

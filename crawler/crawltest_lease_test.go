@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -36,10 +36,10 @@ func TestCrawlTwoSchedulersOneDatabase(t *testing.T) {
 	for _, dialect := range []string{registry.DialectSQLite, registry.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 8})
-			var agents []*crawlertest.AgentHandle
+			fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 8})
+			var agents []*agentfleet.AgentHandle
 			for range 48 {
-				agents = append(agents, fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional}))
+				agents = append(agents, fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional}))
 			}
 			s1, s2 := twoStores(t, dialect)
 			clk := newClock()
@@ -77,8 +77,8 @@ func TestCrawlTwoSchedulersOneDatabase(t *testing.T) {
 // fetched exactly once afterwards.
 func TestCrawlExpiredLeaseRetriedOnce(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{})
-		ag := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+		fleet := agentfleet.Start(t, agentfleet.Options{})
+		ag := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 		st := newStack(t, store, stackOptions{})
 		st.sched.Shutdown(t.Context()) // drive claims by hand first
 		id := st.submit(t, ag.URL())
@@ -110,7 +110,7 @@ func TestCrawlExpiredLeaseRetriedOnce(t *testing.T) {
 func TestCrawlAfterRemoveChangesNothing(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		m := newMutableAgent(t)
-		m.card(crawlertest.GenerateCard(5, m.Origin(), "1.0.0"))
+		m.card(agentfleet.GenerateCard(5, m.Origin(), "1.0.0"))
 		gate := m.hold()
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())

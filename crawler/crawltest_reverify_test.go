@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -76,7 +76,7 @@ func TestCrawlRevokedKeyOnUnchangedCard(t *testing.T) {
 				k := newSigningKey(t)
 				m := newMutableAgent(t)
 				m.setJWKS(jwks(t, k))
-				serve(m, k.sign(t, crawlertest.GenerateCard(3, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
+				serve(m, k.sign(t, agentfleet.GenerateCard(3, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
 				st := newStack(t, store, stackOptions{cacheTTL: 3 * time.Hour})
 				id := st.submit(t, m.URL())
 				st.crawl(t, 1)
@@ -116,7 +116,7 @@ func TestCrawlKeySetRecoveryOnUnchangedCard(t *testing.T) {
 			registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 				k := newSigningKey(t)
 				m := newMutableAgent(t) // no key set yet: 404
-				card := k.sign(t, crawlertest.GenerateCard(4, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json")
+				card := k.sign(t, agentfleet.GenerateCard(4, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json")
 				serve(m, card)
 				st := newStack(t, store, stackOptions{})
 				id := st.submit(t, m.URL())
@@ -133,7 +133,7 @@ func TestCrawlKeySetRecoveryOnUnchangedCard(t *testing.T) {
 				// A new version signed by the same key is no regression.
 				m.set(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
-					w.Write(k.sign(t, crawlertest.GenerateCard(4, m.Origin(), "1.1.0"), m.Origin()+"/.well-known/jwks.json"))
+					w.Write(k.sign(t, agentfleet.GenerateCard(4, m.Origin(), "1.1.0"), m.Origin()+"/.well-known/jwks.json"))
 				})
 				st.later(t, 2*time.Hour, 1)
 				if a := st.get(t, id); a.VersionSeq != 2 || a.NeedsReview || a.Trust != registry.TrustVerified {

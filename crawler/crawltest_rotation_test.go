@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -17,7 +17,7 @@ func TestCrawlKeyRemovedStopsVerifyingAfterCacheTTL(t *testing.T) {
 	k := newSigningKey(t)
 	m := newMutableAgent(t)
 	m.setJWKS(jwks(t, k))
-	m.card(k.sign(t, crawlertest.GenerateCard(2, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
+	m.card(k.sign(t, agentfleet.GenerateCard(2, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
 	clk := newClock()
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Now: clk.Now, CacheTTL: 10 * time.Minute})}

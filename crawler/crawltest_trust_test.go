@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -17,14 +17,14 @@ import (
 // untrusted.
 func TestCrawlOffOriginJKUNeverFetched(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
-		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, Signer: verifierSigner})
+		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, Signer: verifierSigner})
 		home, keyHost := fleet.Hosts()[0], fleet.Hosts()[1]
-		off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: home})
+		off := fleet.Add(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU, Host: home})
 		// A signed neighbour gives the home host a well-known key set
 		// without the off-origin key: the only source the signature names
 		// is the untrusted jku. (A missing well-known set would make it
 		// "error": a trusted source could not be fetched, CONTRACT.md §3.)
-		fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home})
+		fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home})
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, off.URL())
 		st.crawl(t, 1)
@@ -60,7 +60,7 @@ func TestCrawlHostileJWKSIsError(t *testing.T) {
 		st := newStack(t, store, stackOptions{})
 		for name, set := range hostile {
 			m := newMutableAgent(t)
-			m.card(k.sign(t, crawlertest.GenerateCard(1, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
+			m.card(k.sign(t, agentfleet.GenerateCard(1, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
 			m.setJWKS(set)
 			id := st.submit(t, m.URL())
 			st.crawl(t, 1)
@@ -84,7 +84,7 @@ func TestCrawlSignatureStrippingKeepsVerified(t *testing.T) {
 		m := newMutableAgent(t)
 		jku := m.Origin() + "/.well-known/jwks.json"
 		m.setJWKS(jwks(t, k))
-		m.card(k.sign(t, crawlertest.GenerateCard(1, m.Origin(), "1.0.0"), jku))
+		m.card(k.sign(t, agentfleet.GenerateCard(1, m.Origin(), "1.0.0"), jku))
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())
 		st.crawl(t, 1)
@@ -92,8 +92,8 @@ func TestCrawlSignatureStrippingKeepsVerified(t *testing.T) {
 			t.Fatalf("first crawl: trust %s version %d", a.Trust, a.VersionSeq)
 		}
 		for i, served := range [][]byte{
-			crawlertest.GenerateCard(1, m.Origin(), "1.1.0"),                     // stripped
-			other.sign(t, crawlertest.GenerateCard(1, m.Origin(), "1.2.0"), jku), // an unknown key
+			agentfleet.GenerateCard(1, m.Origin(), "1.1.0"),                     // stripped
+			other.sign(t, agentfleet.GenerateCard(1, m.Origin(), "1.2.0"), jku), // an unknown key
 		} {
 			m.card(served)
 			st.later(t, 25*time.Hour, 1)
@@ -117,7 +117,7 @@ func TestCrawlCrossDomainReplay(t *testing.T) {
 		k := newSigningKey(t)
 		victim, attacker := newMutableAgent(t), newMutableAgent(t)
 		victim.setJWKS(jwks(t, k))
-		signed := k.sign(t, crawlertest.GenerateCard(1, victim.Origin(), "1.0.0"), victim.Origin()+"/.well-known/jwks.json")
+		signed := k.sign(t, agentfleet.GenerateCard(1, victim.Origin(), "1.0.0"), victim.Origin()+"/.well-known/jwks.json")
 		victim.card(signed)
 		attacker.card(signed)
 		attacker.setJWKS([]byte(`{"keys":[]}`))
@@ -147,7 +147,7 @@ func TestCrawlManySignaturesCapped(t *testing.T) {
 		k := newSigningKey(t)
 		m := newMutableAgent(t)
 		m.setJWKS(jwks(t, k))
-		card := crawlertest.GenerateCard(1, m.Origin(), "1.0.0")
+		card := agentfleet.GenerateCard(1, m.Origin(), "1.0.0")
 		for i := range 20 {
 			card = k.sign(t, card, fmt.Sprintf("%s/.well-known/jwks.json?n=%d", m.Origin(), i))
 		}

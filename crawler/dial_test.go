@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // fleetURL rewrites an agent URL to use host name instead of its IP.
-func fleetURL(t *testing.T, a *crawlertest.AgentHandle, name string) (string, netip.Addr) {
+func fleetURL(t *testing.T, a *agentfleet.AgentHandle, name string) (string, netip.Addr) {
 	t.Helper()
 	u, err := url.Parse(a.URL())
 	if err != nil {
@@ -31,8 +31,8 @@ func fleetURL(t *testing.T, a *crawlertest.AgentHandle, name string) (string, ne
 // B.13: mixed answers — only the allowed address is dialed; the reserved
 // one is checked once (before dialing) and never reaches connect.
 func TestMixedAnswersDialOnlyAllowedB13(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{BaseAddr: "127.0.0.2"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.2"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	u, ip := fleetURL(t, a, "mixed.test")
 	res := newResolver()
 	res.set("mixed.test", []netip.Addr{netip.MustParseAddr("10.0.0.1"), ip})
@@ -75,8 +75,8 @@ func TestAllAnswersReservedB13(t *testing.T) {
 // never dialed for real); the loopback one by the production check. Each
 // connection resolves once, so what is dialed is what was checked.
 func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{BaseAddr: "127.0.0.3"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.3"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	u, ip := fleetURL(t, a, "rebind.test")
 	res := newResolver()
 	res.set("rebind.test", addrs("93.184.215.14"), []netip.Addr{ip})
@@ -113,8 +113,8 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 // time. A check that passes the pre-dial filter and then refuses (a
 // stand-in for any gap between lookup and connect) stops the connection.
 func TestDialTimeControlRefusesB14(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{BaseAddr: "127.0.0.4"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.4"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	p := loopbackPolicy()
 	var calls atomic.Int64
 	check := func(ap netip.AddrPort) error {
@@ -167,8 +167,8 @@ func TestProxyEnvironmentIgnoredB24(t *testing.T) {
 		t.Setenv(k, proxy.URL)
 	}
 	t.Setenv("NO_PROXY", "")
-	fleet := crawlertest.Start(t, crawlertest.Options{BaseAddr: "127.0.0.5"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.5"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	if _, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
 		t.Fatalf("Fetch: %v", err)

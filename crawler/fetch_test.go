@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 func TestFetchSendsProtocolHeaders(t *testing.T) {
@@ -48,15 +48,15 @@ func TestFetchSendsProtocolHeaders(t *testing.T) {
 }
 
 func TestFetchServedCardExactly(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
-	for _, name := range crawlertest.SampleCardNames() {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: crawlertest.SampleCards()[name]})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
+	for _, name := range agentfleet.SampleCardNames() {
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: agentfleet.SampleCards()[name]})
 		f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 		resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !bytes.Equal(resp.Body, crawlertest.SampleCards()[name]) {
+		if !bytes.Equal(resp.Body, agentfleet.SampleCards()[name]) {
 			t.Errorf("%s: body differs from the served bytes", name)
 		}
 		if err := resp.CheckJSON(); err != nil {
@@ -67,8 +67,8 @@ func TestFetchServedCardExactly(t *testing.T) {
 
 // B.26 / A2A §8.6: conditional requests answer 304; the body is not resent.
 func TestConditionalFetch304(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	first, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 	if err != nil {
@@ -100,8 +100,8 @@ func TestConditionalFetch304(t *testing.T) {
 }
 
 func TestChangingCardNewVersionEveryN(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 2})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 2})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	var etag string
 	var statuses []int
@@ -127,7 +127,7 @@ func TestChangingCardNewVersionEveryN(t *testing.T) {
 
 // B.26: status classes, with Retry-After exposed for the scheduler.
 func TestHTTPStatusB26(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	now := time.Now()
 	cases := []struct {
@@ -140,7 +140,7 @@ func TestHTTPStatusB26(t *testing.T) {
 		{503, now.Add(90 * time.Second).UTC().Format(http.TimeFormat), 89 * time.Second},
 	}
 	for _, c := range cases {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Status, Status: c.status, RetryAfter: c.retryAfter})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Status, Status: c.status, RetryAfter: c.retryAfter})
 		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 		fe := wantClass(t, err, crawler.ClassHTTPStatus)
 		if fe.HTTPStatus != c.status || !errors.Is(err, crawler.ErrHTTPStatus) || fe.Hop != a.URL() {

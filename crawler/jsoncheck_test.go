@@ -5,17 +5,17 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // C.28 at the fetch level: an HTML error page with status 200 is fetched
 // (the body is returned), and CheckJSON classifies it not_json.
 func TestHTMLPage200IsNotJSONC28(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	for _, b := range []crawlertest.Behavior{crawlertest.HTMLPage, crawlertest.NotJSON} {
-		a := fleet.Add(crawlertest.Agent{Behavior: b})
+	for _, b := range []agentfleet.Behavior{agentfleet.HTMLPage, agentfleet.NotJSON} {
+		a := fleet.Add(agentfleet.Agent{Behavior: b})
 		resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // fakeSigner attaches a signatures member naming kid and jku. The fetcher
@@ -30,8 +30,8 @@ type keySetFetcher interface {
 }
 
 func TestFetchKeySet(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Signer: fakeSigner})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+	fleet := agentfleet.Start(t, agentfleet.Options{Signer: fakeSigner})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	var _ keySetFetcher = f
 	body, err := f.FetchKeySet(t.Context(), a.Host().JWKSURL())
@@ -60,8 +60,8 @@ func TestFetchKeySet(t *testing.T) {
 // D.43: an off-origin jku is never fetched: not on another fleet host, not
 // over http, not at an IP or internal name, not on a non-443 port.
 func TestOffOriginJKUNeverFetchedD43(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.50", Signer: fakeSigner})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: fleet.Hosts()[0]})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.50", Signer: fakeSigner})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU, Host: fleet.Hosts()[0]})
 	evil := fleet.Hosts()[1]
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	ks, err := f.KeySetsFor(a.Origin())
@@ -91,21 +91,21 @@ func TestOffOriginJKUNeverFetchedD43(t *testing.T) {
 // not JSON — fail with the fetch classes; the redirect target is never
 // requested.
 func TestHostileKeySetsD44(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{DripInterval: 20 * time.Millisecond})
+	fleet := agentfleet.Start(t, agentfleet.Options{DripInterval: 20 * time.Millisecond})
 	h := fleet.Hosts()[0]
-	target := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Path: "/keys/real.json"})
+	target := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Path: "/keys/real.json"})
 	cases := []struct {
-		agent crawlertest.Agent
+		agent agentfleet.Agent
 		class string
 		err   error
 	}{
-		{crawlertest.Agent{Behavior: crawlertest.HugeBody, Size: 50 << 20, Path: "/keys/huge.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
-		{crawlertest.Agent{Behavior: crawlertest.GzipBomb, Path: "/keys/bomb.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
-		{crawlertest.Agent{Behavior: crawlertest.SlowDrip, Path: "/keys/slow.json"}, crawler.ClassTimeout, crawler.ErrBodyTimeout},
-		{crawlertest.Agent{Behavior: crawlertest.Redirect, Location: "/keys/real.json", Path: "/keys/moved.json"}, crawler.ClassHTTPStatus, crawler.ErrRedirectNotFollowed},
-		{crawlertest.Agent{Behavior: crawlertest.HTMLPage, Path: "/keys/page.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
-		{crawlertest.Agent{Behavior: crawlertest.NotJSON, Path: "/keys/text.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
-		{crawlertest.Agent{Behavior: crawlertest.Status, Status: http.StatusNotFound, Path: "/keys/gone.json"}, crawler.ClassHTTPStatus, crawler.ErrHTTPStatus},
+		{agentfleet.Agent{Behavior: agentfleet.HugeBody, Size: 50 << 20, Path: "/keys/huge.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
+		{agentfleet.Agent{Behavior: agentfleet.GzipBomb, Path: "/keys/bomb.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
+		{agentfleet.Agent{Behavior: agentfleet.SlowDrip, Path: "/keys/slow.json"}, crawler.ClassTimeout, crawler.ErrBodyTimeout},
+		{agentfleet.Agent{Behavior: agentfleet.Redirect, Location: "/keys/real.json", Path: "/keys/moved.json"}, crawler.ClassHTTPStatus, crawler.ErrRedirectNotFollowed},
+		{agentfleet.Agent{Behavior: agentfleet.HTMLPage, Path: "/keys/page.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
+		{agentfleet.Agent{Behavior: agentfleet.NotJSON, Path: "/keys/text.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
+		{agentfleet.Agent{Behavior: agentfleet.Status, Status: http.StatusNotFound, Path: "/keys/gone.json"}, crawler.ClassHTTPStatus, crawler.ErrHTTPStatus},
 	}
 	p := loopbackPolicy()
 	p.Timeout = 300 * time.Millisecond

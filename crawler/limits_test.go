@@ -8,17 +8,17 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // B.20: 2 GiB of chunked JSON, and a truthful 2 GiB Content-Length, fail
 // with too_large after reading at most the limit.
 func TestHugeBodyB20(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	for _, declare := range []bool{false, true} {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeBody, DeclareLength: declare})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeBody, DeclareLength: declare})
 		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 		wantClass(t, err, crawler.ClassTooLarge)
 		if !errors.Is(err, crawler.ErrBodyTooLarge) {
@@ -55,8 +55,8 @@ func TestBodyLimitBoundaryB20(t *testing.T) {
 // B.21: 10 GiB of gzip bomb; the limit applies to inflated bytes and the
 // fetch stops after about the limit's worth of compressed data.
 func TestGzipBombB21(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.GzipBomb})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.GzipBomb})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 	wantClass(t, err, crawler.ClassTooLarge)
@@ -64,7 +64,7 @@ func TestGzipBombB21(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	// A bomb below the limit inflates fine: the transport really decompresses.
-	small := fleet.Add(crawlertest.Agent{Behavior: crawlertest.GzipBomb, Size: 1})
+	small := fleet.Add(agentfleet.Agent{Behavior: agentfleet.GzipBomb, Size: 1})
 	p := loopbackPolicy()
 	p.MaxBodyBytes = 1 << 20
 	f2 := newFetcher(t, crawler.Config{Policy: p})
@@ -79,8 +79,8 @@ func TestGzipBombB21(t *testing.T) {
 
 // B.22: 100 KiB of response headers fail cleanly with too_large.
 func TestHugeHeadersB22(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeHeaders})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeHeaders})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 	wantClass(t, err, crawler.ClassTooLarge)
@@ -98,26 +98,26 @@ func TestHugeHeadersB22(t *testing.T) {
 
 // B.20–B.22 hold over TLS too (the header accounting counts decrypted bytes).
 func TestLimitsOverTLS(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, BaseAddr: "127.0.0.44"})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, BaseAddr: "127.0.0.44"})
 	p := loopbackPolicy()
 	p.RootCAs = fleet.CertPool()
 	f := newFetcher(t, crawler.Config{Policy: p})
 	for _, c := range []struct {
-		b   crawlertest.Behavior
+		b   agentfleet.Behavior
 		err error
 	}{
-		{crawlertest.HugeHeaders, crawler.ErrHeadersTooLarge},
-		{crawlertest.GzipBomb, crawler.ErrBodyTooLarge},
-		{crawlertest.HugeBody, crawler.ErrBodyTooLarge},
+		{agentfleet.HugeHeaders, crawler.ErrHeadersTooLarge},
+		{agentfleet.GzipBomb, crawler.ErrBodyTooLarge},
+		{agentfleet.HugeBody, crawler.ErrBodyTooLarge},
 	} {
-		a := fleet.Add(crawlertest.Agent{Behavior: c.b})
+		a := fleet.Add(agentfleet.Agent{Behavior: c.b})
 		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 		wantClass(t, err, crawler.ClassTooLarge)
 		if !errors.Is(err, c.err) {
 			t.Errorf("%s over TLS: %v", c.b, err)
 		}
 	}
-	ok := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	ok := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	if _, err := f.Fetch(t.Context(), crawler.Request{URL: ok.URL()}); err != nil {
 		t.Errorf("normal agent over TLS: %v", err)
 	}

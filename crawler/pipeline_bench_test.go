@@ -3,8 +3,8 @@ package crawler_test
 import (
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -16,7 +16,7 @@ func BenchmarkPipelineNotModified(b *testing.B) {
 	k := newSigningKey(b)
 	m := newMutableAgent(b)
 	m.setJWKS(jwks(b, k))
-	card := k.sign(b, crawlertest.GenerateCard(1, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json")
+	card := k.sign(b, agentfleet.GenerateCard(1, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json")
 	m.set(conditionalCard(card))
 	f := newFetcher(b, crawler.Config{Policy: loopbackPolicy()})
 	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}

@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // The production policy with no allowances never sends a single request to
 // the loopback fleet, plain or TLS, and records blocked_address.
 func TestProductionPolicyNeverReachesFleet(t *testing.T) {
 	for _, tlsOn := range []bool{false, true} {
-		fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 3, TLS: tlsOn})
-		var agents []*crawlertest.AgentHandle
+		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 3, TLS: tlsOn})
+		var agents []*agentfleet.AgentHandle
 		for range 6 {
-			agents = append(agents, fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal}))
+			agents = append(agents, fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal}))
 		}
 		p := crawler.DefaultPolicy()
 		p.RootCAs = fleet.CertPool()

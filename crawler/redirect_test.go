@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 func cardRequest(url string) crawler.Request {
@@ -15,10 +15,10 @@ func cardRequest(url string) crawler.Request {
 }
 
 func TestRedirectChainWithinLimit(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	for _, code := range []int{301, 302, 303, 307, 308} {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.RedirectChain, Hops: 3, RedirectStatus: code})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.RedirectChain, Hops: 3, RedirectStatus: code})
 		resp, err := f.Fetch(t.Context(), cardRequest(a.URL()))
 		if err != nil {
 			t.Fatalf("%d: %v", code, err)
@@ -31,15 +31,15 @@ func TestRedirectChainWithinLimit(t *testing.T) {
 
 // B.16: more than 3 redirects; a loop A → B → A.
 func TestRedirectLimitsB16(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	chain := fleet.Add(crawlertest.Agent{Behavior: crawlertest.RedirectChain, Hops: 4})
+	chain := fleet.Add(agentfleet.Agent{Behavior: agentfleet.RedirectChain, Hops: 4})
 	_, err := f.Fetch(t.Context(), cardRequest(chain.URL()))
 	fe := wantClass(t, err, crawler.ClassTooManyRedirects)
 	if fe.Hop != chain.URL()+"?hop=4" || chain.Requests() != 4 {
 		t.Errorf("hop %q after %d requests", fe.Hop, chain.Requests())
 	}
-	loop := fleet.Add(crawlertest.Agent{Behavior: crawlertest.RedirectLoop})
+	loop := fleet.Add(agentfleet.Agent{Behavior: agentfleet.RedirectLoop})
 	_, err = f.Fetch(t.Context(), cardRequest(loop.URL()))
 	fe = wantClass(t, err, crawler.ClassRedirectLoop)
 	if fe.Hop != loop.URL() || loop.Requests() != 2 {
@@ -56,8 +56,8 @@ func TestRedirectLimitsB16(t *testing.T) {
 // B.15–B.17: each hostile redirect target fails with a specific error that
 // names the hop, and nothing is requested from the target.
 func TestHostileRedirectTargetsB15B16B17(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.20"})
-	other := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: fleet.Hosts()[1]})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.20"})
+	other := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[1]})
 	long := "/" + strings.Repeat("a", 3000)
 	cases := []struct {
 		location string
@@ -83,7 +83,7 @@ func TestHostileRedirectTargetsB15B16B17(t *testing.T) {
 	p.AllowNetworks = append(p.AllowNetworks, mustPrefix("127.0.0.20/31"))
 	f := newFetcher(t, crawler.Config{Policy: p, Resolver: newResolver()})
 	for _, c := range cases {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Redirect, Location: c.location, Host: fleet.Hosts()[0]})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Redirect, Location: c.location, Host: fleet.Hosts()[0]})
 		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: c.sameOnly})
 		fe := wantClass(t, err, c.class)
 		if !errors.Is(err, c.sentinel) {
@@ -104,8 +104,8 @@ func TestHostileRedirectTargetsB15B16B17(t *testing.T) {
 // B.16: an https → http downgrade on the same host is refused even when
 // other origins would be allowed.
 func TestRedirectDowngradeB16(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, BaseAddr: "127.0.0.30"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Redirect, Location: "http://127.0.0.30/.well-known/agent-card.json"})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, BaseAddr: "127.0.0.30"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Redirect, Location: "http://127.0.0.30/.well-known/agent-card.json"})
 	p := loopbackPolicy()
 	p.RootCAs = fleet.CertPool()
 	f := newFetcher(t, crawler.Config{Policy: p})

@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 // B.18: a slow drip and a hang after the headers both end at the total
 // deadline, classified as timeouts while reading the body.
 func TestSlowlorisAndHangB18(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{DripInterval: 20 * time.Millisecond})
+	fleet := agentfleet.Start(t, agentfleet.Options{DripInterval: 20 * time.Millisecond})
 	p := loopbackPolicy()
 	p.Timeout = 300 * time.Millisecond
 	f := newFetcher(t, crawler.Config{Policy: p})
-	for _, b := range []crawlertest.Behavior{crawlertest.SlowDrip, crawlertest.HangAfterHeaders} {
-		a := fleet.Add(crawlertest.Agent{Behavior: b})
+	for _, b := range []agentfleet.Behavior{agentfleet.SlowDrip, agentfleet.HangAfterHeaders} {
+		a := fleet.Add(agentfleet.Agent{Behavior: b})
 		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 		wantClass(t, err, crawler.ClassTimeout)
 		if !errors.Is(err, crawler.ErrBodyTimeout) {
@@ -28,7 +28,7 @@ func TestSlowlorisAndHangB18(t *testing.T) {
 		}
 	}
 	// The worker is free: the next agent on the same fleet proceeds.
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	if _, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
 		t.Errorf("next fetch: %v", err)
 	}
@@ -67,8 +67,8 @@ func TestNoHeadersB18(t *testing.T) {
 // A caller that cancels (shutdown) gets context.Canceled in the chain, so
 // the scheduler does not record the host as failing.
 func TestCallerCancel(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 )
 
 func tlsServer(t *testing.T, cfg *tls.Config) *httptest.Server {
@@ -29,15 +29,15 @@ func tlsServer(t *testing.T, cfg *tls.Config) *httptest.Server {
 
 // B.23: certificate and protocol failures are class tls; never skipped.
 func TestTLSFailuresB23(t *testing.T) {
-	ca, err := crawlertest.NewCA("test CA")
+	ca, err := agentfleet.NewCA("test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lo := []net.IP{net.ParseIP("127.0.0.1")}
-	good, _ := ca.Issue(crawlertest.LeafSpec{IPs: lo})
-	wrongHost, _ := ca.Issue(crawlertest.LeafSpec{IPs: []net.IP{net.ParseIP("127.0.0.99")}, DNSNames: []string{"other.test"}})
-	expired, _ := ca.Issue(crawlertest.LeafSpec{IPs: lo, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
-	self, _ := crawlertest.SelfSigned(crawlertest.LeafSpec{IPs: lo})
+	good, _ := ca.Issue(agentfleet.LeafSpec{IPs: lo})
+	wrongHost, _ := ca.Issue(agentfleet.LeafSpec{IPs: []net.IP{net.ParseIP("127.0.0.99")}, DNSNames: []string{"other.test"}})
+	expired, _ := ca.Issue(agentfleet.LeafSpec{IPs: lo, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	self, _ := agentfleet.SelfSigned(agentfleet.LeafSpec{IPs: lo})
 
 	p := loopbackPolicy()
 	p.RootCAs = ca.Pool()
@@ -76,8 +76,8 @@ func TestTLSFailuresB23(t *testing.T) {
 		}
 	}
 	// The fleet CA is not a system root: without RootCAs the fleet fails.
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, BaseAddr: "127.0.0.40"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, BaseAddr: "127.0.0.40"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	sys := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	_, err = sys.Fetch(t.Context(), crawler.Request{URL: a.URL()})
 	wantClass(t, err, crawler.ClassTLS)
@@ -93,8 +93,8 @@ func TestTLSFailuresB23(t *testing.T) {
 
 // B.23: plain HTTP on a TLS port — "server speaks plain HTTP".
 func TestPlainHTTPOnTLSPortB23(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{BaseAddr: "127.0.0.41"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.41"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	_, err := f.Fetch(t.Context(), crawler.Request{URL: "https" + a.URL()[len("http"):]})
 	wantClass(t, err, crawler.ClassTLS)

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -21,21 +21,21 @@ func verifierSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, er
 // through it, a tampered card does not, and an off-origin jku is never
 // fetched (RELIABILITY.md D.43).
 func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.100", Signer: verifierSigner})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.100", Signer: verifierSigner})
 	home, evil := fleet.Hosts()[0], fleet.Hosts()[1]
-	signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home})
-	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: home})
-	off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: home})
+	signed := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home})
+	tampered := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Tampered, Host: home})
+	off := fleet.Add(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU, Host: home})
 	// An agent with its own Ed25519 key, published beside the host's key
 	// (before anything is verified: the verifier caches key sets).
 	_, edKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eddsa := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: home, Key: edKey})
+	eddsa := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home, Key: edKey})
 	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
 	v := verifier.New(verifier.Config{Fetcher: f})
-	verdict := func(a *crawlertest.AgentHandle) verifier.Verdict {
+	verdict := func(a *agentfleet.AgentHandle) verifier.Verdict {
 		resp, err := f.Fetch(t.Context(), cardRequest(a.URL()))
 		if err != nil {
 			t.Fatal(err)

@@ -12,9 +12,6 @@ var (
 	ErrKeySetSymmetric    = errors.New("verifier: key set contains a symmetric key")
 	ErrKeySetDuplicateKid = errors.New("verifier: key set has a duplicate kid")
 	ErrKeySetFetch        = errors.New("verifier: key set fetch failed")
-	ErrKeySetRedirect     = errors.New("verifier: key set fetch was redirected")
-	ErrKeySetStatus       = errors.New("verifier: key set fetch got a non-200 status")
-	ErrInsecureURL        = errors.New("verifier: key set URL is not https")
 	ErrKeySetBudget       = errors.New("verifier: too many key set URLs for one card")
 )
 

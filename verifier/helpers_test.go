@@ -125,5 +125,5 @@ func (h *keyHost) total() int {
 
 // loopbackVerifier fetches over plain HTTP with a short timeout.
 func loopbackVerifier(now func() time.Time) *Verifier {
-	return New(Config{Fetcher: NewHTTPKeySetFetcher(HTTPFetcherOptions{AllowHTTP: true, Timeout: 500 * time.Millisecond}), Now: now})
+	return New(Config{Fetcher: newLoopbackKeySetFetcher(loopbackFetcherOptions{AllowHTTP: true, Timeout: 500 * time.Millisecond}), Now: now})
 }

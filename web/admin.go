@@ -30,17 +30,19 @@ func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg s
 
 // login is POST /admin/login: an admin token in, a session cookie out.
 // Every failure says the same thing (RELIABILITY.md I.78), and failures are
-// rate-limited per client address so tokens cannot be guessed by volume.
+// counted per client address with the API's (ratelimit.Guard), so tokens
+// cannot be guessed by volume while a correct token always signs in.
 func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		return errBadRequest
 	}
-	key := u.clientKey(r)
-	if u.logins.exhausted(key, u.cfg.Now()) {
-		return errRateLimited
+	key, token, now := u.clientKey(r), r.PostForm.Get("token"), u.cfg.Now()
+	guard := u.limits.Auth()
+	if refuse, wait := guard.Before(key, token, token != "", now); refuse {
+		return rateLimited{wait}
 	}
-	p, err := u.svc.Authenticate(r.Context(), r.PostForm.Get("token"))
+	p, err := u.svc.Authenticate(r.Context(), token)
 	switch {
 	case err == nil && p.Role == registry.RoleAdmin:
 		setSession(w, r.PostForm.Get("token"))
@@ -49,7 +51,9 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 	case err != nil && !errors.Is(err, registry.ErrUnauthorized):
 		return err
 	}
-	u.logins.allow(key, u.cfg.Now()) // count the failure
+	if limited, wait := guard.Failed(key, token, now); limited {
+		return rateLimited{wait}
+	}
 	return u.loginPage(w, r, http.StatusUnauthorized, "That is not a valid admin token.")
 }
 

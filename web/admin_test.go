@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
 )
 
 func TestAdminLogin(t *testing.T) {
-	e := newEnv(t, func(c *web.Config) { c.LoginRate = web.Rate{N: 3, Per: 60_000_000_000} })
+	e := newEnv(t, func(c *web.Config) { c.Limits.AuthFailures = ratelimit.Rate{N: 3, Per: time.Minute} })
 	d := parse(t, e.get("/admin"))
 	d.one(`form[action="/admin/login"] input#token[type=password]`)
 
@@ -47,7 +49,9 @@ func TestAdminLogin(t *testing.T) {
 	}
 
 	// RELIABILITY.md I.78: a reader token, a garbage token and a revoked
-	// token all get the same generic 401; then the address is limited.
+	// token all get the same generic 401; then further failures from the
+	// address are limited, but the valid admin token still signs in (a
+	// guessing run must not lock the admin out).
 	reader, _, err := e.svc.CreateToken(t.Context(), registry.TokenRequest{Role: registry.RoleReader})
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +66,13 @@ func TestAdminLogin(t *testing.T) {
 			t.Error("a failed login set a cookie")
 		}
 	}
-	r = e.do("POST", "/admin/login", url.Values{"token": {tok}}, nil)
+	r = e.do("POST", "/admin/login", url.Values{"token": {"cdx_guess"}}, nil)
 	wantStatus(t, r, 429)
+	if got := r.Header.Get("Retry-After"); got != "20" {
+		t.Errorf("Retry-After %q, want 20", got)
+	}
+	wantStatus(t, e.do("POST", "/admin/login", url.Values{"token": {tok}}, nil), 303)
+	wantStatus(t, e.do("POST", "/admin/login", url.Values{"token": {"x"}}, nil), 429)
 	// A session cookie holding a non-admin token is no session.
 	d = parse(t, e.do("GET", "/admin/tokens", nil, asAdmin(reader)))
 	d.one(`form[action="/admin/login"]`)

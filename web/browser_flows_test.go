@@ -13,18 +13,18 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
 	"github.com/cardexhq/cardex/registry"
 )
 
-// The publish flow against a loopback agent served by crawlertest and
+// The publish flow against a loopback agent served by agentfleet and
 // fetched by the real crawler: submit, watch the status page wait, let the
 // scheduler fetch, and see the page update itself with the result.
 func TestBrowserPublishFlow(t *testing.T) {
 	e := newEnv(t)
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: readCard(t, "hotel.json")})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	agent := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: readCard(t, "hotel.json")})
 	pol := crawler.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true

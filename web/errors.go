@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -61,7 +62,11 @@ func (u *ui) fail(w http.ResponseWriter, r *http.Request, err error) {
 		u.log.ErrorContext(r.Context(), "web request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "60")
+		wait := retryAfter(err)
+		if wait == 0 {
+			wait = 60
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
 	}
 	u.render(w, r, p.Status, "error", p.Heading, p)
 }

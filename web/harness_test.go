@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/search"
@@ -67,7 +68,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, svc: svc, idx: idx, ixr: search.NewIndexer(idx, svc.IndexSource(), search.IndexerOptions{}), clk: clk}
-	cfg := web.Config{Service: svc, Index: idx, Now: clk.Now, SubmitRate: web.Rate{N: 100, Per: time.Minute},
+	cfg := web.Config{Service: svc, Index: idx, Now: clk.Now, Limits: ratelimit.Limits{SubmitPerAddress: ratelimit.Rate{N: 100, Per: time.Minute}},
 		Kick: func() {
 			e.mu.Lock()
 			e.kicks++

@@ -1,88 +1,49 @@
 package web
 
 import (
+	"errors"
 	"net/http"
-	"sync"
+	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
-	"github.com/cardexhq/cardex/api/clientaddr"
+	"github.com/cardexhq/cardex/ratelimit"
 )
 
-// limiter is a bounded table of token buckets keyed by client address.
-// When the table is full, idle buckets go first, then arbitrary ones, so a
-// flood of distinct addresses cannot grow memory (RELIABILITY.md I.82).
-type limiter struct {
-	limit rate.Limit
-	burst int
-	mu    sync.Mutex
-	b     map[string]*bucket
-}
+// rateLimited is a refusal by a rate limit; it is errRateLimited, and says
+// how long to wait.
+type rateLimited struct{ wait time.Duration }
 
-type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
+func (e rateLimited) Error() string        { return errRateLimited.Error() }
+func (e rateLimited) Is(target error) bool { return target == errRateLimited }
 
-const maxBuckets = 10_000
-
-// newLimiter returns nil (allow everything) for a disabled rate.
-func newLimiter(r Rate) *limiter {
-	if r.N <= 0 || r.Per <= 0 {
-		return nil
+// retryAfter is the Retry-After of a rate-limit error, 0 when it has none.
+func retryAfter(err error) int {
+	var rl rateLimited
+	if errors.As(err, &rl) {
+		return ratelimit.RetryAfter(rl.wait)
 	}
-	return &limiter{limit: rate.Limit(float64(r.N) / r.Per.Seconds()), burst: r.N, b: map[string]*bucket{}}
-}
-
-// allow spends one token of key's bucket.
-func (l *limiter) allow(key string, now time.Time) bool {
-	if l == nil {
-		return true
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	bk, ok := l.b[key]
-	if !ok {
-		if len(l.b) >= maxBuckets {
-			l.evict(now)
-		}
-		bk = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
-		l.b[key] = bk
-	}
-	bk.seen = now
-	return bk.lim.AllowN(now, 1)
-}
-
-// exhausted reports, without spending, whether key's bucket is empty.
-func (l *limiter) exhausted(key string, now time.Time) bool {
-	if l == nil {
-		return false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	bk, ok := l.b[key]
-	return ok && bk.lim.TokensAt(now) < 1
-}
-
-func (l *limiter) evict(now time.Time) {
-	full := time.Duration(float64(l.burst) / float64(l.limit) * float64(time.Second))
-	for k, bk := range l.b {
-		if now.Sub(bk.seen) > full {
-			delete(l.b, k)
-		}
-	}
-	for k := range l.b {
-		if len(l.b) < maxBuckets {
-			return
-		}
-		delete(l.b, k)
-	}
+	return 0
 }
 
 // clientKey is the rate-limit key of r's client, the same the API uses
-// (the TCP peer, or the right-most untrusted X-Forwarded-For hop behind a
-// trusted proxy; IPv6 grouped by /64).
+// (ratelimit.ClientKey).
 func (u *ui) clientKey(r *http.Request) string {
-	return clientaddr.Key(clientaddr.Addr(r, u.cfg.TrustedProxies))
+	return ratelimit.ClientKey(r, u.cfg.TrustedProxies)
+}
+
+// limitReads applies the API's anonymous read limit (--read-rate) to the
+// pages, sharing its buckets: the catalogue, a search, the tags and the
+// agent pages cost the server what an API read costs. Static files and
+// signed-in admins are not limited.
+func (u *ui) limitReads(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && principal(r).Role == "" &&
+			!strings.HasPrefix(r.URL.Path, "/static/") {
+			if ok, wait := u.limits.Read(u.clientKey(r), u.cfg.Now()); !ok {
+				u.fail(w, r, rateLimited{wait})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

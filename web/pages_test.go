@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
 )
@@ -104,7 +105,7 @@ func TestPublishFlow(t *testing.T) {
 }
 
 func TestPublishIsRateLimitedPerAddress(t *testing.T) {
-	e := newEnv(t, func(c *web.Config) { c.SubmitRate = web.Rate{N: 2, Per: time.Minute} })
+	e := newEnv(t, func(c *web.Config) { c.Limits.SubmitPerAddress = ratelimit.Rate{N: 2, Per: time.Minute} })
 	for i, want := range []int{303, 303, 429} {
 		r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://r" + string(rune('a'+i)) + ".example.com"}}, nil)
 		wantStatus(t, r, want)
@@ -142,11 +143,41 @@ func TestDemoBanner(t *testing.T) {
 }
 
 func TestPublishIsRateLimitedPerDomain(t *testing.T) {
-	e := newEnv(t, func(c *web.Config) { c.SubmitDomainRate = web.Rate{N: 2, Per: time.Hour} })
+	e := newEnv(t, func(c *web.Config) { c.Limits.SubmitPerDomain = ratelimit.Rate{N: 2, Per: time.Hour} })
 	for i, want := range []int{303, 303, 429} {
 		r := e.do("POST", "/publish", url.Values{"cardUrl": {"https://a" + strconv.Itoa(i) + ".victim.co.uk"}}, nil)
 		wantStatus(t, r, want)
 	}
+	// A bare host is the same domain: the form does not skip the limit
+	// when "https://" is left out.
+	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"b.victim.co.uk"}}, nil), 429)
+	bare := newEnv(t, func(c *web.Config) { c.Limits.SubmitPerDomain = ratelimit.Rate{N: 2, Per: time.Hour} })
+	for i, want := range []int{303, 303, 429} {
+		wantStatus(t, bare.do("POST", "/publish", url.Values{"cardUrl": {"c" + strconv.Itoa(i) + ".victim.co.uk"}}, nil), want)
+	}
 	// Another registrable domain is not affected.
 	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"https://a.other.co.uk"}}, nil), 303)
+}
+
+// Anonymous page reads take the API's read limit: a flood of distinct
+// searches from one address gets 429 once the bucket is spent, on the
+// catalogue, the tags and the agent pages alike; static files and a
+// signed-in admin are not limited.
+func TestPageReadsAreRateLimited(t *testing.T) {
+	e := newEnv(t, func(c *web.Config) { c.Limits.ReadPerAddress = ratelimit.Rate{N: 4, Per: time.Second, Burst: 4} })
+	id := e.listed("limited.example.com", "geospatial.json")
+	e.sync()
+	css, _ := attr(parse(t, e.get("/?q=a")).one(`link[rel=stylesheet]`), "href")
+	for _, p := range []string{"/?q=b", "/tags", "/agents/" + id} {
+		wantStatus(t, e.get(p), 200)
+	}
+	for _, p := range []string{"/?q=c", "/tags", "/agents/" + id, "/publish"} {
+		r := e.get(p)
+		wantStatus(t, r, 429)
+		if got := r.Header.Get("Retry-After"); got != "1" {
+			t.Errorf("%s: Retry-After %q, want 1", p, got)
+		}
+	}
+	wantStatus(t, e.get(css), 200)
+	wantStatus(t, e.do("GET", "/?q=d", nil, asAdmin(e.adminToken())), 200)
 }

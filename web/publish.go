@@ -3,10 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
-
-	"golang.org/x/net/publicsuffix"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -37,12 +34,8 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	in := strings.TrimSpace(r.PostForm.Get("cardUrl"))
 	if p.Role == "" {
-		now := u.cfg.Now()
-		if !u.submits.allow(u.clientKey(r), now) {
-			return errRateLimited
-		}
-		if d := registrableDomain(in); d != "" && !u.domains.allow(d, now) {
-			return errRateLimited
+		if refused := u.limits.Submit(u.clientKey(r), in, u.cfg.Now()); refused != nil {
+			return rateLimited{refused.Wait}
 		}
 	}
 	a, err := u.svc.Submit(r.Context(), p, in, "")
@@ -86,18 +79,4 @@ func (u *ui) publishStatus(w http.ResponseWriter, r *http.Request) error {
 		Waiting bool
 	}{a, a.LastFetchedAt == nil})
 	return nil
-}
-
-// registrableDomain is the eTLD+1 of the submitted URL's host ("" when
-// there is none to key on: Submit rejects such input anyway).
-func registrableDomain(raw string) string {
-	pu, err := url.Parse(raw)
-	if err != nil || pu.Hostname() == "" {
-		return ""
-	}
-	h := strings.ToLower(strings.TrimSuffix(pu.Hostname(), "."))
-	if d, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
-		return d
-	}
-	return h
 }

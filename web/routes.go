@@ -53,7 +53,7 @@ func (u *ui) routes() (http.Handler, error) {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, errCrossOrigin)
 	}))
-	return u.headers(u.session(cop.Handler(mux))), nil
+	return u.headers(u.session(u.limitReads(cop.Handler(mux)))), nil
 }
 
 // origin is scheme://host[:port] of a base URL, "" when there is none.

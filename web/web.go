@@ -17,15 +17,10 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
-
-// Rate is a token bucket: N events per Per. A zero N disables the limit.
-type Rate struct {
-	N   int
-	Per time.Duration
-}
 
 // Config wires the UI to the registry and the search index.
 type Config struct {
@@ -37,17 +32,14 @@ type Config struct {
 	BaseURL string
 	// Demo shows the "demo catalogue" banner on every page.
 	Demo bool
-	// SubmitRate limits anonymous publish-form submissions per client
-	// address (CONTRACT.md §5: like the API's --submit-rate).
-	SubmitRate Rate
-	// SubmitDomainRate limits anonymous submissions per registrable domain
-	// of the submitted host (CONTRACT.md §5: 100 per hour by default, i.e.
-	// 10× --submit-rate per hour), so one address pool cannot flood a
-	// single victim domain with fetches.
-	SubmitDomainRate Rate
-	// LoginRate limits failed admin logins per client address
-	// (RELIABILITY.md I.78). Zero N means 10 per minute.
-	LoginRate Rate
+	// Limits are the rate limits of the pages: anonymous page reads,
+	// publish-form submissions (per client address and per registrable
+	// domain of the submitted host) and failed admin sign-ins, as the API
+	// counts them. A zero Limits disables them.
+	Limits ratelimit.Limits
+	// Limiters, when set, are the buckets shared with the API (Limits is
+	// then ignored), so a client has one budget for both faces.
+	Limiters *ratelimit.Limiters
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// keying rate limits (the same setting the API uses).
 	TrustedProxies []netip.Prefix
@@ -66,15 +58,13 @@ var ErrConfig = errors.New("web: invalid config")
 
 // ui holds the handler's state; every field is set once by New.
 type ui struct {
-	cfg     Config
-	svc     *registry.Service
-	idx     *search.Index
-	log     *slog.Logger
-	pages   pageSet
-	assets  *assets
-	submits *limiter
-	domains *limiter
-	logins  *limiter
+	cfg    Config
+	svc    *registry.Service
+	idx    *search.Index
+	log    *slog.Logger
+	pages  pageSet
+	assets *assets
+	limits *ratelimit.Limiters
 	// reference is the parsed API reference, nil without Config.OpenAPI.
 	reference *refDoc
 }
@@ -94,16 +84,16 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.LoginRate.N == 0 {
-		cfg.LoginRate = Rate{N: 10, Per: time.Minute}
-	}
 	a, err := loadAssets()
 	if err != nil {
 		return nil, err
 	}
 	u := &ui{
 		cfg: cfg, svc: cfg.Service, idx: cfg.Index, log: cfg.Logger, assets: a,
-		submits: newLimiter(cfg.SubmitRate), domains: newLimiter(cfg.SubmitDomainRate), logins: newLimiter(cfg.LoginRate),
+		limits: cfg.Limiters,
+	}
+	if u.limits == nil {
+		u.limits = ratelimit.NewLimiters(cfg.Limits, 0)
 	}
 	if cfg.OpenAPI != nil {
 		if u.reference, err = parseReference(cfg.OpenAPI); err != nil {

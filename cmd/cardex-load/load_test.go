@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 )
 
 // buildServer compiles cmd/cardex (with -race when this test has it).
@@ -92,12 +92,12 @@ func startServe(t *testing.T, bin string) (base, token string) {
 // come back within the slack.
 func TestLoadAgainstServe(t *testing.T) {
 	bin := buildServer(t)
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 4})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 4})
 	base, token := startServe(t, bin)
 
 	c := &client{cfg: &config{URL: base, Token: token}, http: &http.Client{Timeout: 10 * time.Second}}
 	for i := range 20 {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 3})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 3})
 		st, err := c.call(t.Context(), http.MethodPost, "/api/v1/agents", map[string]string{"cardUrl": a.URL()}, nil)
 		if err != nil || st != http.StatusAccepted {
 			t.Fatalf("submit %d: status %d, %v", i, st, err)

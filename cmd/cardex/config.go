@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -291,14 +291,15 @@ func (c *serveConfig) Validate() error {
 	return nil
 }
 
-// limits turns the rate settings into the API's limits (CONTRACT.md §5).
+// limits turns the rate settings into the server's limits, which the API
+// and the web UI share (docs/configuration.md "Rate limits").
 // The per-domain budget scales with the per-address one (100 per hour at
 // the default 10 per minute), and --submit-rate 0 disables both.
-func (c *serveConfig) limits() api.Limits {
-	l := api.DefaultLimits()
-	l.SubmitPerAddress = api.Rate{N: c.SubmitRate, Per: time.Minute}
-	l.SubmitPerDomain = api.Rate{N: 10 * c.SubmitRate, Per: time.Hour}
-	l.ReadPerAddress = api.Rate{N: c.ReadRate, Per: time.Second, Burst: 2 * c.ReadRate}
+func (c *serveConfig) limits() ratelimit.Limits {
+	l := ratelimit.DefaultLimits()
+	l.SubmitPerAddress = ratelimit.Rate{N: c.SubmitRate, Per: time.Minute}
+	l.SubmitPerDomain = ratelimit.Rate{N: 10 * c.SubmitRate, Per: time.Hour}
+	l.ReadPerAddress = ratelimit.Rate{N: c.ReadRate, Per: time.Second, Burst: 2 * c.ReadRate}
 	return l
 }
 

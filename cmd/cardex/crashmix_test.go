@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -221,22 +221,22 @@ func TestCrashDuringMixedLoad(t *testing.T) {
 
 func crashMixed(t *testing.T, dbURL string) {
 	bin := procBin(t)
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 4})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 4})
 	// Hanging agents (headers, then nothing until the fetch times out)
 	// keep fetches in flight, so the kill lands with leases held.
-	hang := crawlertest.Start(t, crawlertest.Options{Hosts: 1, BaseAddr: "127.0.2.1"})
+	hang := agentfleet.Start(t, agentfleet.Options{Hosts: 1, BaseAddr: "127.0.2.1"})
 	var urls []string
 	hanging := map[string]bool{}
 	for i := range 150 {
-		var h *crawlertest.AgentHandle
+		var h *agentfleet.AgentHandle
 		switch {
 		case i%10 == 1:
-			h = hang.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+			h = hang.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders})
 			hanging[h.URL()] = true
 		case i%3 == 0:
-			h = fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 2})
+			h = fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 2})
 		default:
-			h = fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional})
+			h = fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional})
 		}
 		urls = append(urls, h.URL())
 	}

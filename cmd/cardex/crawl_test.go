@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -39,8 +39,8 @@ func crawlJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, c
 }
 
 func TestCrawlCommandSignedCardJSON(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Signer: fleetSigner})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+	fleet := agentfleet.Start(t, agentfleet.Options{Signer: fleetSigner})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed})
 	code, keys, rep := crawlJSON(t, append(loopback, a.URL())...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %+v", code, rep)
@@ -67,8 +67,8 @@ func TestCrawlCommandSignedCardJSON(t *testing.T) {
 }
 
 func TestCrawlCommandText(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	code, out, errs := runCLI(t, "", append(append([]string{"crawl"}, a.URL()), loopback...)...)
 	if code != exitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -86,9 +86,9 @@ func TestCrawlCommandText(t *testing.T) {
 // CONTRACT.md §6: exit 1 when the fetch or the card failed, with the error
 // class (RELIABILITY.md C.28 for the HTML page).
 func TestCrawlCommandFailures(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	html := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HTMLPage})
-	gone := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Status, Status: 404})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	html := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HTMLPage})
+	gone := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Status, Status: 404})
 	for _, c := range []struct {
 		url, class string
 		status     int
@@ -112,8 +112,8 @@ func TestCrawlCommandFailures(t *testing.T) {
 
 // The production policy (no allowances) never sends a request to loopback.
 func TestCrawlCommandProductionPolicy(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	code, _, rep := crawlJSON(t, a.URL())
 	if code != exitFail || rep.Error == nil || rep.Error.Class != "blocked_address" {
 		t.Errorf("plain http: exit %d error %+v", code, rep.Error)
@@ -129,9 +129,9 @@ func TestCrawlCommandProductionPolicy(t *testing.T) {
 
 // A bare host means its well-known card, with the legacy fallback.
 func TestCrawlCommandBareHostFallback(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	host := fleet.Hosts()[0]
-	legacy := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: host, Path: "/.well-known/agent.json"})
+	legacy := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: host, Path: "/.well-known/agent.json"})
 	code, _, rep := crawlJSON(t, append(loopback, host.Origin()+"/")...)
 	if code != exitOK || rep.URL != legacy.URL() || rep.CardURL != host.Origin()+"/.well-known/agent-card.json" {
 		t.Errorf("exit %d url %s cardUrl %s", code, rep.URL, rep.CardURL)
@@ -140,8 +140,8 @@ func TestCrawlCommandBareHostFallback(t *testing.T) {
 
 // --ca-file trusts a TLS fleet's private CA; without it the handshake fails.
 func TestCrawlCommandCAFile(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	pem := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(pem, fleet.CA().PEM(), 0o600); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -32,10 +32,10 @@ const (
 	demoCardFormat = "2.%d.0"
 )
 
-// demoFleet is the demo's agents: a crawlertest fleet plus one listener
+// demoFleet is the demo's agents: an agentfleet fleet plus one listener
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
-	fleet  *crawlertest.Fleet
+	fleet  *agentfleet.Fleet
 	flaky  *flakyAgents
 	agents []demoAgent
 	nets   []netip.Prefix
@@ -52,12 +52,12 @@ func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
 }
 
 func startDemoFleet(log *slog.Logger) (*demoFleet, error) {
-	opts := crawlertest.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Port: demoFleetPort, Signer: signCard}
-	fleet, err := crawlertest.New(opts)
+	opts := agentfleet.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Port: demoFleetPort, Signer: signCard}
+	fleet, err := agentfleet.New(opts)
 	if err != nil {
 		log.Warn("demo fleet: fixed port taken, using free ports (card URLs change on restart)", "port", demoFleetPort, "err", err)
 		opts.Port = 0
-		if fleet, err = crawlertest.New(opts); err != nil {
+		if fleet, err = agentfleet.New(opts); err != nil {
 			return nil, fmt.Errorf("demo fleet: %w", err)
 		}
 	}
@@ -89,7 +89,7 @@ func (d *demoFleet) addAgents() error {
 	}
 	sort.Strings(names)
 	hosts := d.fleet.Hosts()
-	add := func(a crawlertest.Agent) error {
+	add := func(a agentfleet.Agent) error {
 		h, err := d.fleet.TryAdd(a)
 		if err != nil {
 			return fmt.Errorf("demo fleet: %w", err)
@@ -104,32 +104,32 @@ func (d *demoFleet) addAgents() error {
 		}
 		// Each sample gets its own path so several can share a host.
 		p := "/samples/" + path.Base(name[:len(name)-len(".json")]) + "/.well-known/agent-card.json"
-		if err := add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: card, Host: hosts[i%len(hosts)], Path: p}); err != nil {
+		if err := add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: card, Host: hosts[i%len(hosts)], Path: p}); err != nil {
 			return err
 		}
 	}
 	for n := range demoGenerated {
 		h := hosts[n%len(hosts)]
-		card := crawlertest.GenerateCard(100+n, h.Origin(), fmt.Sprintf(demoCardFormat, n))
-		if err := add(crawlertest.Agent{Behavior: crawlertest.Signed, Card: card, Host: h}); err != nil {
+		card := agentfleet.GenerateCard(100+n, h.Origin(), fmt.Sprintf(demoCardFormat, n))
+		if err := add(agentfleet.Agent{Behavior: agentfleet.Signed, Card: card, Host: h}); err != nil {
 			return err
 		}
 	}
 	// Rotation: signed first with a key the origin no longer publishes,
 	// then (by the fleet) with the host's published key.
-	old, err := crawlertest.NewSigningKey()
+	old, err := agentfleet.NewSigningKey()
 	if err != nil {
 		return err
 	}
 	h := hosts[1%len(hosts)]
-	card, err := signCard(crawlertest.GenerateCard(200, h.Origin(), "3.0.0"), old, "", h.JWKSURL())
+	card, err := signCard(agentfleet.GenerateCard(200, h.Origin(), "3.0.0"), old, "", h.JWKSURL())
 	if err != nil {
 		return err
 	}
-	if err := add(crawlertest.Agent{Behavior: crawlertest.Signed, Card: card, Host: h}); err != nil {
+	if err := add(agentfleet.Agent{Behavior: agentfleet.Signed, Card: card, Host: h}); err != nil {
 		return err
 	}
-	return add(crawlertest.Agent{Behavior: crawlertest.Tampered, Card: crawlertest.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]})
+	return add(agentfleet.Agent{Behavior: agentfleet.Tampered, Card: agentfleet.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]})
 }
 
 func (d *demoFleet) Close() {
@@ -156,7 +156,7 @@ type flakyAgents struct {
 	cards  map[flakyMode][]byte
 }
 
-func startFlaky(h *crawlertest.Host, log *slog.Logger) (*flakyAgents, error) {
+func startFlaky(h *agentfleet.Host, log *slog.Logger) (*flakyAgents, error) {
 	host := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(host, demoFlakyPort).String())
 	if err != nil {
@@ -166,8 +166,8 @@ func startFlaky(h *crawlertest.Host, log *slog.Logger) (*flakyAgents, error) {
 	}
 	f := &flakyAgents{origin: "http://" + ln.Addr().String()}
 	f.cards = map[flakyMode][]byte{
-		flakyFailing: crawlertest.GenerateCard(300, f.origin, "0.9.1"),
-		flakyGone:    crawlertest.GenerateCard(301, f.origin, "0.3.0"),
+		flakyFailing: agentfleet.GenerateCard(300, f.origin, "0.9.1"),
+		flakyGone:    agentfleet.GenerateCard(301, f.origin, "0.3.0"),
 	}
 	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 )
 
 // searchSnapshot is the ids every opsQueries query answers, for an admin
@@ -93,10 +93,10 @@ func liveGeneration(t *testing.T, data string) string {
 func TestIndexLossRebuildsOnRestart(t *testing.T) {
 	t.Parallel() // subprocesses mostly wait on timers and I/O: overlap them with the other operations tests
 	bin := procBin(t)
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
 	var urls []string
 	for range 40 {
-		urls = append(urls, fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional}).URL())
+		urls = append(urls, fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional}).URL())
 	}
 	data := t.TempDir()
 	// Cards do not change here and re-crawls wait an hour, so once the

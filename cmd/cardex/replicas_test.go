@@ -20,7 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to read leases directly
 	yaml "github.com/oasdiff/yaml3"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -224,17 +224,17 @@ func TestTwoReplicasShareOnePostgres(t *testing.T) {
 	t.Parallel() // subprocesses mostly wait on timers and I/O: overlap them with the other operations tests
 	dbURL := registrytest.PostgresURL(t)
 	bin := procBin(t)
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 8})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 8})
 	const agents = 200
 	urls := make([]string, 0, agents)
-	handles := map[string]*crawlertest.AgentHandle{}
+	handles := map[string]*agentfleet.AgentHandle{}
 	for i := range agents {
-		a := crawlertest.Agent{Behavior: crawlertest.Conditional}
+		a := agentfleet.Agent{Behavior: agentfleet.Conditional}
 		switch i % 4 {
 		case 0:
-			a = crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 2}
+			a = agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 2}
 		case 1:
-			a = crawlertest.Agent{Behavior: crawlertest.Normal}
+			a = agentfleet.Agent{Behavior: agentfleet.Normal}
 		}
 		h := fleet.Add(a)
 		urls = append(urls, h.URL())
@@ -285,16 +285,16 @@ func TestTwoReplicasShareOnePostgres(t *testing.T) {
 	// well within the fetch timeout; few, as every byte is a timer wake-up)
 	// so fetches are in flight. Everything B held must come back to A
 	// after the lease TTL, and every agent must end with a version.
-	card := crawlertest.GenerateCard(0, "http://127.0.0.1:65535", "1.0.0")
-	slow := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.1.1", DripInterval: 150 * time.Millisecond / time.Duration(len(card))})
+	card := agentfleet.GenerateCard(0, "http://127.0.0.1:65535", "1.0.0")
+	slow := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.1.1", DripInterval: 150 * time.Millisecond / time.Duration(len(card))})
 	var slowURLs []string
-	var slowHandles []*crawlertest.AgentHandle
+	var slowHandles []*agentfleet.AgentHandle
 	for i := range 40 {
-		var h *crawlertest.AgentHandle
+		var h *agentfleet.AgentHandle
 		if i%5 == 0 {
-			h = slow.Add(crawlertest.Agent{Behavior: crawlertest.SlowDrip})
+			h = slow.Add(agentfleet.Agent{Behavior: agentfleet.SlowDrip})
 		} else {
-			h = slow.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+			h = slow.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 		}
 		slowURLs = append(slowURLs, h.URL())
 		slowHandles = append(slowHandles, h)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/api"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
 )
@@ -227,11 +228,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 // handler builds the API and the web UI over svc and composes them with
 // /metrics into the server's one handler.
 func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, log *slog.Logger) (http.Handler, error) {
+	// One set of buckets for both faces: a client has one budget.
+	limits := ratelimit.NewLimiters(c.limits(), 0)
 	apiH, err := api.New(api.Config{
 		Service:        svc,
 		Ready:          ready,
 		Logger:         log,
-		Limits:         c.limits(),
+		Limiters:       limits,
 		TrustedProxies: c.TrustedProxies,
 		BaseURL:        c.BaseURL,
 		Search:         sr.Searcher(),
@@ -243,18 +246,16 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	if err != nil {
 		return nil, err
 	}
-	l := c.limits()
 	webH, err := web.New(web.Config{
-		Service:          svc,
-		Index:            sr.Index(),
-		Logger:           log,
-		BaseURL:          c.BaseURL,
-		Demo:             c.Demo,
-		SubmitRate:       web.Rate{N: l.SubmitPerAddress.N, Per: l.SubmitPerAddress.Per},
-		SubmitDomainRate: web.Rate{N: l.SubmitPerDomain.N, Per: l.SubmitPerDomain.Per},
-		TrustedProxies:   c.TrustedProxies,
-		Kick:             kick,
-		OpenAPI:          api.OpenAPI,
+		Service:        svc,
+		Index:          sr.Index(),
+		Logger:         log,
+		BaseURL:        c.BaseURL,
+		Demo:           c.Demo,
+		Limiters:       limits,
+		TrustedProxies: c.TrustedProxies,
+		Kick:           kick,
+		OpenAPI:        api.OpenAPI,
 	})
 	if err != nil {
 		return nil, err

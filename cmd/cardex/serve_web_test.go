@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -136,8 +136,8 @@ func TestServeRoutesOneMux(t *testing.T) {
 // API, crawled by the scheduler, approved, indexed, and found by a word of
 // its skill in the API and on the catalogue page.
 func TestServeSubmitCrawlApproveSearch(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Card: []byte(`{
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	agent := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: []byte(`{
   "name": "Tidewater Harbour Pilot",
   "description": "Schedules harbour pilotage for arriving vessels.",
   "version": "1.2.0",
@@ -212,8 +212,8 @@ func submitAndApprove(t *testing.T, base, token, cardURL string) string {
 func TestServeTLSFleetWithCAFile(t *testing.T) {
 	for _, store := range []string{"sqlite", "postgres"} {
 		t.Run(store, func(t *testing.T) {
-			fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, Signer: signCard})
-			agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed})
+			fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, Signer: signCard})
+			agent := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed})
 			ca := filepath.Join(t.TempDir(), "ca.pem")
 			if err := os.WriteFile(ca, fleet.CA().PEM(), 0o600); err != nil {
 				t.Fatal(err)
@@ -248,8 +248,8 @@ func TestServeTLSFleetWithCAFile(t *testing.T) {
 // Without --ca-file the same TLS fleet is refused: the fleet's CA is not
 // a system root, so the crawl records the error class tls.
 func TestServeTLSFleetWithoutCAFile(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true})
-	agent := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true})
+	agent := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	s := startInProcess(t, filepath.Join(t.TempDir(), "data"), "--allow-networks", "127.0.0.0/8", "--crawl-tick", "1s")
 	var rec struct {
 		ID        string `json:"id"`
@@ -274,10 +274,10 @@ func TestServeTLSFleetWithoutCAFile(t *testing.T) {
 // still queued behind it, and releases every lease: no agent is left
 // leased in SQL after SIGTERM (main cancels serve's context on it).
 func TestServeShutdownReleasesLeases(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
-	hangs := []*crawlertest.AgentHandle{
-		fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders, Host: fleet.Hosts()[0]}),
-		fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders, Host: fleet.Hosts()[1]}),
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
+	hangs := []*agentfleet.AgentHandle{
+		fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders, Host: fleet.Hosts()[0]}),
+		fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders, Host: fleet.Hosts()[1]}),
 	}
 	data := filepath.Join(t.TempDir(), "data")
 	// One worker: one agent runs, the other waits in the queue, leased.

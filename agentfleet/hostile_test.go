@@ -1,4 +1,4 @@
-package crawlertest_test
+package agentfleet_test
 
 import (
 	"bytes"
@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 )
 
 func TestSlowDripAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{DripInterval: 2 * time.Millisecond})
+	fleet := agentfleet.Start(t, agentfleet.Options{DripInterval: 2 * time.Millisecond})
 	card := []byte(`{"name":"slow"}`)
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.SlowDrip, Card: card})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.SlowDrip, Card: card})
 	resp, err := http.Get(a.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +43,8 @@ func TestSlowDripAgent(t *testing.T) {
 }
 
 func TestHangAfterHeadersAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.URL(), nil)
@@ -62,9 +62,9 @@ func TestHangAfterHeadersAgent(t *testing.T) {
 }
 
 func TestHugeBodyAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	for _, declare := range []bool{false, true} {
-		a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeBody, Size: 3 << 20, DeclareLength: declare})
+		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeBody, Size: 3 << 20, DeclareLength: declare})
 		resp, body := do(t, http.DefaultClient, newReq(t, a.URL()))
 		if len(body) != 3<<20 || !json.Valid(body) {
 			t.Errorf("declared=%v: %d bytes, valid JSON %v", declare, len(body), json.Valid(body))
@@ -76,8 +76,8 @@ func TestHugeBodyAgent(t *testing.T) {
 }
 
 func TestGzipBombAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.GzipBomb, Size: 4 << 20})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.GzipBomb, Size: 4 << 20})
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	req := newReq(t, a.URL())
 	req.Header.Set("Accept-Encoding", "gzip")
@@ -96,8 +96,8 @@ func TestGzipBombAgent(t *testing.T) {
 }
 
 func TestHugeHeadersAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HugeHeaders})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeHeaders})
 	resp, _ := do(t, http.DefaultClient, newReq(t, a.URL()))
 	size := 0
 	for k, vs := range resp.Header {
@@ -111,8 +111,8 @@ func TestHugeHeadersAgent(t *testing.T) {
 }
 
 func TestTLSFleet(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{TLS: true, Hosts: 2, BaseAddr: "127.0.0.80"})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal, Host: fleet.Hosts()[1]})
+	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, Hosts: 2, BaseAddr: "127.0.0.80"})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[1]})
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig.RootCAs = fleet.CertPool()
 	resp, body := do(t, &http.Client{Transport: tr}, newReq(t, a.URL()))
@@ -126,11 +126,11 @@ func TestTLSFleet(t *testing.T) {
 
 // A 10,000-agent fleet needs one listener per address, not per agent.
 func TestTenThousandAgents(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 50, BaseAddr: "127.0.1.1"})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 50, BaseAddr: "127.0.1.1"})
 	urls := map[string]bool{}
-	var last *crawlertest.AgentHandle
+	var last *agentfleet.AgentHandle
 	for range 10000 {
-		last = fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal})
+		last = fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 		urls[last.URL()] = true
 	}
 	if len(urls) != 10000 || len(fleet.Hosts()) != 50 {

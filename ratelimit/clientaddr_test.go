@@ -1,4 +1,4 @@
-package clientaddr
+package ratelimit
 
 import (
 	"net/http/httptest"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestAddr(t *testing.T) {
+func TestClientAddr(t *testing.T) {
 	proxy := netip.MustParsePrefix("10.0.0.0/8")
 	cases := []struct {
 		name    string
@@ -32,7 +32,7 @@ func TestAddr(t *testing.T) {
 			for _, v := range tc.xff {
 				r.Header.Add("X-Forwarded-For", v)
 			}
-			if got := Addr(r, tc.proxies).String(); got != tc.want {
+			if got := ClientAddr(r, tc.proxies).String(); got != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -40,16 +40,16 @@ func TestAddr(t *testing.T) {
 }
 
 func TestKeyGroupsIPv6By64(t *testing.T) {
-	a := Key(netip.MustParseAddr("2001:db8:1:2:aaaa::1"))
-	b := Key(netip.MustParseAddr("2001:db8:1:2:ffff::9"))
-	c := Key(netip.MustParseAddr("2001:db8:1:3::1"))
+	a := AddrKey(netip.MustParseAddr("2001:db8:1:2:aaaa::1"))
+	b := AddrKey(netip.MustParseAddr("2001:db8:1:2:ffff::9"))
+	c := AddrKey(netip.MustParseAddr("2001:db8:1:3::1"))
 	if a != b || a == c || a != "2001:db8:1:2::/64" {
 		t.Fatalf("a=%s b=%s c=%s", a, b, c)
 	}
-	if k := Key(netip.MustParseAddr("192.0.2.7")); k != "192.0.2.7" {
+	if k := AddrKey(netip.MustParseAddr("192.0.2.7")); k != "192.0.2.7" {
 		t.Fatalf("v4 key %s", k)
 	}
-	if k := Key(netip.Addr{}); k != "unknown" {
+	if k := AddrKey(netip.Addr{}); k != "unknown" {
 		t.Fatalf("invalid key %s", k)
 	}
 }

@@ -1,5 +1,5 @@
-// Package crawlertest runs a fleet of fake A2A agents on loopback for the
-// crawler's tests and benchmarks: many agents on distinct 127.0.0.x
+// Package agentfleet runs a fleet of fake A2A agents on loopback for the
+// crawler's tests and benchmarks, the load tools and `cardex serve --demo`: many agents on distinct 127.0.0.x
 // addresses (Linux routes all of 127/8 to lo), each with a behaviour —
 // normal, signed, tampered, conditional, changing, slow, hanging, huge,
 // redirecting, failing — and counters of requests and peak concurrency so
@@ -7,7 +7,7 @@
 //
 // One listener per address serves any number of agents by path, so a fleet
 // of 10,000 agents needs only as many sockets as it has addresses.
-package crawlertest
+package agentfleet
 
 import (
 	"crypto"
@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -45,7 +44,7 @@ type Options struct {
 
 // Fleet is a running set of fake agents.
 type Fleet struct {
-	t      testing.TB
+	t      TB
 	opts   Options
 	hosts  []*Host
 	ca     *CA
@@ -57,14 +56,23 @@ type Fleet struct {
 	next int
 }
 
+// TB is what Start needs of a test (testing.TB has it). The package does
+// not import testing, so the cardex binary that runs the demo fleet does
+// not link the test framework.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Start starts a fleet and closes it when the test ends. With a nil t it
 // panics on failure and the caller closes it.
-func Start(t testing.TB, opts Options) *Fleet {
+func Start(t TB, opts Options) *Fleet {
 	f, err := New(opts)
 	if err != nil {
 		if t != nil {
 			t.Helper()
-			t.Fatalf("crawlertest: %v", err)
+			t.Fatalf("agentfleet: %v", err)
 		}
 		panic(err)
 	}
@@ -180,7 +188,7 @@ func (f *Fleet) Add(a Agent) *AgentHandle {
 	if err != nil {
 		if f.t != nil {
 			f.t.Helper()
-			f.t.Fatalf("crawlertest: %v", err)
+			f.t.Fatalf("agentfleet: %v", err)
 		}
 		panic(err)
 	}

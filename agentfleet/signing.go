@@ -1,4 +1,4 @@
-package crawlertest
+package agentfleet
 
 import (
 	"crypto"
@@ -27,7 +27,7 @@ import (
 type Signer func(card []byte, key crypto.Signer, kid, jku string) ([]byte, error)
 
 // ErrNoSigner: a signed behaviour was asked of a fleet without Options.Signer.
-var ErrNoSigner = errors.New("crawlertest: signed agents need Options.Signer")
+var ErrNoSigner = errors.New("agentfleet: signed agents need Options.Signer")
 
 // NewSigningKey returns a fresh P-256 key (ES256).
 func NewSigningKey() (crypto.Signer, error) {
@@ -49,7 +49,7 @@ func Alg(key crypto.Signer) (string, error) {
 	case ed25519.PublicKey:
 		return "EdDSA", nil
 	}
-	return "", fmt.Errorf("crawlertest: unsupported key type %T", key.Public())
+	return "", fmt.Errorf("agentfleet: unsupported key type %T", key.Public())
 }
 
 // publicJWK returns the public JWK of key with its RFC 7638 thumbprint as
@@ -82,7 +82,7 @@ func jwksJSON(keys []jose.JSONWebKey) []byte {
 func tamper(card []byte) ([]byte, error) {
 	v, err := strictjson.Parse(card)
 	if err != nil {
-		return nil, fmt.Errorf("crawlertest: tamper: %w", err)
+		return nil, fmt.Errorf("agentfleet: tamper: %w", err)
 	}
 	for _, name := range []string{"description", "name"} {
 		if m := v.Get(name); m != nil && m.Kind == strictjson.String {
@@ -90,7 +90,7 @@ func tamper(card []byte) ([]byte, error) {
 			return strictjson.Marshal(v), nil
 		}
 	}
-	return nil, errors.New("crawlertest: tamper: card has no description or name string")
+	return nil, errors.New("agentfleet: tamper: card has no description or name string")
 }
 
 // withVersion returns card with its top-level "version" set to version
@@ -98,10 +98,10 @@ func tamper(card []byte) ([]byte, error) {
 func withVersion(card []byte, version string) ([]byte, error) {
 	v, err := strictjson.Parse(card)
 	if err != nil {
-		return nil, fmt.Errorf("crawlertest: changing card: %w", err)
+		return nil, fmt.Errorf("agentfleet: changing card: %w", err)
 	}
 	if v.Kind != strictjson.Object {
-		return nil, errors.New("crawlertest: changing card: not an object")
+		return nil, errors.New("agentfleet: changing card: not an object")
 	}
 	if m := v.Get("version"); m != nil {
 		*m = strictjson.Value{Kind: strictjson.String, String: version}

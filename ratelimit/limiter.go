@@ -1,4 +1,4 @@
-package api
+package ratelimit
 
 import (
 	"math"
@@ -16,31 +16,12 @@ type Rate struct {
 	Burst int
 }
 
-// Limits are the API's rate limits (CONTRACT.md §5, RELIABILITY.md A.8,
-// I.78, I.82). Requests with a valid token are never limited.
-type Limits struct {
-	SubmitPerAddress Rate // anonymous submissions per client address
-	SubmitPerDomain  Rate // anonymous submissions per registrable domain of the submitted host
-	ReadPerAddress   Rate // anonymous reads per client address
-	AuthFailures     Rate // failed authentications per client address before 429
-}
-
-// DefaultLimits are the defaults of CONTRACT.md §5; AuthFailures allows a
-// mistyped token or two but not a guessing run.
-func DefaultLimits() Limits {
-	return Limits{
-		SubmitPerAddress: Rate{N: 10, Per: time.Minute},
-		SubmitPerDomain:  Rate{N: 100, Per: time.Hour},
-		ReadPerAddress:   Rate{N: 50, Per: time.Second, Burst: 100},
-		AuthFailures:     Rate{N: 10, Per: time.Minute},
-	}
-}
-
-// limiter is a table of token buckets keyed by client address or domain.
-// The table is bounded: a flood of distinct keys (spoofed IPv6 sources,
-// random subdomains) evicts idle buckets, then arbitrary ones, so memory
-// stays flat (RELIABILITY.md I.82).
-type limiter struct {
+// Limiter is a table of token buckets keyed by client address, domain or
+// credential. The table is bounded: a flood of distinct keys (spoofed IPv6
+// sources, random subdomains) evicts idle buckets, then an arbitrary eighth,
+// so memory stays flat and an insert stays amortized O(1) (RELIABILITY.md
+// I.82). A nil *Limiter allows everything.
+type Limiter struct {
 	limit rate.Limit
 	burst int
 	idle  time.Duration // a bucket idle this long is full again: forgetting it changes nothing
@@ -55,8 +36,12 @@ type bucket struct {
 	seen time.Time
 }
 
-// newLimiter returns nil for a disabled rate; a nil *limiter allows all.
-func newLimiter(r Rate, maxKeys int) *limiter {
+// DefaultMaxKeys bounds a Limiter's table when New is given no bound.
+const DefaultMaxKeys = 100_000
+
+// New returns a limiter of r over at most maxKeys keys (DefaultMaxKeys when
+// not positive), or nil for a disabled rate.
+func New(r Rate, maxKeys int) *Limiter {
 	if r.N <= 0 || r.Per <= 0 {
 		return nil
 	}
@@ -64,8 +49,11 @@ func newLimiter(r Rate, maxKeys int) *limiter {
 	if burst <= 0 {
 		burst = r.N
 	}
+	if maxKeys <= 0 {
+		maxKeys = DefaultMaxKeys
+	}
 	limit := rate.Limit(float64(r.N) / r.Per.Seconds())
-	return &limiter{
+	return &Limiter{
 		limit:   limit,
 		burst:   burst,
 		idle:    time.Duration(float64(burst) / float64(limit) * float64(time.Second)),
@@ -74,9 +62,9 @@ func newLimiter(r Rate, maxKeys int) *limiter {
 	}
 }
 
-// take spends one token of key's bucket. When it is empty, take spends
+// Take spends one token of key's bucket. When it is empty, take spends
 // nothing and says how long until a token is available.
-func (l *limiter) take(key string, now time.Time) (ok bool, wait time.Duration) {
+func (l *Limiter) Take(key string, now time.Time) (ok bool, wait time.Duration) {
 	if l == nil {
 		return true, 0
 	}
@@ -91,8 +79,8 @@ func (l *limiter) take(key string, now time.Time) (ok bool, wait time.Duration) 
 	return true, 0
 }
 
-// empty tells, without spending, whether key's bucket has no token left.
-func (l *limiter) empty(key string, now time.Time) (bool, time.Duration) {
+// Empty tells, without spending, whether key's bucket has no token left.
+func (l *Limiter) Empty(key string, now time.Time) (bool, time.Duration) {
 	if l == nil {
 		return false, 0
 	}
@@ -108,7 +96,7 @@ func (l *limiter) empty(key string, now time.Time) (bool, time.Duration) {
 	return false, 0
 }
 
-func (l *limiter) bucket(key string, now time.Time) *bucket {
+func (l *Limiter) bucket(key string, now time.Time) *bucket {
 	b, ok := l.buckets[key]
 	if !ok {
 		if len(l.buckets) >= l.max {
@@ -123,7 +111,7 @@ func (l *limiter) bucket(key string, now time.Time) *bucket {
 
 // evict drops every idle bucket; if none is idle (a flood of live keys), it
 // drops an arbitrary eighth so inserting stays amortized O(1).
-func (l *limiter) evict(now time.Time) {
+func (l *Limiter) evict(now time.Time) {
 	for k, b := range l.buckets {
 		if now.Sub(b.seen) >= l.idle {
 			delete(l.buckets, k)
@@ -142,20 +130,15 @@ func (l *limiter) evict(now time.Time) {
 	}
 }
 
-func (l *limiter) size() int {
+// Size is the number of keys the table holds.
+func (l *Limiter) Size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buckets)
 }
 
-// retryAfter rounds a wait up to whole seconds, at least one (RFC 9110
-// §10.2.3 delay-seconds).
-func retryAfter(d time.Duration) int {
+// RetryAfter rounds a wait up to whole seconds, at least one (RFC 9110
+// §10.2.3 delay-seconds), for a Retry-After header.
+func RetryAfter(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
-}
-
-func rateLimited(wait time.Duration, detail string) *problem {
-	p := newProblem("rate-limited", detail)
-	p.retryAfter = retryAfter(wait)
-	return p
 }

@@ -1,4 +1,4 @@
-package crawlertest_test
+package agentfleet_test
 
 import (
 	"crypto"
@@ -17,7 +17,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/cardexhq/cardex/agentcard/strictjson"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 )
 
 // jcsSigner signs a generated card the way the spec does for cards without
@@ -115,17 +115,17 @@ func get(t *testing.T, url string) []byte {
 }
 
 func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2, BaseAddr: "127.0.0.60", Signer: jcsSigner})
-	signed := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: fleet.Hosts()[0]})
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.60", Signer: jcsSigner})
+	signed := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: fleet.Hosts()[0]})
 	jku, err := verify(t, get(t, signed.URL()), signed.Host().JWKSURL())
-	if err != nil || jku != signed.Origin()+crawlertest.JWKSPath {
+	if err != nil || jku != signed.Origin()+agentfleet.JWKSPath {
 		t.Errorf("signed: jku %s, %v", jku, err)
 	}
 	if signed.KeyID() == "" {
 		t.Error("no kid")
 	}
 	// Agents of one host share its key: the key set holds one key.
-	second := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Signed, Host: fleet.Hosts()[0]})
+	second := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: fleet.Hosts()[0]})
 	if _, err := verify(t, get(t, second.URL()), second.Host().JWKSURL()); err != nil || second.KeyID() != signed.KeyID() {
 		t.Errorf("second signed agent: %v (kid %s vs %s)", err, second.KeyID(), signed.KeyID())
 	}
@@ -134,7 +134,7 @@ func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
 		t.Errorf("host key set has %d keys (%v), want 1", len(set.Keys), err)
 	}
 
-	tampered := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Tampered, Host: fleet.Hosts()[0]})
+	tampered := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Tampered, Host: fleet.Hosts()[0]})
 	body := get(t, tampered.URL())
 	if !strings.Contains(string(body), "(tampered)") {
 		t.Error("tampered card unchanged")
@@ -143,7 +143,7 @@ func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
 		t.Error("tampered card verifies")
 	}
 
-	off := fleet.Add(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU, Host: fleet.Hosts()[0]})
+	off := fleet.Add(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU, Host: fleet.Hosts()[0]})
 	body = get(t, off.URL())
 	other := fleet.Hosts()[1]
 	jku, err = verify(t, body, other.JWKSURL())
@@ -156,14 +156,14 @@ func TestSignedAgentsVerifyAtTheirOrigin(t *testing.T) {
 }
 
 func TestSignedNeedsSigner(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 2})
-	for _, b := range []crawlertest.Behavior{crawlertest.Signed, crawlertest.Tampered, crawlertest.OffOriginJKU} {
-		if _, err := fleet.TryAdd(crawlertest.Agent{Behavior: b}); !errors.Is(err, crawlertest.ErrNoSigner) {
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
+	for _, b := range []agentfleet.Behavior{agentfleet.Signed, agentfleet.Tampered, agentfleet.OffOriginJKU} {
+		if _, err := fleet.TryAdd(agentfleet.Agent{Behavior: b}); !errors.Is(err, agentfleet.ErrNoSigner) {
 			t.Errorf("%s without a signer: %v", b, err)
 		}
 	}
-	single := crawlertest.Start(t, crawlertest.Options{Signer: jcsSigner})
-	if _, err := single.TryAdd(crawlertest.Agent{Behavior: crawlertest.OffOriginJKU}); err == nil {
+	single := agentfleet.Start(t, agentfleet.Options{Signer: jcsSigner})
+	if _, err := single.TryAdd(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU}); err == nil {
 		t.Error("off-origin jku accepted on a one-host fleet")
 	}
 }

@@ -1,4 +1,4 @@
-package crawlertest
+package agentfleet
 
 import (
 	"crypto/ecdsa"

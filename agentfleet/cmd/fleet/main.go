@@ -1,7 +1,7 @@
 // Command fleet runs a loopback fleet of fake A2A agents for benchmarks and
 // manual tests, prints one card URL per line, and serves until interrupted.
 //
-//	go run ./crawler/crawlertest/cmd/fleet -agents 10000 -listen 127.0.0.1 -out urls.txt
+//	go run ./agentfleet/cmd/fleet -agents 10000 -listen 127.0.0.1 -out urls.txt
 //
 // Crawl it with --allow-networks 127.0.0.0/8 --allow-insecure-http (and
 // --ca-file with -tls -ca-out).
@@ -20,7 +20,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -69,8 +69,8 @@ func parse(args []string) (config, error) {
 	if c.hosts <= 0 {
 		c.hosts = min(max(c.agents/100, 1), 200)
 	}
-	switch crawlertest.Behavior(c.behavior) {
-	case crawlertest.Normal, crawlertest.Conditional, crawlertest.Changing:
+	switch agentfleet.Behavior(c.behavior) {
+	case agentfleet.Normal, agentfleet.Conditional, agentfleet.Changing:
 	default:
 		return c, fmt.Errorf("-behavior %q: want normal, conditional or changing", c.behavior)
 	}
@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	fleet, err := crawlertest.New(crawlertest.Options{Hosts: c.hosts, BaseAddr: c.listen, Port: c.port, TLS: c.tls, Signer: sign})
+	fleet, err := agentfleet.New(agentfleet.Options{Hosts: c.hosts, BaseAddr: c.listen, Port: c.port, TLS: c.tls, Signer: sign})
 	if err != nil {
 		return err
 	}
@@ -115,11 +115,11 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	}
 	bw := bufio.NewWriter(w)
 	for i := range c.agents {
-		b := crawlertest.Behavior(c.behavior)
+		b := agentfleet.Behavior(c.behavior)
 		if i%100 < c.signedPct {
-			b = crawlertest.Signed
+			b = agentfleet.Signed
 		}
-		a, err := fleet.TryAdd(crawlertest.Agent{Behavior: b, ChangeEvery: c.changeEvery})
+		a, err := fleet.TryAdd(agentfleet.Agent{Behavior: b, ChangeEvery: c.changeEvery})
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,4 @@
-// Package clientaddr decides which client an HTTP request comes from, for
-// rate limits (RELIABILITY.md A.8, I.78, I.82). The API and the web UI key
-// their limits the same way, so a client cannot trade one surface's
-// buckets for the other's.
-package clientaddr
+package ratelimit
 
 import (
 	"net"
@@ -11,12 +7,12 @@ import (
 	"strings"
 )
 
-// Addr is the client of r: the TCP peer, unless the peer is one of the
+// ClientAddr is the client of r: the TCP peer, unless the peer is one of the
 // trusted proxies, in which case it is the right-most X-Forwarded-For hop
 // that is not itself a trusted proxy. Hops a client wrote itself sit to the
 // left of that and are never believed; a garbled chain falls back to the
-// peer. The zero Addr means the peer address was unreadable.
-func Addr(r *http.Request, trusted []netip.Prefix) netip.Addr {
+// peer. The zero address means the peer address was unreadable.
+func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	peer := peerAddr(r.RemoteAddr)
 	if !peer.IsValid() || !contains(trusted, peer) {
 		return peer
@@ -37,10 +33,10 @@ func Addr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	return peer
 }
 
-// Key is the rate-limit key of a client address: IPv6 clients are grouped
+// AddrKey is the rate-limit key of a client address: IPv6 clients are grouped
 // by /64, the block one subscriber usually holds, so rotating through it
 // does not yield fresh buckets.
-func Key(a netip.Addr) string {
+func AddrKey(a netip.Addr) string {
 	switch {
 	case !a.IsValid():
 		return "unknown"
@@ -49,6 +45,12 @@ func Key(a netip.Addr) string {
 		return p.String()
 	}
 	return a.String()
+}
+
+// ClientKey is the rate-limit key of r's client: AddrKey(ClientAddr(r,
+// trusted)).
+func ClientKey(r *http.Request, trusted []netip.Prefix) string {
+	return AddrKey(ClientAddr(r, trusted))
 }
 
 func contains(prefixes []netip.Prefix, a netip.Addr) bool {

@@ -1,4 +1,4 @@
-package crawlertest_test
+package agentfleet_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard/strictjson"
-	"github.com/cardexhq/cardex/crawler/crawlertest"
+	"github.com/cardexhq/cardex/agentfleet"
 )
 
 // noRedirects is a client that shows redirects instead of following them.
@@ -46,7 +46,7 @@ func newReq(t *testing.T, url string) *http.Request {
 func TestGeneratedCardsAreRealisticV1(t *testing.T) {
 	names := map[string]bool{}
 	for n := range 200 {
-		b := crawlertest.GenerateCard(n, "http://127.0.0.1:8080", "1.0.0")
+		b := agentfleet.GenerateCard(n, "http://127.0.0.1:8080", "1.0.0")
 		v, err := strictjson.Parse(b)
 		if err != nil {
 			t.Fatalf("card %d: %v", n, err)
@@ -68,10 +68,10 @@ func TestGeneratedCardsAreRealisticV1(t *testing.T) {
 	if len(names) < 100 {
 		t.Errorf("only %d distinct names in 200 cards", len(names))
 	}
-	if !bytes.Equal(crawlertest.GenerateCard(7, "o", "1"), crawlertest.GenerateCard(7, "o", "1")) {
+	if !bytes.Equal(agentfleet.GenerateCard(7, "o", "1"), agentfleet.GenerateCard(7, "o", "1")) {
 		t.Error("generation is not deterministic")
 	}
-	for name, b := range crawlertest.SampleCards() {
+	for name, b := range agentfleet.SampleCards() {
 		if _, err := strictjson.Parse(b); err != nil {
 			t.Errorf("sample %s: %v", name, err)
 		}
@@ -79,10 +79,10 @@ func TestGeneratedCardsAreRealisticV1(t *testing.T) {
 }
 
 func TestHostsAndPaths(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{Hosts: 3, BaseAddr: "127.0.0.70"})
-	var agents []*crawlertest.AgentHandle
+	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 3, BaseAddr: "127.0.0.70"})
+	var agents []*agentfleet.AgentHandle
 	for range 6 {
-		agents = append(agents, fleet.Add(crawlertest.Agent{Behavior: crawlertest.Normal}))
+		agents = append(agents, fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal}))
 	}
 	for i, a := range agents {
 		u, _ := url.Parse(a.URL())
@@ -106,14 +106,14 @@ func TestHostsAndPaths(t *testing.T) {
 	if resp.StatusCode != 404 || fleet.Hosts()[0].Requests() != 3 {
 		t.Errorf("unknown path: %d; host requests %d", resp.StatusCode, fleet.Hosts()[0].Requests())
 	}
-	if _, err := fleet.TryAdd(crawlertest.Agent{Behavior: crawlertest.Normal, Host: fleet.Hosts()[0], Path: "/.well-known/agent-card.json"}); err == nil {
+	if _, err := fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[0], Path: "/.well-known/agent-card.json"}); err == nil {
 		t.Error("a taken path was accepted")
 	}
 }
 
 func TestConditionalAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Conditional})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional})
 	resp, _ := do(t, http.DefaultClient, newReq(t, a.URL()))
 	etag, lm := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	if !strings.HasPrefix(etag, `W/"`) || lm == "" || resp.Header.Get("Cache-Control") != "public, max-age=3600" {
@@ -134,8 +134,8 @@ func TestConditionalAgent(t *testing.T) {
 }
 
 func TestChangingAgent(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Changing, ChangeEvery: 3, Card: []byte(`{"name":"c","version":"0.9"}`)})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 3, Card: []byte(`{"name":"c","version":"0.9"}`)})
 	var versions []string
 	for range 7 {
 		_, body := do(t, http.DefaultClient, newReq(t, a.URL()))
@@ -152,10 +152,10 @@ func TestChangingAgent(t *testing.T) {
 }
 
 func TestRedirectAgents(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	chain := fleet.Add(crawlertest.Agent{Behavior: crawlertest.RedirectChain, Hops: 2, RedirectStatus: 307})
-	loop := fleet.Add(crawlertest.Agent{Behavior: crawlertest.RedirectLoop})
-	gopher := fleet.Add(crawlertest.Agent{Behavior: crawlertest.Redirect, Location: "gopher://10.0.0.1:70/x"})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	chain := fleet.Add(agentfleet.Agent{Behavior: agentfleet.RedirectChain, Hops: 2, RedirectStatus: 307})
+	loop := fleet.Add(agentfleet.Agent{Behavior: agentfleet.RedirectLoop})
+	gopher := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Redirect, Location: "gopher://10.0.0.1:70/x"})
 	steps := []struct{ url, location string }{
 		{chain.URL(), chainPath(chain, 1)}, {chain.URL() + "?hop=1", chainPath(chain, 2)},
 		{loop.URL(), loopPath(loop) + "?loop=1"}, {loop.URL() + "?loop=1", loopPath(loop)},
@@ -173,26 +173,26 @@ func TestRedirectAgents(t *testing.T) {
 	}
 }
 
-func chainPath(a *crawlertest.AgentHandle, hop int) string {
+func chainPath(a *agentfleet.AgentHandle, hop int) string {
 	return fmt.Sprintf("%s?hop=%d", loopPath(a), hop)
 }
 
-func loopPath(a *crawlertest.AgentHandle) string {
+func loopPath(a *agentfleet.AgentHandle) string {
 	u, _ := url.Parse(a.URL())
 	return u.Path
 }
 
 func TestErrorAgents(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
 	cases := []struct {
-		agent       crawlertest.Agent
+		agent       agentfleet.Agent
 		status      int
 		contentType string
 	}{
-		{crawlertest.Agent{Behavior: crawlertest.Status, Status: 429, RetryAfter: "30"}, 429, "application/json"},
-		{crawlertest.Agent{Behavior: crawlertest.Status, Status: 410}, 410, "application/json"},
-		{crawlertest.Agent{Behavior: crawlertest.NotJSON}, 200, "text/plain; charset=utf-8"},
-		{crawlertest.Agent{Behavior: crawlertest.HTMLPage}, 200, "text/html; charset=utf-8"},
+		{agentfleet.Agent{Behavior: agentfleet.Status, Status: 429, RetryAfter: "30"}, 429, "application/json"},
+		{agentfleet.Agent{Behavior: agentfleet.Status, Status: 410}, 410, "application/json"},
+		{agentfleet.Agent{Behavior: agentfleet.NotJSON}, 200, "text/plain; charset=utf-8"},
+		{agentfleet.Agent{Behavior: agentfleet.HTMLPage}, 200, "text/html; charset=utf-8"},
 	}
 	for _, c := range cases {
 		a := fleet.Add(c.agent)
@@ -204,15 +204,15 @@ func TestErrorAgents(t *testing.T) {
 			t.Errorf("%s: Retry-After %q", c.agent.Behavior, resp.Header.Get("Retry-After"))
 		}
 	}
-	if _, err := fleet.TryAdd(crawlertest.Agent{Behavior: "teapot"}); err == nil {
+	if _, err := fleet.TryAdd(agentfleet.Agent{Behavior: "teapot"}); err == nil {
 		t.Error("unknown behaviour accepted")
 	}
 }
 
 // Peak concurrency is what politeness tests assert on.
 func TestMaxInFlight(t *testing.T) {
-	fleet := crawlertest.Start(t, crawlertest.Options{})
-	a := fleet.Add(crawlertest.Agent{Behavior: crawlertest.HangAfterHeaders})
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders})
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for range 3 {

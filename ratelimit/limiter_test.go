@@ -1,4 +1,4 @@
-package api
+package ratelimit
 
 import (
 	"fmt"
@@ -9,40 +9,40 @@ import (
 var t0 = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 
 func TestLimiterBurstThenRetryAfter(t *testing.T) {
-	l := newLimiter(Rate{N: 10, Per: time.Minute}, 100)
+	l := New(Rate{N: 10, Per: time.Minute}, 100)
 	for i := range 10 {
-		if ok, _ := l.take("a", t0); !ok {
+		if ok, _ := l.Take("a", t0); !ok {
 			t.Fatalf("request %d refused inside the burst", i)
 		}
 	}
-	ok, wait := l.take("a", t0)
-	if ok || wait != 6*time.Second || retryAfter(wait) != 6 {
+	ok, wait := l.Take("a", t0)
+	if ok || wait != 6*time.Second || RetryAfter(wait) != 6 {
 		t.Fatalf("11th: ok=%v wait=%v", ok, wait)
 	}
 	// A refused request spends nothing: after exactly one interval there is
 	// exactly one token.
-	if ok, _ := l.take("a", t0.Add(6*time.Second)); !ok {
+	if ok, _ := l.Take("a", t0.Add(6*time.Second)); !ok {
 		t.Fatal("token not back after 6s")
 	}
-	if ok, _ := l.take("a", t0.Add(6*time.Second)); ok {
+	if ok, _ := l.Take("a", t0.Add(6*time.Second)); ok {
 		t.Fatal("second token after 6s")
 	}
-	if ok, _ := l.take("b", t0); !ok {
+	if ok, _ := l.Take("b", t0); !ok {
 		t.Fatal("another key shares the bucket")
 	}
 }
 
 func TestLimiterDisabled(t *testing.T) {
-	l := newLimiter(Rate{}, 10)
+	l := New(Rate{}, 10)
 	if l != nil {
 		t.Fatal("zero rate built a limiter")
 	}
 	for range 1000 {
-		if ok, _ := l.take("a", t0); !ok {
+		if ok, _ := l.Take("a", t0); !ok {
 			t.Fatal("nil limiter refused")
 		}
 	}
-	if blocked, _ := l.empty("a", t0); blocked {
+	if blocked, _ := l.Empty("a", t0); blocked {
 		t.Fatal("nil limiter blocked")
 	}
 }
@@ -51,52 +51,52 @@ func TestLimiterDisabled(t *testing.T) {
 // table without bound, and live (limited) buckets survive while idle ones
 // exist.
 func TestLimiterTableIsBounded(t *testing.T) {
-	l := newLimiter(Rate{N: 1, Per: time.Second, Burst: 1}, 64)
+	l := New(Rate{N: 1, Per: time.Second, Burst: 1}, 64)
 	for i := range 10_000 {
-		l.take(fmt.Sprintf("k%d", i), t0.Add(time.Duration(i)*time.Millisecond))
-		if n := l.size(); n > 64 {
+		l.Take(fmt.Sprintf("k%d", i), t0.Add(time.Duration(i)*time.Millisecond))
+		if n := l.Size(); n > 64 {
 			t.Fatalf("table grew to %d entries", n)
 		}
 	}
 	// Idle buckets (refilled) are evicted before live ones: the still-empty
 	// bucket of a client that keeps hammering is not reset by the flood.
-	l2 := newLimiter(Rate{N: 1, Per: time.Hour, Burst: 1}, 4)
-	l2.take("hammer", t0)
+	l2 := New(Rate{N: 1, Per: time.Hour, Burst: 1}, 4)
+	l2.Take("hammer", t0)
 	for i := range 3 {
-		l2.take(fmt.Sprintf("idle%d", i), t0.Add(-2*time.Hour))
+		l2.Take(fmt.Sprintf("idle%d", i), t0.Add(-2*time.Hour))
 	}
-	l2.take("new", t0)
-	if ok, _ := l2.take("hammer", t0); ok {
+	l2.Take("new", t0)
+	if ok, _ := l2.Take("hammer", t0); ok {
 		t.Fatal("eviction reset a live, empty bucket while idle ones existed")
 	}
 }
 
 func TestLimiterEmptyDoesNotSpend(t *testing.T) {
-	l := newLimiter(Rate{N: 2, Per: time.Minute}, 10)
-	if blocked, _ := l.empty("a", t0); blocked {
+	l := New(Rate{N: 2, Per: time.Minute}, 10)
+	if blocked, _ := l.Empty("a", t0); blocked {
 		t.Fatal("unknown key blocked")
 	}
-	l.take("a", t0)
-	l.take("a", t0)
-	blocked, wait := l.empty("a", t0)
+	l.Take("a", t0)
+	l.Take("a", t0)
+	blocked, wait := l.Empty("a", t0)
 	if !blocked || wait != 30*time.Second {
 		t.Fatalf("blocked=%v wait=%v", blocked, wait)
 	}
-	if blocked, _ := l.empty("a", t0.Add(30*time.Second)); blocked {
+	if blocked, _ := l.Empty("a", t0.Add(30*time.Second)); blocked {
 		t.Fatal("still blocked after refill")
 	}
 }
 
 func TestRetryAfterRoundsUp(t *testing.T) {
 	for d, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, time.Minute: 60} {
-		if got := retryAfter(d); got != want {
-			t.Errorf("retryAfter(%v) = %d, want %d", d, got, want)
+		if got := RetryAfter(d); got != want {
+			t.Errorf("RetryAfter(%v) = %d, want %d", d, got, want)
 		}
 	}
 }
 
 // RELIABILITY.md A.8: submissions are also counted per registrable domain.
-func TestRegistrableDomain(t *testing.T) {
+func TestDomainKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://agent-1.example.com/":                        "example.com",
 		"https://A.B.Example.COM/.well-known/agent-card.json": "example.com",
@@ -106,9 +106,34 @@ func TestRegistrableDomain(t *testing.T) {
 		"https://127.0.0.1/":           "127.0.0.1",
 		"https://[::1]:8443/":          "::1",
 		"https://co.uk/":               "co.uk",
+		// A bare host and its https:// URL share one key (the web form
+		// once skipped the limit for the former).
+		"a.victim.example":   "victim.example",
+		" b.victim.example ": "victim.example",
+		"C.Victim.Example.":  "victim.example",
 	} {
-		if got := registrableDomain(in); got != want {
-			t.Errorf("registrableDomain(%q) = %q, want %q", in, got, want)
+		if got := DomainKey(in); got != want {
+			t.Errorf("DomainKey(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A full table of live buckets drops an eighth at once, so the next
+// inserts do not each scan the whole table again (the UI's copy once
+// evicted a single bucket per insert under a flood).
+func TestLimiterEvictionIsAmortized(t *testing.T) {
+	l := New(Rate{N: 1, Per: time.Hour, Burst: 1}, 64)
+	for i := range 64 {
+		l.Take(fmt.Sprintf("live%d", i), t0)
+	}
+	l.Take("one-more", t0)
+	if n := l.Size(); n != 64-8+1 {
+		t.Fatalf("after the first eviction the table holds %d keys, want %d", n, 64-8+1)
+	}
+	for i := range 7 {
+		l.Take(fmt.Sprintf("more%d", i), t0)
+	}
+	if n := l.Size(); n != 64 {
+		t.Fatalf("the next 7 inserts evicted again: %d keys", n)
 	}
 }

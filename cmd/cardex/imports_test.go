@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The intended import direction of CONTRIBUTING.md, checked on the
+// module's production code (test files may import anything): cmd → api,
+// web, crawler, search → registry → agentcard; crawler → verifier →
+// agentcard; web and api never import each other; leaves stay leaves.
+// The cardex binary never links the testing package.
+func TestImportDirection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const mod = "github.com/cardexhq/cardex/"
+	out, err := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, mod+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	// forbidden[p] are the module packages p must not import; "*" is every
+	// module package but the ones allowed[p] names.
+	forbidden := map[string][]string{
+		"api":       {"web"},
+		"web":       {"api"},
+		"registry":  {"api", "web", "crawler", "search", "verifier", "agentfleet", "ratelimit"},
+		"search":    {"api", "web", "crawler", "verifier", "agentfleet"},
+		"crawler":   {"api", "web", "search", "agentfleet"},
+		"verifier":  {"api", "web", "crawler", "search", "registry", "agentfleet"},
+		"agentcard": {"*"},
+		"ratelimit": {"*"},
+	}
+	allowed := map[string][]string{
+		"agentcard": {"agentcard/strictjson"},
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := strings.TrimPrefix(fields[0], mod)
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, mod) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, mod)
+			if dep == "agentfleet" && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "agentfleet/") {
+				t.Errorf("%s imports the fake agent fleet", pkg)
+			}
+			for _, f := range forbidden[pkg] {
+				if (f == "*" && !slices.Contains(allowed[pkg], dep)) || dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s imports %s", pkg, dep)
+				}
+			}
+		}
+	}
+	deps, err := exec.CommandContext(ctx, "go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, deps)
+	}
+	for line := range strings.Lines(string(deps)) {
+		if strings.TrimSpace(line) == "testing" {
+			t.Error("the cardex binary links the testing package")
+		}
+	}
+}

@@ -1,0 +1,9 @@
+// Package ratelimit is the one place that decides who a client is and how
+// much it may do: the client address behind trusted proxies, the token
+// buckets keyed by it, the registrable-domain key of a submitted card URL,
+// and the failure budget for credentials. The API and the web UI share one
+// Limiters, so a client cannot trade one face's budget for the other's
+// (docs/security.md "Rate limits").
+//
+// It is a leaf: it imports nothing of Cardex.
+package ratelimit
