@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/prober/probertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -36,6 +37,7 @@ const (
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
 	fleet  *agentfleet.Fleet
+	live   *probertest.Fleet // fake A2A endpoints (demo_live.go)
 	flaky  *flakyAgents
 	agents []demoAgent
 	nets   []netip.Prefix
@@ -67,6 +69,11 @@ func startDemoFleet(log *slog.Logger) (*demoFleet, error) {
 		return nil, err
 	}
 	if d.flaky, err = startFlaky(fleet.Hosts()[0], log); err != nil {
+		fleet.Close()
+		return nil, err
+	}
+	if err := d.startLive(log); err != nil {
+		d.flaky.close()
 		fleet.Close()
 		return nil, err
 	}
@@ -133,6 +140,7 @@ func (d *demoFleet) addAgents() error {
 }
 
 func (d *demoFleet) Close() {
+	d.live.Close()
 	d.flaky.close()
 	d.fleet.Close()
 }

@@ -33,9 +33,12 @@ func TestDemoCardsParse(t *testing.T) {
 
 type demoList struct {
 	Agents []struct {
-		Status string `json:"status"`
-		Trust  string `json:"trust"`
-		Health string `json:"health"`
+		Status   string `json:"status"`
+		Trust    string `json:"trust"`
+		Health   string `json:"health"`
+		Liveness struct {
+			State string `json:"state"`
+		} `json:"liveness"`
 	} `json:"agents"`
 	TotalSize int `json:"totalSize"`
 }
@@ -74,6 +77,19 @@ func TestServeDemo(t *testing.T) {
 		return counts(func(st, _, _ string) string { return st })["approved"] >= 25 &&
 			trust["approved/verified"] > 0 && trust["approved/unsigned"] > 0 &&
 			health["approved/ok"] > 0 && health["approved/failing"] > 0 && health["approved/gone"] > 0
+	})
+	// Liveness: the demo's own A2A endpoints answer, one agent is degraded
+	// and one unreachable (the sample cards' hosts are never contacted and
+	// show as unreachable too).
+	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
+		list = demoList{}
+		json.Unmarshal([]byte(body), &list)
+		live := map[string]int{}
+		for _, a := range list.Agents {
+			live[a.Liveness.State]++
+		}
+		return live["answering"] > 0 && live["degraded"] > 0 && live["unreachable"] > 0
 	})
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
