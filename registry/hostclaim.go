@@ -138,6 +138,15 @@ func normalizeClaimHost(req ClaimRequest, pol URLPolicy) (scheme, authority, hos
 	return scheme, u.Host, cu.Host, nil
 }
 
+// ClaimSchemes are the schemes a claim may be served over under this
+// server's network policy: https, and http where it is allowed.
+func (s *Service) ClaimSchemes() []string {
+	if s.cfg.URLPolicy.AllowInsecureHTTP {
+		return []string{"https", "http"}
+	}
+	return []string{"https"}
+}
+
 func claimURL(r *hostClaimRow) string { return r.Scheme + "://" + r.Host + ClaimPath + r.Token }
 
 func toHostClaim(r *hostClaimRow) *HostClaim {

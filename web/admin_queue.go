@@ -78,7 +78,13 @@ type queueView struct {
 	Done         string // what the last bulk decision did
 	Stale        []string
 	StaleMessage string
+	// AutoApproved are the newest approvals made by the --auto-approve
+	// policy (docs/claims.md), for an admin to look over.
+	AutoApproved []registry.AuditEntry
 }
+
+// recentAutoApprovals is how many automatic approvals the queue shows.
+const recentAutoApprovals = 10
 
 // loadQueue reads GET /admin?view=&trust=&host=&page=: one tab of the
 // queue, filtered and paged, with the counts of every tab.
@@ -163,6 +169,11 @@ func (u *ui) loadQueue(r *http.Request) (*queueView, error) {
 	if in.Get("page") != "" {
 		v.First = v.Here
 	}
+	auto, err := u.svc.AuditLog(ctx, p, registry.AuditQuery{Newest: true, Actions: []string{registry.ActionAutoApprove}, Limit: recentAutoApprovals})
+	if err != nil {
+		return nil, err
+	}
+	v.AutoApproved = auto.Entries
 	v.Done, v.Stale = bulkSummary(in)
 	if len(v.Stale) > 0 {
 		v.StaleMessage = strconv.Itoa(len(v.Stale)) + " not changed: their card or status changed since the list was shown. Review them again:"

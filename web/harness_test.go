@@ -55,10 +55,21 @@ type envOption func(*web.Config)
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
+	return newEnvWith(t, nil, opts...)
+}
+
+// newEnvWith is newEnv with svcOpt applied to the Service's configuration
+// (a claim fetcher, an approval policy).
+func newEnvWith(t testing.TB, svcOpt func(*registry.ServiceConfig), opts ...envOption) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	store := registrytest.SQLite(t)
-	svc := registry.NewService(store, registry.ServiceConfig{Now: clk.Now, URLPolicy: registry.URLPolicy{
-		AllowInsecureHTTP: true, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	svcCfg := registry.ServiceConfig{Now: clk.Now, URLPolicy: registry.URLPolicy{
+		AllowInsecureHTTP: true, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+	if svcOpt != nil {
+		svcOpt(&svcCfg)
+	}
+	svc := registry.NewService(store, svcCfg)
 	idx, err := search.Open(filepath.Join(t.TempDir(), "index"), search.Options{})
 	if err != nil {
 		t.Fatal(err)

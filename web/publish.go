@@ -12,13 +12,17 @@ type publishView struct {
 	CardURL  string
 	Error    string
 	Existing string // id of the agent already registered under this URL
+	// The host-claim form (publish_claim.go).
+	ClaimHost  string
+	ClaimError string
+	Schemes    []string // the schemes a claim may be served over
 }
 
 const maxFormBytes = 64 << 10
 
 // publishForm is GET /publish.
 func (u *ui) publishForm(w http.ResponseWriter, r *http.Request) error {
-	u.render(w, r, http.StatusOK, "publish", "Publish an agent", publishView{})
+	u.render(w, r, http.StatusOK, "publish", "Publish an agent", publishView{Schemes: u.svc.ClaimSchemes()})
 	return nil
 }
 
@@ -33,17 +37,15 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := principal(r)
 	in := strings.TrimSpace(r.PostForm.Get("cardUrl"))
-	if p.Role == "" {
-		if refused := u.limits.Submit(u.clientKey(r), in, u.cfg.Now()); refused != nil {
-			return rateLimited{refused.Wait}
-		}
+	if err := u.allowSubmission(r, in); err != nil {
+		return err
 	}
 	a, err := u.svc.Submit(r.Context(), p, in, "")
 	if err == nil {
 		u.kick()
 		return seeOther(w, r, "/publish/"+a.ID)
 	}
-	v := publishView{CardURL: in}
+	v := publishView{CardURL: in, Schemes: u.svc.ClaimSchemes()}
 	status := http.StatusBadRequest
 	var dup *registry.DuplicateError
 	var ue *registry.URLError
@@ -63,6 +65,19 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	u.render(w, r, status, "publish", "Publish an agent", v)
+	return nil
+}
+
+// allowSubmission spends an anonymous caller's submission budget: per
+// client address, then per registrable domain of the URL's host (the API's
+// rule, CONTRACT.md §5). Host claims spend the same budget.
+func (u *ui) allowSubmission(r *http.Request, rawURL string) error {
+	if principal(r).Role != "" {
+		return nil
+	}
+	if refused := u.limits.Submit(u.clientKey(r), rawURL, u.cfg.Now()); refused != nil {
+		return rateLimited{refused.Wait}
+	}
 	return nil
 }
 

@@ -41,6 +41,11 @@ type demoFleet struct {
 	flaky  *flakyAgents
 	agents []demoAgent
 	nets   []netip.Prefix
+	// self is the agent whose host claims itself (demo_claim.go): it is
+	// submitted with the publisher token of that claim, not by the demo
+	// admin.
+	self     *agentfleet.AgentHandle
+	selfHost *agentfleet.Host
 }
 
 // demoAgent is one agent to submit; flaky ones break after approval.
@@ -136,7 +141,16 @@ func (d *demoFleet) addAgents() error {
 	if err := add(agentfleet.Agent{Behavior: agentfleet.Signed, Card: card, Host: h}); err != nil {
 		return err
 	}
-	return add(agentfleet.Agent{Behavior: agentfleet.Tampered, Card: agentfleet.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]})
+	if err := add(agentfleet.Agent{Behavior: agentfleet.Tampered, Card: agentfleet.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]}); err != nil {
+		return err
+	}
+	d.selfHost = hosts[len(hosts)-1]
+	d.self, err = d.fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Signed, Host: d.selfHost, Path: "/self/.well-known/agent-card.json",
+		Card: agentfleet.GenerateCard(300, d.selfHost.Origin(), "1.0.0")})
+	if err != nil {
+		return fmt.Errorf("demo fleet: %w", err)
+	}
+	return nil
 }
 
 func (d *demoFleet) Close() {

@@ -26,7 +26,8 @@ const (
 // errDemoSeed: the demo catalogue could not be completed in time.
 var errDemoSeed = errors.New("demo catalogue incomplete")
 
-// seed registers every demo agent through Service.Submit, approves each
+// seed registers every demo agent through Service.Submit (one through a
+// host claim, demo_claim.go), approves each
 // once its first version is recorded (Service.Act, like an admin would),
 // then breaks the flaky agents and has them re-crawled until they are
 // failing and gone. Agents already registered by an earlier run are
@@ -45,12 +46,17 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 			return fmt.Errorf("demo: submit %s: %w", a.url, err)
 		}
 	}
+	selfID, err := d.selfPublish(ctx, svc)
+	if err != nil {
+		return err
+	}
+	ids[selfID] = demoAgent{url: d.self.URL()}
 	kick()
 	pending := make(map[string]bool, len(ids))
 	for id := range ids {
 		pending[id] = true
 	}
-	err := poll(ctx, demoApproveWithin, func() (bool, error) {
+	err = poll(ctx, demoApproveWithin, func() (bool, error) {
 		for id := range pending {
 			ag, err := svc.Get(ctx, demoAdmin, id)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Every embedded demo card is a card the parser accepts.
@@ -94,6 +95,25 @@ func TestServeDemo(t *testing.T) {
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
 		t.Fatalf("%d agents, totalSize %d", len(list.Agents), total)
+	}
+	// One host claimed itself (docs/claims.md): a publisher token from a
+	// verified claim submitted its agent.
+	_, _, audit := get(t, s.base+"/api/v1/audit?limit=1000", token)
+	var log struct {
+		Entries []registry.AuditEntry `json:"entries"`
+	}
+	json.Unmarshal([]byte(audit), &log)
+	claimed, selfSubmit := "", false
+	for _, e := range log.Entries {
+		if e.Action == "token-create" && e.ActorName == "host-claim" {
+			claimed, _ = e.Detail["tokenId"].(string)
+		}
+		if e.Action == "submit" && claimed != "" && e.ActorID == claimed && strings.HasSuffix(e.Detail["cardUrl"].(string), "/self/.well-known/agent-card.json") {
+			selfSubmit = true
+		}
+	}
+	if !selfSubmit {
+		t.Errorf("no agent submitted by a claim's publisher token in the audit log:\n%.3000s", audit)
 	}
 	code, _, page := get(t, s.base+"/", "")
 	if code != 200 || !strings.Contains(page, "Demo catalogue: the agents here are examples") {

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+// claimView is the claim page: the URL to serve and the token, a verify
+// button, and after a successful verification the publisher token, once.
+type claimView struct {
+	Claim          *registry.HostClaim
+	Expired        bool
+	Error          string // why the last verification failed
+	ErrorClass     string
+	PublisherToken string // shown once, right after verification
+	TokenID        string
+}
+
+// claimStart is POST /claims {host}: issue a host claim
+// (docs/claims.md) and show its page. Anonymous callers spend the same
+// submission budget as a card submission.
+func (u *ui) claimStart(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return errBadRequest
+	}
+	host := strings.TrimSpace(r.PostForm.Get("host"))
+	if err := u.allowSubmission(r, "https://"+host); err != nil {
+		return err
+	}
+	c, err := u.svc.CreateHostClaim(r.Context(), registry.ClaimRequest{Host: host, Scheme: r.PostForm.Get("scheme")})
+	var ve *registry.ValidationError
+	var ue *registry.URLError
+	switch {
+	case errors.As(err, &ve) && len(ve.Errors) > 0:
+		u.render(w, r, http.StatusBadRequest, "publish", "Publish an agent", publishView{ClaimHost: host, ClaimError: ve.Errors[0].Message, Schemes: u.svc.ClaimSchemes()})
+		return nil
+	case errors.As(err, &ue):
+		u.render(w, r, http.StatusBadRequest, "publish", "Publish an agent", publishView{ClaimHost: host, ClaimError: ue.Reason, Schemes: u.svc.ClaimSchemes()})
+		return nil
+	case err != nil:
+		return err
+	}
+	return seeOther(w, r, "/claims/"+c.ID)
+}
+
+// claimPage is GET /claims/{id}: whoever holds the id sees the
+// claim. The id verifies the claim, so the page is never cached.
+func (u *ui) claimPage(w http.ResponseWriter, r *http.Request) error {
+	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	u.render(w, r, http.StatusOK, "publish_claim", "Claim "+c.Host, claimView{Claim: c, Expired: !u.cfg.Now().Before(c.ExpiresAt)})
+	return nil
+}
+
+// claimVerify is POST /claims/{id}/verify: Cardex fetches the claim
+// URL through its crawler; on success the page shows the publisher token,
+// this once.
+func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
+	if principal(r).Role == "" {
+		if ok, wait := u.limits.SubmitAddr(u.clientKey(r), u.cfg.Now()); !ok {
+			return rateLimited{wait}
+		}
+	}
+	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	ct, err := u.svc.VerifyHostClaim(r.Context(), c.ID)
+	var ce *registry.ClaimError
+	switch {
+	case errors.As(err, &ce):
+		v := claimView{Claim: c, Expired: ce.Reason == registry.ClaimExpired, Error: claimReasons[ce.Reason], ErrorClass: ce.ErrorClass}
+		u.render(w, r, http.StatusConflict, "publish_claim", "Claim "+c.Host, v)
+		return nil
+	case err != nil:
+		return err
+	}
+	verified := ct.Token.CreatedAt
+	c.VerifiedAt = &verified
+	u.render(w, r, http.StatusOK, "publish_claim", "Claim "+c.Host, claimView{Claim: c, PublisherToken: ct.PublisherToken, TokenID: ct.Token.ID})
+	return nil
+}
+
+// claimReasons say what a failed verification means in plain words.
+var claimReasons = map[string]string{
+	registry.ClaimExpired:      "This claim has expired. Ask for a new one.",
+	registry.ClaimReplayed:     "This claim was verified already; its publisher token was shown then. Ask for a new claim if you lost it.",
+	registry.ClaimWrongContent: "The claim URL answered, but not with the token. Serve the token alone, as plain text.",
+	registry.ClaimFetchFailed:  "Cardex could not fetch the claim URL.",
+}
