@@ -46,6 +46,13 @@ type Filters struct {
 	Visibilities     []string
 }
 
+// The values of the enumerated card-derived filters: every face refuses
+// any other value (a typo is an error, not an empty result).
+var (
+	CapabilityValues     = []string{"streaming", "pushNotifications", "extendedAgentCard"}
+	SecuritySchemeValues = []string{"apiKey", "http", "oauth2", "openIdConnect", "mutualTls"}
+)
+
 // filterFields pairs each filter with its keyword field and whether its
 // values are lowercased like the indexed ones.
 func (f Filters) fields() []filterField {

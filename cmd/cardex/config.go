@@ -38,6 +38,8 @@ type serveConfig struct {
 	ReadRate          int // anonymous reads per second per client address; 0 disables
 	GoneAfter         time.Duration
 	TrustedProxies    prefixList
+	// CardKey signs Cardex's own agent card (docs/discovery.md).
+	CardKey string
 	// AutoApprove is the approval policy: never, claimed or verified
 	// (docs/claims.md).
 	AutoApprove string
@@ -123,6 +125,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
+	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 
@@ -223,6 +226,14 @@ func (c *serveConfig) Validate() error {
 		u, err := url.Parse(c.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return bad("base-url", "%q must be an absolute http(s) URL without query, fragment or userinfo", c.BaseURL)
+		}
+	}
+	if c.CardKey != "" {
+		if c.BaseURL == "" {
+			return bad("card-key", "a signed agent card names the server's public URL: set --base-url too")
+		}
+		if _, err := loadCardKey(c.CardKey); err != nil {
+			return bad("card-key", "%v", err)
 		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {

@@ -188,7 +188,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
 	if demo != nil {
-		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn)); err != nil {
+		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
 			log.Error("demo", "err", err.Error())
 		}
 		seeding.Go(func() {
@@ -273,7 +273,14 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	if err != nil {
 		return nil, err
 	}
-	return compose(apiH, accessLog(webH, log, m.observe), m.handler()), nil
+	surfaces, err := c.discoverySurfaces(svc, sr.Searcher(), c.gate(svc, limits), log)
+	if err != nil {
+		return nil, err
+	}
+	for i := range surfaces {
+		surfaces[i].handler = routeLog(surfaces[i].route, surfaces[i].handler, log, m.observe)
+	}
+	return compose(apiH, accessLog(webH, log, m.observe), m.handler(), surfaces...), nil
 }
 
 // loopbackOnly reports whether addr is a loopback address (not an
