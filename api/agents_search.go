@@ -35,7 +35,7 @@ func (s *server) searchAgents(c echo.Context) error {
 	if len(c.QueryParams()["sort"]) > 1 {
 		return fieldProblem("/sort", "repeated", "sort may be given only once")
 	}
-	sorts, err := enumParam(c, "sort", search.SortRelevance, search.SortName, search.SortUpdated)
+	sorts, err := enumParam(c, "sort", search.SortRelevance, search.SortName, search.SortUpdated, search.SortTrust)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Facets are value counts over all matching agents, named as CONTRACT.md
-// §5 names them.
+// §5 names them, plus providers.
 type Facets struct {
 	Tags             []FacetValue `json:"tags"`
 	InputModes       []FacetValue `json:"inputModes"`
@@ -19,7 +19,11 @@ type Facets struct {
 	Capabilities     []FacetValue `json:"capabilities"`
 	Extensions       []FacetValue `json:"extensions"`
 	Trust            []FacetValue `json:"trust"`
-	Liveness         []FacetValue `json:"liveness"`
+	// Providers are the providers' organizations as written (the provider
+	// filter compares case-insensitively), top 50.
+	Providers []FacetValue `json:"providers"`
+	// Liveness counts the agents' liveness states (docs/liveness.md).
+	Liveness []FacetValue `json:"liveness"`
 }
 
 // FacetValue is one value and how many matching agents have it.
@@ -41,6 +45,7 @@ var facetSpecs = []struct {
 	{fieldCapabilities, maxOtherFacet},
 	{fieldExtensions, maxTagsFacet},
 	{fieldTrust, maxOtherFacet},
+	{fieldProviderFacet, maxOtherFacet},
 	{fieldLiveness, maxOtherFacet},
 }
 
@@ -76,6 +81,7 @@ func facetsOf(res *bleve.SearchResult) Facets {
 		Capabilities:     get(fieldCapabilities),
 		Extensions:       get(fieldExtensions),
 		Trust:            get(fieldTrust),
+		Providers:        get(fieldProviderFacet),
 		Liveness:         get(fieldLiveness),
 	}
 }

@@ -128,7 +128,7 @@ func (f Filters) matchColumns(a registry.Agent) bool {
 // is a JSON array as the API and the discovery surfaces promise.
 func (f Facets) Lists() Facets {
 	for _, l := range []*[]FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
-		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Liveness} {
+		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Providers, &f.Liveness} {
 		if *l == nil {
 			*l = []FacetValue{}
 		}

@@ -115,7 +115,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	})
 	// The index lives in --data with either store: it is derived data each
 	// process keeps for itself (DESIGN.md).
-	sr, err := startSearch(ctx, cfg.Store.data, svc, log)
+	searchOpts := defaultSearchOptions
+	searchOpts.synonyms = cfg.synonyms
+	sr, err := startSearchWith(ctx, cfg.Store.data, svc, log, searchOpts)
 	if err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
