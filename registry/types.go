@@ -1,10 +1,11 @@
 package registry
 
 import (
-	"net/netip"
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Version is one stored card version (CONTRACT.md §5 "Versions"). Raw is the
@@ -45,11 +46,9 @@ type ActionRequest struct {
 	VersionSeq *int64
 }
 
-// URLPolicy is the submission side of the network policy (CONTRACT.md §2).
-type URLPolicy struct {
-	AllowInsecureHTTP bool
-	AllowNetworks     []netip.Prefix
-}
+// URLPolicy is the submission side of the network policy: the card-URL
+// rule's policy (package cardurl).
+type URLPolicy = cardurl.Policy
 
 // ListQuery selects and orders agents. Filters on Status, Health and
 // Visibility are for admins only (CONTRACT.md §4).
@@ -158,6 +157,10 @@ type FetchResult struct {
 	NotModified                    bool         // 304
 	FetchedURL, ETag, LastModified string
 	Raw                            []byte
+	// LegacyRaw is the agent's v0.3 rendering of the same card, fetched
+	// without A2A-Version: 1.0 when the answer varied on it; nil when the
+	// agent serves one rendering. Kept with the version it came with.
+	LegacyRaw []byte
 	// ContentSHA256 is the hex SHA-256 of the card's RFC 8785 form without
 	// its top-level `signatures`: with the set of verifying keys and the
 	// trust, the identity of a version. Empty: versions compare by bytes.
