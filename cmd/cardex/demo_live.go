@@ -1,110 +1,197 @@
 package main
 
 import (
-	"context"
+	"crypto"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
-	"slices"
+	"net/http"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/prober/probertest"
 )
 
-// demoLivePort is the fixed port of the demo's fake A2A endpoints (a taken
-// port falls back to a free one).
-const demoLivePort = 47082
+// The demo's live agents show what a catalogue of one version per agent
+// never does: history and diffs, the review queue, a re-review, and an
+// agent that fails and comes back. They are served by one listener beside
+// the fleet, on the first fleet address.
+const (
+	demoLivePort = 47082
+	// demoChangeEvery is how often the changing agent publishes a new
+	// version (new skills, a version bump); the crawler sees each at its
+	// next fetch.
+	demoChangeEvery = 3 * time.Minute
+	// demoRecoverAfter is how long the recovering agent fails once the
+	// demo breaks it; the crawler's next fetch after that finds it healthy.
+	demoRecoverAfter = 2 * time.Minute
+)
 
-// liveAgent is a demo agent whose card lists interfaces served by the
-// demo's fake A2A endpoints, so the catalogue shows each liveness state
-// (docs/liveness.md).
-type liveAgent struct {
-	slug, name, description string
-	interfaces              []liveInterface
+// liveMode is what a live agent does over time.
+type liveMode int
+
+const (
+	liveNone       liveMode = iota
+	liveChanging            // a new version every demoChangeEvery
+	liveFlagged             // signed until approved, then unsigned: a trust regression waiting for review
+	liveRecovering          // fails from approval until demoRecoverAfter has passed, then answers again
+	livePending             // never approved: waits in the review queue
+)
+
+var liveModes = []liveMode{liveChanging, liveFlagged, liveRecovering, livePending}
+
+type liveAgents struct {
+	origin string
+	srv    *http.Server
+	now    func() time.Time
+
+	mu        sync.Mutex
+	started   time.Time // the changing agent's clock
+	bumps     int       // extra versions the demo asked for
+	unsigned  bool      // the flagged agent serves its unsigned card
+	failUntil time.Time // the recovering agent fails before this
+
+	signed, unsignedCard, recovering, pending []byte
+	jwks                                      []byte
 }
 
-type liveInterface struct {
-	endpoint          string
-	behavior          probertest.Behavior
-	binding, protocol string
-}
-
-var demoLiveAgents = []liveAgent{
-	{"echo-desk", "Echo Desk", "Answers A2A on both of its interfaces: the liveness probe gets a task-not-found reply from each, so the agent is answering.",
-		[]liveInterface{{"echo-rpc", probertest.JSONRPCv1, "JSONRPC", "1.0"}, {"echo-rest", probertest.RESTv1, "HTTP+JSON", "1.0"}}},
-	{"legacy-concierge", "Legacy Concierge", "Its v0.3 JSON-RPC endpoint answers, but the HTTP+JSON URL on its card serves a web page: the agent is degraded.",
-		[]liveInterface{{"concierge-rpc", probertest.JSONRPCv03, "JSONRPC", "0.3"}, {"concierge-rest", probertest.HTML, "HTTP+JSON", "1.0"}}},
-	{"night-shift", "Night Shift Scheduler", "Its card loads, but its A2A endpoint resets every connection: the agent is unreachable.",
-		[]liveInterface{{"night-rpc", probertest.Reset, "JSONRPC", "1.0"}}},
-}
-
-// startLive serves the fake A2A endpoints on the demo's first address and
-// adds one fleet agent per demoLiveAgents entry, its card pointing at them.
-func (d *demoFleet) startLive(log *slog.Logger) error {
-	host := netip.MustParseAddrPort(d.fleet.Hosts()[0].Origin()[len("http://"):]).Addr().String()
-	live, err := probertest.StartOn(host, demoLivePort)
-	if err != nil {
-		log.Warn("demo A2A endpoints: fixed port taken, using a free port", "port", demoLivePort, "err", err)
-		if live, err = probertest.StartOn(host, 0); err != nil {
-			return fmt.Errorf("demo A2A endpoints: %w", err)
-		}
-	}
-	d.live = live
-	hosts := d.fleet.Hosts()
-	for i, a := range demoLiveAgents {
-		var ifs []map[string]string
-		for _, it := range a.interfaces {
-			ifs = append(ifs, map[string]string{"url": live.Add(it.endpoint, it.behavior), "protocolBinding": it.binding, "protocolVersion": it.protocol})
-		}
-		card, err := json.MarshalIndent(map[string]any{
-			"name": a.name, "description": a.description, "version": "1.0.0",
-			"supportedInterfaces": ifs,
-			"provider":            map[string]string{"organization": "Cardex demo", "url": "https://cardex.example/demo"},
-			"capabilities":        map[string]any{"streaming": false},
-			"defaultInputModes":   []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
-			"skills": []map[string]any{{"id": a.slug, "name": a.name, "description": a.description, "tags": []string{"demo", "liveness"}}},
-		}, "", "  ")
-		if err != nil {
-			return err
-		}
-		h, err := d.fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Normal, Card: card, Host: hosts[i%len(hosts)],
-			Path: "/live/" + a.slug + "/.well-known/agent-card.json"})
-		if err != nil {
-			return fmt.Errorf("demo fleet: %w", err)
-		}
-		d.agents = append(d.agents, demoAgent{url: h.URL()})
-	}
-	return nil
-}
-
-// probeFetcher is the demo prober's client: the server's policy, but it
-// resolves no name and dials only the demo's own addresses, so the sample
-// cards' interfaces (real and example hosts) are never contacted: they show
-// as unreachable.
-func (d *demoFleet) probeFetcher(c *serveConfig, allow crawlNetwork, log *slog.Logger) (*crawler.Fetcher, error) {
-	pol, err := c.policy(allow)
+func startLive(h *agentfleet.Host, port int, now func() time.Time, log *slog.Logger) (*liveAgents, error) {
+	ln, err := listenDemo(h, port)
 	if err != nil {
 		return nil, err
 	}
-	return crawler.New(crawler.Config{
-		Policy:   pol,
-		Resolver: noNames{},
-		CheckAddr: func(ap netip.AddrPort) error {
-			if !slices.ContainsFunc(d.nets, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) }) {
-				return fmt.Errorf("%w: the demo probes only its own agents (%s)", crawler.ErrReservedAddress, ap)
-			}
-			return pol.CheckAddr(ap)
-		},
-		Logger: log,
-	})
+	l, err := newLiveAgents("http://"+ln.Addr().String(), now)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	l.srv = &http.Server{Handler: l, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("demo live agents stopped", "err", err)
+		}
+	}()
+	return l, nil
 }
 
-// noNames resolves nothing.
-type noNames struct{}
+// newLiveAgents prepares the cards of the live agents served at origin.
+func newLiveAgents(origin string, now func() time.Time) (*liveAgents, error) {
+	l := &liveAgents{origin: origin, now: now, started: now()}
+	key, err := agentfleet.NewSigningKey()
+	if err != nil {
+		return nil, err
+	}
+	pub := jose.JSONWebKey{Key: key.Public(), Algorithm: "ES256", Use: "sig"}
+	tp, err := pub.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	pub.KeyID = base64.RawURLEncoding.EncodeToString(tp)
+	if l.jwks, err = json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{pub}}); err != nil {
+		return nil, err
+	}
+	l.unsignedCard = agentfleet.GenerateCard(400, origin, "4.1.0")
+	if l.signed, err = signCard(agentfleet.GenerateCard(400, origin, "4.0.0"), key, pub.KeyID, origin+agentfleet.JWKSPath); err != nil {
+		return nil, err
+	}
+	l.recovering = agentfleet.GenerateCard(401, origin, "0.1.0")
+	l.pending = agentfleet.GenerateCard(402, origin, "0.2.0")
+	return l, nil
+}
 
-func (noNames) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	return nil, &net.DNSError{Err: "the demo resolves no names", Name: host, IsNotFound: true}
+func (l *liveAgents) url(m liveMode) string {
+	return fmt.Sprintf("%s/live/%d/.well-known/agent-card.json", l.origin, m)
+}
+
+// afterApproval moves the live agents on once the demo catalogue is
+// approved: the changing agent publishes its next version at once, the
+// flagged one drops its signature, the recovering one starts failing.
+func (l *liveAgents) afterApproval() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bumps++
+	l.unsigned = true
+	l.failUntil = l.now().Add(demoRecoverAfter)
+}
+
+// changingVersion is the changing agent's version number now.
+func (l *liveAgents) changingVersion() int {
+	return l.bumps + int(l.now().Sub(l.started)/demoChangeEvery)
+}
+
+// changingCard is version v of the changing agent: one more skill each
+// version (cycling through four), and the version number bumped.
+func (l *liveAgents) changingCard(v int) []byte {
+	skills := []map[string]any{
+		{"id": "release-notes", "name": "Draft release notes", "description": "Writes release notes from merged changes.", "tags": []string{"release", "notes"}},
+		{"id": "changelog", "name": "Keep a changelog", "description": "Adds each change to the project's changelog.", "tags": []string{"changelog"}},
+		{"id": "semver", "name": "Suggest a version", "description": "Suggests the next semantic version from the changes.", "tags": []string{"semver", "release"}},
+		{"id": "announce", "name": "Announce a release", "description": "Posts the release announcement to the team's channels.", "tags": []string{"announcement"}},
+	}
+	card := map[string]any{
+		"name":                "Release Notes Agent",
+		"description":         "Drafts release notes and changelogs. Its card changes every few minutes in this demo, so its history and diffs grow.",
+		"version":             fmt.Sprintf("1.%d.0", v),
+		"supportedInterfaces": []map[string]any{{"url": l.origin + "/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+		"provider":            map[string]any{"organization": "Demo Release Tools", "url": "https://release-tools.example"},
+		"capabilities":        map[string]any{"streaming": false},
+		"defaultInputModes":   []string{"text/plain"},
+		"defaultOutputModes":  []string{"text/markdown"},
+		"skills":              skills[:1+v%len(skills)],
+	}
+	b, _ := json.Marshal(card) // maps of strings: cannot fail
+	return b
+}
+
+func (l *liveAgents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == agentfleet.JWKSPath {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(l.jwks)
+		return
+	}
+	var mode liveMode
+	for _, m := range liveModes {
+		if r.URL.Path == l.url(m)[len(l.origin):] {
+			mode = m
+		}
+	}
+	l.mu.Lock()
+	var body []byte
+	switch mode {
+	case liveChanging:
+		body = l.changingCard(l.changingVersion())
+	case liveFlagged:
+		body = l.signed
+		if l.unsigned {
+			body = l.unsignedCard
+		}
+	case liveRecovering:
+		if l.now().Before(l.failUntil) {
+			l.mu.Unlock()
+			http.Error(w, `{"error":"upstream unavailable"}`, http.StatusServiceUnavailable)
+			return
+		}
+		body = l.recovering
+	case livePending:
+		body = l.pending
+	}
+	l.mu.Unlock()
+	if body == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	// Ask to be fetched again soon; the crawler clamps it to its minimum.
+	w.Header().Set("Cache-Control", "max-age=60")
+	w.Write(body)
+}
+
+func (l *liveAgents) close() {
+	if l.srv != nil {
+		l.srv.Close()
+	}
 }
