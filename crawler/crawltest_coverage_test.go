@@ -2,13 +2,16 @@ package crawler_test
 
 import (
 	"bytes"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
+	"github.com/cardexhq/cardex/verifier"
 )
 
 // hybridV1 is the v1 part of a hybrid card served at origin: a 1.0 and a
@@ -87,6 +90,62 @@ func TestCrawlUnsignedMembersBesideAValidSignature(t *testing.T) {
 		if a := st.get(t, id); a.VersionSeq != 1 || !a.NeedsReview || len(v) != 3 || v[0].Trust != registry.TrustInvalid ||
 			!slices.Equal(v[0].Signatures[0].Unsigned, []string{"/provider/name"}) {
 			t.Fatalf("provider.name: current %d needsReview %v versions %+v", a.VersionSeq, a.NeedsReview, v)
+		}
+	})
+}
+
+// An agent that signs its card on every request (the a2a-js SDK does, with
+// a fresh ECDSA signature each time) serves new bytes on every crawl. The
+// content and the verifying key are the same, so it is one version: seven
+// crawls make no second version, no change row and no index work.
+func TestCrawlAgentThatResignsOnEveryRequest(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		k := newSigningKey(t)
+		m := newMutableAgent(t)
+		m.setJWKS(jwks(t, k))
+		card := hybridV1(m.Origin())
+		var (
+			mu     sync.Mutex
+			served [][]byte
+		)
+		m.set(func(w http.ResponseWriter, _ *http.Request) {
+			// verifier.Sign, not k.sign: this runs on the server's goroutine.
+			b, err := verifier.Sign(card, k.priv, verifier.SignOptions{Kid: k.jwk.KeyID, Jku: m.Origin() + "/.well-known/jwks.json"})
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			mu.Lock()
+			served = append(served, b)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
+		})
+		st := newStack(t, store, stackOptions{})
+		id := st.submit(t, m.URL())
+		st.crawl(t, 1)
+		_, mark, err := st.svc.Changes(t.Context(), admin, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 6 {
+			st.later(t, 25*time.Hour, 1)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(served) != 7 || bytes.Equal(served[0], served[1]) {
+			t.Fatalf("%d cards served; the first two equal: %v", len(served), bytes.Equal(served[0], served[1]))
+		}
+		a := st.get(t, id)
+		if v := st.versions(t, id); a.VersionSeq != 1 || len(v) != 1 || a.Trust != registry.TrustVerified {
+			t.Fatalf("version %d of %d, trust %s", a.VersionSeq, len(v), a.Trust)
+		}
+		after, _, err := st.svc.Changes(t.Context(), admin, mark, 1000)
+		if err != nil || len(after) != 0 {
+			t.Fatalf("change rows after the first crawl: %+v %v", after, err)
+		}
+		if f := st.lastFetch(t, id); f.Result != registry.ResultUnchanged || f.HTTPStatus != 200 {
+			t.Fatalf("last fetch %+v", f)
 		}
 	})
 }

@@ -60,6 +60,7 @@ func FetchResult(out Outcome) registry.FetchResult {
 		return res // 304
 	}
 	res.Raw = out.Body
+	res.ContentSHA256 = verifier.ContentDigest(out.Parsed.Tree)
 	if !out.NotModified {
 		res.Card = out.Parsed.Card
 		res.Problems = out.Problems

@@ -58,6 +58,7 @@ type versionRow struct {
 	Seq             int64  `gorm:"primaryKey;autoIncrement:false"`
 	Raw             []byte
 	SHA256          string `gorm:"column:sha256"`
+	ContentSHA256   string `gorm:"column:content_sha256"` // see FetchResult.ContentSHA256; "" for old rows
 	FetchedAt       time.Time
 	FetchedURL      string
 	ProtocolVersion string

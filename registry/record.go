@@ -154,7 +154,7 @@ func latestVersions(tx *gorm.DB, rows map[string]*agentRow, batch []AgentFetch) 
 		return out, nil
 	}
 	var vs []versionRow
-	err := tx.Raw(`SELECT v.agent_id, v.seq, v.sha256, v.trust, v.verdict FROM card_versions v
+	err := tx.Raw(`SELECT v.agent_id, v.seq, v.sha256, v.content_sha256, v.trust, v.verdict FROM card_versions v
 		JOIN agents a ON a.id = v.agent_id AND a.latest_version_seq = v.seq WHERE a.id IN ?`, ids).Scan(&vs).Error
 	if err != nil {
 		return nil, translate(err)

@@ -88,6 +88,15 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 		// changed between claim and record): the verdict is not about it.
 		return false, nil
 	}
+	if latest != nil && sameVersion(latest, res) {
+		// Fresh signature bytes over the same content (an agent that signs
+		// on every request): the same version, so no version, diff or
+		// index work. The stored bytes stay (their signatures are over the
+		// same content); a different verdict is applied to them as for
+		// unchanged bytes.
+		reverify(r, latest, res, upd, w)
+		return false, nil
+	}
 	var prev *versionRow
 	if latest != nil {
 		var v versionRow
@@ -107,7 +116,8 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 	if fetchedURL == "" {
 		fetchedURL = r.CardURL
 	}
-	w.versions = append(w.versions, versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, SHA256: sha, FetchedAt: at, FetchedURL: fetchedURL,
+	w.versions = append(w.versions, versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, SHA256: sha, ContentSHA256: res.ContentSHA256,
+		FetchedAt: at, FetchedURL: fetchedURL,
 		ProtocolVersion: res.ProtocolVersion, Trust: string(trust),
 		Verdict:  mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs}),
 		Problems: mustJSON(nonNil(res.Problems)), Card: mustJSON(res.Card), Diff: mustJSON(nonNil(diff))})
@@ -131,6 +141,36 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 	upd["trust"] = string(trust)
 	upd["name"] = res.Card.Name
 	return true, nil
+}
+
+// sameVersion is the identity of a version (docs/verification.md): its
+// content without `signatures` in RFC 8785 form and the set of keys that
+// verify it (with the trust they give). Different bytes with the same
+// identity are the same version. With the same content, a verdict that
+// cannot be reached now because of the keys (trust error: a key set
+// failing, a kid missing) or that verifies again after such an error is a
+// verdict about the same version, as it would be for unchanged bytes.
+// Anything else — signatures stripped or broken, another key verifying —
+// is a new version, so a trust regression is reviewed. Rows recorded
+// before the content digest existed, and results without one, compare by
+// bytes only.
+func sameVersion(latest *versionRow, res FetchResult) bool {
+	if latest.ContentSHA256 == "" || res.ContentSHA256 != latest.ContentSHA256 {
+		return false
+	}
+	var old verdict
+	_ = json.Unmarshal([]byte(latest.Verdict), &old)
+	trust := res.Trust
+	if trust == "" {
+		trust = TrustUnsigned
+	}
+	switch {
+	case trust == TrustError:
+		return true
+	case Trust(latest.Trust) == TrustError && trust == TrustVerified:
+		return true
+	}
+	return Trust(latest.Trust) == trust && slices.Equal(sortedThumbs(old.Thumbprints), sortedThumbs(res.Thumbprints))
 }
 
 func addSeen(seen, thumbs []string) []string {

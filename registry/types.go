@@ -158,12 +158,16 @@ type FetchResult struct {
 	NotModified                    bool         // 304
 	FetchedURL, ETag, LastModified string
 	Raw                            []byte
-	Card                           *agentcard.Card
-	Problems                       []agentcard.Problem
-	ProtocolVersion                string
-	Trust                          Trust
-	Profile                        string
-	Signatures                     []SignatureResult
-	Thumbprints                    []string  // RFC 7638 thumbprints of the keys that verified
-	NextFetchAt                    time.Time // the crawler's schedule; zero means one hour later
+	// ContentSHA256 is the hex SHA-256 of the card's RFC 8785 form without
+	// its top-level `signatures`: with the set of verifying keys and the
+	// trust, the identity of a version. Empty: versions compare by bytes.
+	ContentSHA256   string
+	Card            *agentcard.Card
+	Problems        []agentcard.Problem
+	ProtocolVersion string
+	Trust           Trust
+	Profile         string
+	Signatures      []SignatureResult
+	Thumbprints     []string  // RFC 7638 thumbprints of the keys that verified
+	NextFetchAt     time.Time // the crawler's schedule; zero means one hour later
 }

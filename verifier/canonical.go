@@ -1,6 +1,8 @@
 package verifier
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -63,6 +65,20 @@ func Canonicalize(profile Profile, card *strictjson.Value) ([]byte, error) {
 		return appendPython(nil, tree), nil
 	}
 	return jcsBytes(tree)
+}
+
+// ContentDigest is the hex SHA-256 of card's RFC 8785 form without its
+// top-level `signatures` (the raw profile's bytes): what stays the same when
+// an agent signs the same card again, as SDKs that sign on every request
+// do with a fresh ECDSA signature each time. The registry uses it, with the
+// verifying keys, as the identity of a version. "" for a non-object.
+func ContentDigest(card *strictjson.Value) string {
+	b, err := Canonicalize(ProfileRaw, card)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // SignedTree returns the members of card that a signature under profile
