@@ -29,12 +29,6 @@ func usesSearch(q url.Values) bool {
 	return slices.Contains(q["sort"], string(search.SortRelevance))
 }
 
-// Enumerated card-derived filters: a typo is a 400, not an empty result.
-var (
-	capabilityValues     = []string{"streaming", "pushNotifications", "extendedAgentCard"}
-	securitySchemeValues = []string{"apiKey", "http", "oauth2", "openIdConnect", "mutualTls"}
-)
-
 // searchRequest is a parsed search: the index query plus the SQL-column
 // filters that hydration re-checks (G.72).
 type searchRequest struct {
@@ -78,10 +72,10 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 			return r, err
 		}
 	}
-	if f.Capabilities, err = enumStrings(c, "capability", capabilityValues...); err != nil {
+	if f.Capabilities, err = enumStrings(c, "capability", search.CapabilityValues...); err != nil {
 		return r, err
 	}
-	if f.SecuritySchemes, err = enumStrings(c, "securityScheme", securitySchemeValues...); err != nil {
+	if f.SecuritySchemes, err = enumStrings(c, "securityScheme", search.SecuritySchemeValues...); err != nil {
 		return r, err
 	}
 	if f.Trust, err = enumStrings(c, "trust", strs(registry.TrustUnknown, registry.TrustUnsigned,

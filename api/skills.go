@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -28,29 +27,13 @@ func (s *server) listSkills(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	res, err := s.search.Skills(ctx, search.SkillQuery{Q: r.q, Filters: r.filters, Scope: registry.ScopeOf(r.caller),
+	res, err := search.FindSkills(c.Request().Context(), s.search, s.svc, r.caller, search.SkillQuery{Q: r.q, Filters: r.filters,
 		PageSize: r.pageSize, PageToken: r.token})
-	if err != nil {
-		return err
-	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, h := range res.Skills {
-		if !seen[h.AgentID] {
-			seen[h.AgentID] = true
-			ids = append(ids, h.AgentID)
-		}
-	}
-	current, err := s.listable(ctx, r, ids)
 	if err != nil {
 		return err
 	}
 	out := skillPage{Skills: make([]search.SkillHit, 0, len(res.Skills)), NextPageToken: res.NextPageToken, TotalSize: res.TotalSize}
 	for _, h := range res.Skills {
-		if _, ok := current[h.AgentID]; !ok {
-			continue
-		}
 		if h.Tags == nil {
 			h.Tags = []string{}
 		}

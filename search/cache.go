@@ -106,6 +106,7 @@ func cloneFacets(f Facets) Facets {
 		Capabilities:     slices.Clone(f.Capabilities),
 		Extensions:       slices.Clone(f.Extensions),
 		Trust:            slices.Clone(f.Trust),
+		Providers:        slices.Clone(f.Providers),
 	}
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -10,7 +11,7 @@ import (
 )
 
 // Document is what the index holds for one agent: the searchable text, every
-// filter/facet value, and the skills as nested documents. It is built only
+// filter/facet value, and the skills' texts. It is built only
 // from a registry.Agent so that rebuild and incremental indexing agree.
 type Document struct {
 	ID               string
@@ -36,8 +37,8 @@ type Document struct {
 	Skills           []SkillDocument
 }
 
-// SkillDocument is one skill, indexed as a nested document so that
-// conjunctions over skill fields match within a single skill.
+// SkillDocument is one skill. Its texts are indexed in the agent's skill
+// fields at the skill's index.
 type SkillDocument struct {
 	ID          string
 	Name        string
@@ -147,70 +148,97 @@ func protocolVersions(c *agentcard.Card) []string {
 	return out
 }
 
-// fields is the document as Bleve indexes it. The flat `text` field repeats
-// the skills' text because Bleve's nested conjunctions require every clause
-// to match inside one skill: "all query words somewhere in the agent" needs a
-// non-nested copy.
+// storedSkill is one skill inside fieldSkillsStored.
+type storedSkill struct {
+	ID          string   `json:"i"`
+	Name        string   `json:"n,omitempty"`
+	Description string   `json:"d,omitempty"`
+	Tags        []string `json:"t,omitempty"`
+	Examples    []string `json:"e,omitempty"`
+}
+
+// fields is the document as Bleve indexes it: one flat document per agent.
+// The skill text fields hold one value per skill, in card order, so the
+// locations of a match name the skill (see search.go).
 func (d Document) fields() map[string]any {
-	var text strings.Builder
-	addText := func(s string) {
-		if s != "" {
-			text.WriteString(s)
-			text.WriteString("\n")
-		}
-	}
-	addText(d.Name)
-	addText(d.Description)
-	addText(d.Provider)
-	skills := make([]any, 0, len(d.Skills))
-	skillIDs := make([]string, 0, len(d.Skills))
-	for _, s := range d.Skills {
-		addText(s.Name)
-		addText(s.Description)
-		addText(strings.Join(s.Tags, " "))
-		for _, e := range s.Examples {
-			addText(e)
-		}
+	n := len(d.Skills)
+	names := make([]string, n)
+	descs := make([]string, n)
+	tags := make([]any, n)
+	examples := make([]any, n)
+	stored := make([]storedSkill, n)
+	skillIDs := make([]string, 0, n)
+	for i, s := range d.Skills {
+		names[i], descs[i] = s.Name, s.Description
+		tags[i], examples[i] = nonNil(s.Tags), nonNil(s.Examples)
+		stored[i] = storedSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples}
 		skillIDs = appendUnique(skillIDs, s.ID)
-		skills = append(skills, map[string]any{
-			"id":          s.ID,
-			"name":        s.Name,
-			"description": s.Description,
-			"tags":        s.Tags,
-			"examples":    s.Examples,
-			"kind":        skillMarkerValue,
-		})
 	}
+	skillsJSON, _ := json.Marshal(stored) // strings only: cannot fail
 	sortName := strings.ToLower(strings.TrimSpace(d.Name))
 	if sortName == "" {
 		sortName = strings.ToLower(d.Host)
 	}
 	m := map[string]any{
-		fieldName:         d.Name,
-		fieldNameSort:     sortName,
-		fieldDescription:  d.Description,
-		fieldProvider:     d.Provider,
-		fieldProviderKey:  strings.ToLower(d.Provider),
-		fieldHost:         d.Host,
-		fieldText:         text.String(),
-		fieldStatus:       string(d.Status),
-		fieldHealth:       string(d.Health),
-		fieldTrust:        string(d.Trust),
-		fieldVisibility:   string(d.Visibility),
-		fieldListedBy:     d.ListedBy,
-		fieldProtocols:    d.ProtocolVersions,
-		fieldBindings:     d.Bindings,
-		fieldSchemes:      d.SecuritySchemes,
-		fieldCapabilities: d.Capabilities,
-		fieldExtensions:   d.Extensions,
-		fieldInputModes:   d.InputModes,
-		fieldOutputModes:  d.OutputModes,
-		fieldTags:         d.Tags,
-		fieldSkillIDs:     skillIDs,
-		fieldUpdatedAt:    timeNumber(d.UpdatedAt),
-		fieldSkills:       skills,
+		fieldName:             d.Name,
+		fieldNameSort:         sortName,
+		fieldDescription:      d.Description,
+		fieldProvider:         d.Provider,
+		fieldProviderKey:      strings.ToLower(d.Provider),
+		fieldHost:             d.Host,
+		fieldStatus:           string(d.Status),
+		fieldHealth:           string(d.Health),
+		fieldTrust:            string(d.Trust),
+		fieldVisibility:       string(d.Visibility),
+		fieldListedBy:         d.ListedBy,
+		fieldProtocols:        d.ProtocolVersions,
+		fieldBindings:         d.Bindings,
+		fieldSchemes:          d.SecuritySchemes,
+		fieldCapabilities:     d.Capabilities,
+		fieldExtensions:       d.Extensions,
+		fieldInputModes:       d.InputModes,
+		fieldOutputModes:      d.OutputModes,
+		fieldTags:             d.Tags,
+		fieldSkillIDs:         skillIDs,
+		fieldUpdatedAt:        timeNumber(d.UpdatedAt),
+		fieldOrder:            defaultRank(d),
+		fieldSkillName:        names,
+		fieldSkillDescription: descs,
+		fieldSkillTags:        tags,
+		fieldSkillExamples:    examples,
+		fieldSkillsStored:     string(skillsJSON),
+	}
+	if d.Provider != "" {
+		m[fieldProviderFacet] = d.Provider // no empty facet value
 	}
 	return m
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// defaultRank places an agent in SortTrust, the order without q: verified
+// signatures first, then signed cards whose key is not trusted, then
+// unsigned ones, then cards whose signature check failed; agents failing
+// their health checks last whatever their trust. A listing should not open
+// on broken or failing agents.
+func defaultRank(d Document) string {
+	switch {
+	case d.Health == registry.HealthFailing || d.Health == registry.HealthGone:
+		return "4"
+	case d.Trust == registry.TrustVerified:
+		return "0"
+	case d.Trust == registry.TrustUntrusted:
+		return "1"
+	case d.Trust == registry.TrustInvalid || d.Trust == registry.TrustError:
+		return "3"
+	default:
+		return "2"
+	}
 }
 
 // timeNumber is milliseconds since the epoch: exact in a float64, which is

@@ -8,7 +8,7 @@ import (
 )
 
 // Facets are value counts over all matching agents, named as CONTRACT.md
-// §5 names them.
+// §5 names them, plus providers.
 type Facets struct {
 	Tags             []FacetValue `json:"tags"`
 	InputModes       []FacetValue `json:"inputModes"`
@@ -19,6 +19,9 @@ type Facets struct {
 	Capabilities     []FacetValue `json:"capabilities"`
 	Extensions       []FacetValue `json:"extensions"`
 	Trust            []FacetValue `json:"trust"`
+	// Providers are the providers' organizations as written (the provider
+	// filter compares case-insensitively), top 50.
+	Providers []FacetValue `json:"providers"`
 }
 
 // FacetValue is one value and how many matching agents have it.
@@ -40,6 +43,7 @@ var facetSpecs = []struct {
 	{fieldCapabilities, maxOtherFacet},
 	{fieldExtensions, maxTagsFacet},
 	{fieldTrust, maxOtherFacet},
+	{fieldProviderFacet, maxOtherFacet},
 }
 
 func addFacets(req *bleve.SearchRequest) {
@@ -74,5 +78,6 @@ func facetsOf(res *bleve.SearchResult) Facets {
 		Capabilities:     get(fieldCapabilities),
 		Extensions:       get(fieldExtensions),
 		Trust:            get(fieldTrust),
+		Providers:        get(fieldProviderFacet),
 	}
 }

@@ -2,16 +2,12 @@ package search
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -144,69 +140,6 @@ func (t *facetTables) forget(live []*scorch.SegmentSnapshot) {
 	}
 }
 
-// count computes the nine facets over the documents fq matches in the
-// generation's current snapshot, with Bleve's own order and cut: count
-// descending, then value ascending, top size of each facet.
-func (t *facetTables) count(ctx context.Context, g *generation, fq query.Query) (Facets, error) {
-	adv, err := g.idx.Advanced()
-	if err != nil {
-		return Facets{}, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return Facets{}, err
-	}
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return Facets{}, errNoFacetTable
-	}
-	segs := snap.Segments()
-	offsets := make([]uint64, len(segs))
-	tables := make([]*segTable, len(segs))
-	var running uint64
-	for i, ss := range segs {
-		offsets[i] = running
-		running += ss.Segment().Count()
-		if tables[i], err = t.table(ss.Segment()); err != nil {
-			return Facets{}, err
-		}
-	}
-	t.forget(segs)
-
-	s, err := fq.Searcher(ctx, r, g.idx.Mapping(), search.SearcherOptions{Score: "none"})
-	if err != nil {
-		return Facets{}, err
-	}
-	defer s.Close()
-	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: r}
-	t.mu.Lock()
-	counts := make([]int32, len(t.names))
-	t.mu.Unlock()
-	for n := 0; ; n++ {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return Facets{}, err
-			}
-		}
-		dm, err := s.Next(sctx)
-		if err != nil {
-			return Facets{}, err
-		}
-		if dm == nil {
-			break
-		}
-		doc := dm.IndexInternalID.Value()
-		sctx.DocumentMatchPool.Put(dm)
-		i := sort.Search(len(offsets), func(i int) bool { return offsets[i] > doc }) - 1
-		st, local := tables[i], doc-offsets[i]
-		for _, id := range st.vals[st.start[local]:st.start[local+1]] {
-			counts[id]++ // every id was interned before counts was sized
-		}
-	}
-	return t.facetsOf(counts), nil
-}
-
 func (t *facetTables) facetsOf(counts []int32) Facets {
 	per := make([][]FacetValue, len(facetSpecs))
 	t.mu.Lock()
@@ -238,5 +171,6 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 		Capabilities:     byName(fieldCapabilities),
 		Extensions:       byName(fieldExtensions),
 		Trust:            byName(fieldTrust),
+		Providers:        byName(fieldProviderFacet),
 	}
 }

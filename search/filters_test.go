@@ -101,6 +101,7 @@ func TestFacetCountsExact(t *testing.T) {
 		Capabilities:     []FacetValue{{"pushNotifications", 1}, {"streaming", 1}},
 		Extensions:       []FacetValue{{"urn:ext:one", 2}, {"urn:ext:two", 1}},
 		Trust:            []FacetValue{{"unsigned", 2}, {"verified", 1}},
+		Providers:        []FacetValue{{"ACME Corp", 1}},
 	}
 	if fmt.Sprint(r.Facets) != fmt.Sprint(want) {
 		t.Fatalf("facets\n got %v\nwant %v", r.Facets, want)
@@ -109,6 +110,12 @@ func TestFacetCountsExact(t *testing.T) {
 	r = mustSearch(t, x, Query{Filters: Filters{Tags: []string{"travel"}}})
 	if fmt.Sprint(r.Facets.Tags) != fmt.Sprint([]FacetValue{{"travel", 2}, {"finance", 1}}) {
 		t.Fatalf("filtered tag facet = %v", r.Facets.Tags)
+	}
+	// The providers facet shows the organization as written; its value
+	// filters case-insensitively.
+	r = mustSearch(t, x, Query{Filters: Filters{Providers: []string{"acme CORP"}}})
+	if r.TotalSize != 1 || fmt.Sprint(r.Facets.Providers) != fmt.Sprint([]FacetValue{{"ACME Corp", 1}}) {
+		t.Fatalf("provider filter: total %d, providers %v", r.TotalSize, r.Facets.Providers)
 	}
 }
 

@@ -80,7 +80,7 @@ func TestHostileQueriesInert(t *testing.T) {
 		t.Fatalf("offset 1e7: %v", err)
 	}
 	// Many words: only the first MaxQueryWords are used.
-	if ws := words(x.analyzer, strings.Repeat("w", 0)+strings.Join(strings.Fields(strings.Repeat("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega one two three four five six seven eight nine ten ", 2)), " ")); len(ws) != MaxQueryWords {
+	if ws := x.searchWords(strings.Repeat("w", 0) + strings.Join(strings.Fields(strings.Repeat("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega one two three four five six seven eight nine ten ", 2)), " ")); len(ws) != MaxQueryWords {
 		t.Fatalf("%d words kept", len(ws))
 	}
 }

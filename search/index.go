@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,9 @@ type Options struct {
 	// cache.go): 0 means DefaultCacheEntries, negative disables caching.
 	// Entries are dropped from use by every write the index applies.
 	CacheEntries int
+	// Synonyms are groups of words a query also looks for, added to
+	// DefaultSynonyms (synonyms.go); query-time only, no rebuild needed.
+	Synonyms [][]string
 }
 
 func (o Options) withDefaults() Options {
@@ -71,6 +75,7 @@ type Index struct {
 	opts     Options
 	lock     *os.File
 	analyzer analysis.Analyzer // splits q into words like the text fields do
+	synonyms synonymTable
 
 	// mu guards cur and closed. Queries and write batches hold it for
 	// reading for their whole duration, so the swap (write lock) happens
@@ -129,6 +134,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("search: analyzer %q unavailable", analyzerText)
 	}
+	x.synonyms = newSynonymTable(x.analyzer, append(slices.Clone(DefaultSynonyms), opts.Synonyms...))
 	name, err := readCurrent(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -207,7 +213,7 @@ func (g *generation) check() error {
 	// Decode every segment's facet values now (≈0.4 s on 100k agents)
 	// rather than in the first query; for a rebuilt generation this runs
 	// before the swap, while the old generation still answers.
-	if _, err := g.facets.count(context.Background(), g, agentsOnly()); err != nil && !errors.Is(err, errNoFacetTable) {
+	if _, err := g.facets.pass(context.Background(), g, agentsOnly(), passOptions{facets: true}); err != nil && !errors.Is(err, errNoFacetTable) {
 		return fmt.Errorf("%w: read facet values: %w", ErrCorrupt, err)
 	}
 	return nil

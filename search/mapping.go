@@ -3,59 +3,62 @@ package search
 import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
 // MappingVersion identifies the document mapping and document builder. It is
 // stored inside every index; an index written with another version is
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
-// does not have. Bump it whenever mapping.go or document.go change what is
-// indexed.
-const MappingVersion = "cardex-search-6"
+// does not have. Bump it whenever mapping.go, document.go or analysis.go
+// change what is indexed.
+const MappingVersion = "cardex-search-7"
 
 // Field names of the agent document. Filter and facet fields are keyword
-// fields with doc values; text fields use the English analyzer (stemming,
-// stop words) and keep term vectors for highlighting.
+// fields with doc values; text fields use analyzerText and keep term
+// vectors: their locations give highlights and, for the skill fields, which
+// skill matched (the first array position is the skill's index).
 const (
-	fieldName         = "name"
-	fieldNameSort     = "nameSort"
-	fieldDescription  = "description"
-	fieldProvider     = "provider"
-	fieldProviderKey  = "providerKey"
-	fieldHost         = "host"
-	fieldText         = "text" // flat copy of all text, skills included; see document.go
-	fieldStatus       = "status"
-	fieldHealth       = "health"
-	fieldTrust        = "trust"
-	fieldVisibility   = "visibility"
-	fieldListedBy     = "listedBy" // who may list the agent: registry.ListTerms
-	fieldProtocols    = "protocolVersions"
-	fieldBindings     = "bindings"
-	fieldSchemes      = "securitySchemes"
-	fieldCapabilities = "capabilities"
-	fieldExtensions   = "extensions"
-	fieldInputModes   = "inputModes"
-	fieldOutputModes  = "outputModes"
-	fieldTags         = "tags"
-	fieldSkillIDs     = "skillIds"
-	fieldUpdatedAt    = "updatedAt"
+	fieldName          = "name"
+	fieldNameSort      = "nameSort"
+	fieldDescription   = "description"
+	fieldProvider      = "provider"
+	fieldProviderKey   = "providerKey"   // lowercased: the provider filter
+	fieldProviderFacet = "providerFacet" // as written: the providers facet
+	fieldHost          = "host"
+	fieldStatus        = "status"
+	fieldHealth        = "health"
+	fieldTrust         = "trust"
+	fieldVisibility    = "visibility"
+	fieldListedBy      = "listedBy" // who may list the agent: registry.ListTerms
+	fieldProtocols     = "protocolVersions"
+	fieldBindings      = "bindings"
+	fieldSchemes       = "securitySchemes"
+	fieldCapabilities  = "capabilities"
+	fieldExtensions    = "extensions"
+	fieldInputModes    = "inputModes"
+	fieldOutputModes   = "outputModes"
+	fieldTags          = "tags"
+	fieldSkillIDs      = "skillIds"
+	fieldUpdatedAt     = "updatedAt"
+	fieldOrder         = "order" // the default order without q; see defaultRank
 
-	fieldSkills            = "skills"
-	fieldSkillID           = "skills.id"
-	fieldSkillName         = "skills.name"
-	fieldSkillDescription  = "skills.description"
-	fieldSkillTags         = "skills.tags"
-	fieldSkillExamples     = "skills.examples"
-	fieldSkillMarker       = "skills.kind"
-	skillMarkerValue       = "skill"
-	analyzerText           = en.AnalyzerName
-	highlightStyle         = "html" // escapes the text and wraps terms in <mark>
-	nestedDocumentFieldKey = "_$nested"
+	// One value per skill, in card order (tags and examples: a list per
+	// skill), so a location's first array position is the skill's index.
+	fieldSkillName        = "skillName"
+	fieldSkillDescription = "skillDescription"
+	fieldSkillTags        = "skillTags"
+	fieldSkillExamples    = "skillExamples"
+	// fieldSkillsStored holds the skills as JSON (stored only), read for
+	// the page's hits: ids, names, tags and the texts highlights cut from.
+	fieldSkillsStored = "skillsStored"
+
+	highlightEllipsis = "…"
 )
 
 // newMapping builds the static index mapping: nothing outside this list is
-// indexed, so a hostile card cannot grow the field set.
+// indexed, so a hostile card cannot grow the field set. There are no nested
+// documents: skills are agent-level multi-valued fields (see search.go for
+// how one-skill matches are still found).
 func newMapping() *mapping.IndexMappingImpl {
 	im := bleve.NewIndexMapping()
 	im.DefaultAnalyzer = analyzerText
@@ -63,9 +66,9 @@ func newMapping() *mapping.IndexMappingImpl {
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false
 
-	// Doc values only where something reads them (sorts, the facet tables,
-	// the skills facet) and stored values only where a hit shows them:
-	// each one more is work for every document of a rebuild.
+	// Doc values only where something reads them (sorts, the facet tables)
+	// and stored values only where a hit shows them: each one more is work
+	// for every document of a rebuild.
 	agent := bleve.NewDocumentStaticMapping()
 	agent.AddFieldMappingsAt(fieldName, textField(true))
 	agent.AddFieldMappingsAt(fieldNameSort, keywordField(false, true))
@@ -73,25 +76,21 @@ func newMapping() *mapping.IndexMappingImpl {
 	agent.AddFieldMappingsAt(fieldProvider, textField(true))
 	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false, false))
 	agent.AddFieldMappingsAt(fieldHost, keywordField(true, false))
-	agent.AddFieldMappingsAt(fieldText, textField(false))
 	agent.AddFieldMappingsAt(fieldTrust, keywordField(true, true))
-	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy, fieldSkillIDs} {
+	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy} {
 		agent.AddFieldMappingsAt(f, keywordField(false, false))
 	}
 	for _, f := range []string{fieldProtocols, fieldBindings, fieldSchemes, fieldCapabilities,
-		fieldExtensions, fieldInputModes, fieldOutputModes, fieldTags} {
+		fieldExtensions, fieldInputModes, fieldOutputModes, fieldTags, fieldProviderFacet, fieldOrder, fieldSkillIDs} {
 		agent.AddFieldMappingsAt(f, keywordField(false, true))
 	}
 	agent.AddFieldMappingsAt(fieldUpdatedAt, numberField())
-
-	skill := bleve.NewNestedDocumentStaticMapping()
-	skill.AddFieldMappingsAt("id", keywordField(true, true))
-	skill.AddFieldMappingsAt("name", textField(true))
-	skill.AddFieldMappingsAt("description", textField(true))
-	skill.AddFieldMappingsAt("tags", textField(true))
-	skill.AddFieldMappingsAt("examples", textField(true))
-	skill.AddFieldMappingsAt("kind", keywordField(false, false))
-	agent.AddSubDocumentMapping(fieldSkills, skill)
+	for _, f := range []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples} {
+		agent.AddFieldMappingsAt(f, textField(false))
+	}
+	stored := keywordField(true, false)
+	stored.Index = false
+	agent.AddFieldMappingsAt(fieldSkillsStored, stored)
 
 	im.DefaultMapping = agent
 	return im
@@ -101,7 +100,7 @@ func textField(store bool) *mapping.FieldMapping {
 	f := bleve.NewTextFieldMapping()
 	f.Analyzer = analyzerText
 	f.Store = store
-	f.IncludeTermVectors = store // only stored fields are highlighted
+	f.IncludeTermVectors = true // highlights and one-skill matches read locations
 	f.IncludeInAll = false
 	f.DocValues = false
 	return f

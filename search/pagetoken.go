@@ -13,7 +13,8 @@ import (
 
 // pageToken is the opaque cursor of CONTRACT.md §5: the sort values of the
 // last hit returned (Bleve search-after, so deep pages cost no more than the
-// first) plus how many results came before, which caps paging at
+// first; none for relevance pages, which are cut from one ranked pass by
+// offset) plus how many results came before, which caps paging at
 // MaxResultWindow (I.82). Key binds it to one query: a token replayed with
 // other filters is refused rather than silently skipping results.
 type pageToken struct {

@@ -45,6 +45,13 @@ type Filters struct {
 	Visibilities     []string
 }
 
+// The values of the enumerated card-derived filters: every face refuses
+// any other value (a typo is an error, not an empty result).
+var (
+	CapabilityValues     = []string{"streaming", "pushNotifications", "extendedAgentCard"}
+	SecuritySchemeValues = []string{"apiKey", "http", "oauth2", "openIdConnect", "mutualTls"}
+)
+
 // filterFields pairs each filter with its keyword field and whether its
 // values are lowercased like the indexed ones.
 func (f Filters) fields() []filterField {
@@ -75,15 +82,17 @@ type filterField struct {
 // Sort orders results (CONTRACT.md §5).
 type Sort string
 
-// Sorts. The zero Sort is relevance when Q is set, updated otherwise.
+// Sorts. The zero Sort is relevance when Q has words; without, SortTrust:
+// reachable agents with a verified signature first, then signed ones whose
+// key is not trusted, then unsigned ones, then those whose signature check
+// failed, then agents failing their health checks, each group most recently
+// updated first (see defaultRank). SortUpdated is updatedAt alone.
 const (
 	SortRelevance Sort = "relevance"
 	SortName      Sort = "name"
 	SortUpdated   Sort = "updated"
-	// SortTrust is the catalogue's browsing order without a query:
-	// verified cards first, then untrusted, unsigned, and invalid or
-	// unverifiable ones last; newest first within each. The trust values
-	// sort that way as strings, descending.
+	// SortTrust is the browsing order without a query, and the zero
+	// Sort's order when q has no words: see defaultRank.
 	SortTrust Sort = "trust"
 )
 
@@ -116,7 +125,7 @@ func (q Query) sort() Sort {
 	case strings.TrimSpace(q.Q) != "":
 		return SortRelevance
 	default:
-		return SortUpdated
+		return SortTrust
 	}
 }
 

@@ -1,70 +1,115 @@
 package search
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Query-time boosts: a match in a name or skill name outranks a passing
-// mention in a description; all words inside one skill outrank words
-// scattered over several.
+// Query-time boosts per field: a match in a name or skill name outranks a
+// passing mention in a description; a synonym counts less than the word.
+// Words found within one skill are rewarded after the pass (oneSkillBonus).
 const (
-	boostName        = 5.0
-	boostNamePhrase  = 5.0
-	boostDescription = 1.5
-	boostDescPhrase  = 2.0
-	boostProvider    = 1.5
-	boostTag         = 2.0
-	boostSkillName   = 3.0
-	boostSkillDesc   = 1.0
-	boostSkillTags   = 2.0
-	boostSkillEx     = 0.5
-	boostWithinSkill = 3.0
-	boostGate        = 0.2
+	boostName         = 5.0
+	boostPhrase       = 5.0
+	boostDescription  = 1.5
+	boostDescPhrase   = 2.0
+	boostProvider     = 1.5
+	boostTag          = 2.0
+	boostSkillName    = 3.0
+	boostSkillDesc    = 1.0
+	boostSkillTags    = 2.0
+	boostSkillEx      = 0.5
+	boostSynonym      = 0.5
+	boostFuzzy        = 0.3
+	minFuzzyWordBytes = 5 // shorter words are not tried with typos
 )
 
-// skillTextFields are the nested skill fields user text is matched against.
-var skillTextFields = []struct {
+// textFields are the analyzed fields a query word is looked up in.
+var textFields = []struct {
 	field string
 	boost float64
 }{
+	{fieldName, boostName},
+	{fieldDescription, boostDescription},
+	{fieldProvider, boostProvider},
 	{fieldSkillName, boostSkillName},
 	{fieldSkillDescription, boostSkillDesc},
 	{fieldSkillTags, boostSkillTags},
 	{fieldSkillExamples, boostSkillEx},
 }
 
-// words splits q into the words that survive the English analyzer (stop
-// words dropped), as the original text of each, at most MaxQueryWords.
-// Every word then goes into a Match query, which analyzes it per field:
-// nothing in q is ever parsed as query syntax (G.71).
-func words(an analysis.Analyzer, q string) []string {
-	var out []string
+// skillFields are the text fields whose locations name a skill.
+var skillFields = []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples}
+
+// queryWord is one word of q after analysis.
+type queryWord struct {
+	raw   string   // lowercased, accent-folded word as written: the exact tag lookup
+	terms []string // analyzed terms: the word and, for compounds, its parts
+	syns  []string // analyzed terms of its synonyms (synonyms.go)
+}
+
+// searchWords analyzes q into words with the index analyzer (stop words
+// dropped, stemmed, compounds split), at most MaxQueryWords, adding each
+// word's synonyms. Nothing in q is ever parsed as query syntax (G.71): the
+// words become term queries. Filler words of questions ("find", "agent")
+// are dropped when other words remain.
+func (x *Index) searchWords(q string) []queryWord {
+	toks := x.analyzer.Analyze([]byte(q))
+	var out []queryWord
 	seen := map[string]bool{}
-	for _, tok := range an.Analyze([]byte(q)) {
-		if tok.Start < 0 || tok.End > len(q) || tok.Start >= tok.End {
+	for i := 0; i < len(toks); {
+		j := i + 1
+		for j < len(toks) && toks[j].Position == toks[i].Position {
+			j++
+		}
+		t := toks[i]
+		w := queryWord{}
+		if t.Start >= 0 && t.End <= len(q) && t.Start < t.End {
+			w.raw = strings.ToLower(string(fold([]byte(q[t.Start:t.End]))))
+		}
+		for _, p := range toks[i:j] {
+			if term := string(p.Term); !slices.Contains(w.terms, term) {
+				w.terms = append(w.terms, term)
+			}
+		}
+		i = j
+		key := strings.Join(w.terms, " ")
+		if seen[key] {
 			continue
 		}
-		w := strings.ToLower(q[tok.Start:tok.End])
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
+		seen[key] = true
+		w.syns = x.synonyms.of(w.terms[0])
 		out = append(out, w)
 		if len(out) == MaxQueryWords {
 			break
 		}
 	}
+	kept := out[:0:0]
+	for _, w := range out {
+		if !fillerTerms[w.terms[0]] {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) > 0 {
+		return kept
+	}
 	return out
 }
 
+// fillerTerms are analyzed words that say "I am looking for an agent"
+// rather than what for.
+var fillerTerms = map[string]bool{"find": true, "agent": true, "search": true, "look": true,
+	"need": true, "want": true, "pleas": true, "someth": true, "best": true, "tool": true,
+	"help": true, "can": true, "i": true}
+
 // minShould is how many query words an agent must contain: all of one or
-// two words, one fewer of three or four, 70% of longer queries.
+// two words, one fewer of three or four, half of longer queries (a
+// paraphrase of a skill shares its key words, not its wording).
 func minShould(n int) int {
 	switch {
 	case n <= 2:
@@ -72,110 +117,73 @@ func minShould(n int) int {
 	case n <= 4:
 		return n - 1
 	default:
-		return (n*7 + 9) / 10
+		return (n + 1) / 2
 	}
 }
 
-func match(field, text string, boost float64) *query.MatchQuery {
-	m := bleve.NewMatchQuery(text)
-	m.SetField(field)
-	m.SetBoost(boost)
-	return m
-}
-
-func phrase(field, text string, boost float64) *query.MatchPhraseQuery {
-	m := bleve.NewMatchPhraseQuery(text)
-	m.SetField(field)
-	m.SetBoost(boost)
-	return m
-}
-
-func term(field, value string) *query.TermQuery {
+func termQ(field, value string, boost float64) *query.TermQuery {
 	t := bleve.NewTermQuery(value)
 	t.SetField(field)
-	t.SetBoost(0) // filters select, they do not score
+	t.SetBoost(boost)
 	return t
 }
 
-// skillWord matches one word in any text field of a skill.
-func skillWord(w string) query.Query {
-	qs := make([]query.Query, 0, len(skillTextFields))
-	for _, f := range skillTextFields {
-		qs = append(qs, match(f.field, w, f.boost))
+func term(field, value string) *query.TermQuery {
+	return termQ(field, value, 0) // filters select, they do not score
+}
+
+// wordQuery matches one word in any text field: the word's terms at the
+// field's boost, its synonyms and (with fuzzy) near spellings lower.
+func wordQuery(w queryWord, fuzzy bool) query.Query {
+	var qs []query.Query
+	for _, f := range textFields {
+		for _, t := range w.terms {
+			qs = append(qs, termQ(f.field, t, f.boost))
+		}
+		for _, t := range w.syns {
+			qs = append(qs, termQ(f.field, t, f.boost*boostSynonym))
+		}
+		if fuzzy && len(w.terms[0]) >= minFuzzyWordBytes {
+			fq := bleve.NewFuzzyQuery(w.terms[0])
+			fq.SetField(f.field)
+			fq.SetBoost(f.boost * boostFuzzy)
+			fq.SetFuzziness(1)
+			if len(w.terms[0]) >= 8 {
+				fq.SetFuzziness(2)
+			}
+			qs = append(qs, fq)
+		}
+	}
+	if w.raw != "" {
+		qs = append(qs, termQ(fieldTags, w.raw, boostTag))
 	}
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// anySkillWords matches skills containing any of the words. Bleve scores
-// a disjunction per nested skill with a coordination factor (matched
-// clauses / all clauses), so a skill holding every word outscores the same
-// words spread over several skills: "invoices finance" ranks the agent
-// whose invoice skill is tagged finance first (see TestNestedWithinOneSkill)
-// at the cost of one pass over the skill postings.
-func anySkillWords(ws []string) query.Query {
-	if len(ws) == 1 {
-		return skillWord(ws[0])
-	}
-	qs := make([]query.Query, 0, len(ws))
+// textQuery is the query of ws: at least minShould words, each anywhere in
+// the agent; the phrase of q in the name or description scores more.
+// Phrases cannot change which agents match (a phrase holds every word), so
+// they sit in the same disjunction. Scores come from Bleve's TF-IDF with
+// its coordination factor: more words, and words in more fields, score more.
+func textQuery(q string, ws []queryWord, fuzzy bool) query.Query {
+	qs := make([]query.Query, 0, len(ws)+2)
 	for _, w := range ws {
-		qs = append(qs, skillWord(w))
+		qs = append(qs, wordQuery(w, fuzzy))
+	}
+	if len(ws) > 1 && !fuzzy {
+		for _, p := range []struct {
+			field string
+			boost float64
+		}{{fieldName, boostPhrase}, {fieldDescription, boostDescPhrase}} {
+			m := bleve.NewMatchPhraseQuery(q)
+			m.SetField(p.field)
+			m.SetBoost(p.boost)
+			qs = append(qs, m)
+		}
 	}
 	d := bleve.NewDisjunctionQuery(qs...)
-	d.SetBoost(boostWithinSkill)
+	d.SetMin(float64(minShould(len(ws))))
 	return d
-}
-
-// withinOneSkill matches skills that contain every word. Bleve evaluates a
-// conjunction over nested fields inside one nested document, so "invoices
-// finance" needs both words in the same skill.
-func withinOneSkill(ws []string) query.Query {
-	qs := make([]query.Query, 0, len(ws))
-	for _, w := range ws {
-		qs = append(qs, skillWord(w))
-	}
-	if len(qs) == 1 {
-		return qs[0]
-	}
-	c := bleve.NewConjunctionQuery(qs...)
-	c.SetBoost(boostWithinSkill)
-	return c
-}
-
-// textQuery is a search for ws (the words of q). The gate requires enough
-// words somewhere in the agent (the flat `text` field); should scores
-// matches in names, descriptions, tags and skills.
-type textQuery struct {
-	gate   query.Query // agent-level fields only
-	should query.Query // includes nested skill fields
-}
-
-func newTextQuery(q string, ws []string) *textQuery {
-	gate := make([]query.Query, 0, len(ws))
-	for _, w := range ws {
-		gate = append(gate, match(fieldText, w, boostGate))
-	}
-	g := bleve.NewDisjunctionQuery(gate...)
-	g.SetMin(float64(minShould(len(ws))))
-
-	joined := strings.Join(ws, " ")
-	should := []query.Query{
-		match(fieldName, joined, boostName),
-		match(fieldDescription, joined, boostDescription),
-		match(fieldProvider, joined, boostProvider),
-		anySkillWords(ws),
-	}
-	if len(ws) > 1 {
-		should = append(should,
-			phrase(fieldName, q, boostNamePhrase),
-			phrase(fieldDescription, q, boostDescPhrase))
-	}
-	for _, w := range ws {
-		t := bleve.NewTermQuery(w)
-		t.SetField(fieldTags)
-		t.SetBoost(boostTag)
-		should = append(should, t)
-	}
-	return &textQuery{gate: g, should: bleve.NewDisjunctionQuery(should...)}
 }
 
 // scopeQuery restricts results to the scope's agents: one of its terms
@@ -222,42 +230,15 @@ func filterQueries(f Filters) []query.Query {
 	return out
 }
 
-// buildQuery combines scope, filters and text. Every agent-level clause
-// goes into one conjunction, which Bleve runs with its plain conjunction
-// searcher; only then is it ANDed with the clause that reaches into skills
-// (the text's should part, or a skill query). A single conjunction mixing
-// both would make Bleve walk every filter's postings with its nested
-// conjunction searcher, several times slower on a large index.
-//
-// Every agent that passes the gate matches at least one should clause (the
-// flat text is their union), so the final conjunction scores like "must +
-// should". A BooleanQuery would read better, but Bleve v2.6.1 then drops the
-// matched nested skills from the hit, and with them the skill highlights.
-func buildQuery(text *textQuery, nested query.Query, scope registry.Scope, f Filters) query.Query {
-	root := rootQuery(text, scope, f)
-	if text != nil {
-		nested = text.should
-	}
-	if nested == nil {
-		return root
-	}
-	return bleve.NewConjunctionQuery(root, nested)
-}
-
-// rootQuery is the agent-level part of buildQuery: scope, filters and the
-// text gate. With a text query it selects exactly the agents buildQuery
-// selects (every gated agent matches a should clause), which is what lets
-// Search count facets on it without the nested skill clauses
-// (TestFacetQuerySelectsSameAgents).
-func rootQuery(text *textQuery, scope registry.Scope, f Filters) query.Query {
+// buildQuery ANDs scope, filters and text (nil: every agent in scope).
+func buildQuery(text query.Query, scope registry.Scope, f Filters) query.Query {
 	must := scopeQuery(scope)
 	must = append(must, filterQueries(f)...)
 	if text != nil {
-		must = append(must, text.gate)
+		must = append(must, text)
 	}
 	switch len(must) {
 	case 0:
-		// An agent always has a status; skills never do.
 		return agentsOnly()
 	case 1:
 		return must[0]
@@ -266,7 +247,7 @@ func rootQuery(text *textQuery, scope registry.Scope, f Filters) query.Query {
 	}
 }
 
-// agentsOnly matches every agent document (never a nested skill).
+// agentsOnly matches every document (each has the admin listing term).
 func agentsOnly() query.Query {
 	return term(fieldListedBy, registry.ListTermAll)
 }

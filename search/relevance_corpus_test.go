@@ -124,6 +124,18 @@ var handCards = []handCard{
 	{"newsletter-writer", "Newsletter Writer", "Drafts marketing newsletters and social posts.", "Copyhaus", []agentcard.Skill{
 		sk("newsletter", "Newsletter drafting", "Writes email newsletters in your brand voice.", tg("marketing", "writing", "email")),
 		sk("seo", "SEO keywords", "Suggests keywords and meta descriptions for blog posts.", tg("marketing", "seo"))}},
+	// Worded so that a user's words differ from the card's: accents,
+	// compounds, paraphrases, synonyms.
+	{"cafe-finder", "Café Finder", "Finds cafés, bakeries and coffee shops near you.", "Brûlerie Labs", []agentcard.Skill{
+		sk("nearby", "Nearby cafés", "Lists cafés open now around a location with ratings.", tg("food", "places"))}},
+	{"review-insights", "Review Insights", "Understands what customers say in product reviews.", "Insightful", []agentcard.Skill{
+		sk("sentiment", "Analyze sentiment", "Analyzes the sentiment of customer reviews and support chats, positive to negative.", tg("nlp", "customer-feedback")),
+		sk("topics", "Topic clustering", "Groups reviews by the topics customers mention.", tg("nlp", "clustering"))}},
+	{"secret-sweeper", "Secret Sweeper", "Keeps secrets out of source code.", "ShieldOps", []agentcard.Skill{
+		sk("scan", "Secret detection", "Scans git repos and commit history for exposed API keys, tokens and passwords.", tg("security", "devsecops"),
+			"check my GitHub org for exposed keys")}},
+	{"voice-studio", "VoiceStudio", "Natural voices for apps and videos.", "Sonic", []agentcard.Skill{
+		sk("tts", "TextToSpeech", "Turns scripts into natural audio in 30 voices.", tg("tts", "audio"))}},
 }
 
 // relevanceAgents loads the fixed corpus: the published cards through the

@@ -65,13 +65,32 @@ var relevanceCases = []relevanceCase{
 	{q: "Datawise", top: []string{"sql-pilot", "etl-runner"}},
 	{q: "interview scheduling", top: []string{"recruit-ai"}, first: "recruit-ai"},
 	{q: "the best agent to book a hotel", top: []string{"hotel-booking"}, first: "hotel-booking"},
+	// What users type that the cards word differently (accents,
+	// compounds, paraphrases, synonyms, examples, typos).
+	{q: "cafe", top: []string{"cafe-finder"}, first: "cafe-finder"},
+	{q: "brulerie", top: []string{"cafe-finder"}, first: "cafe-finder"},
+	{q: "coffee cafés", top: []string{"cafe-finder"}, first: "cafe-finder"},
+	{q: "sentiment-analysis", top: []string{"review-insights", "narrativeos"}},
+	{q: "customer feedback", top: []string{"review-insights"}, first: "review-insights"},
+	{q: "find leaked aws credentials in git repositories", top: []string{"secret-sweeper"}, first: "secret-sweeper", not: []string{"weather-now"}},
+	{q: "text to speech", top: []string{"voice-studio"}, first: "voice-studio"},
+	{q: "voice studio", top: []string{"voice-studio"}, first: "voice-studio"},
+	{q: "paris tokyo", top: []string{"flight-scout"}, first: "flight-scout"},
+	{q: "résumé screening", top: []string{"recruit-ai"}, first: "recruit-ai"},
+	{q: "summarize sales calls", top: []string{"crm-scribe"}, first: "crm-scribe"},
+	{q: "who can transcribe my podcast", top: []string{"podcast-studio"}, first: "podcast-studio"},
+	{q: "recipies", top: []string{"recipe-chef"}, first: "recipe-chef"},
+	{q: "wether forecast", top: []string{"weather-now"}, first: "weather-now"},
+	{q: "physician appointment", top: []string{"med-scheduler"}, first: "med-scheduler"},
+	{q: "convert currencies", top: []string{"currency"}, first: "currency"},
 }
 
-// Thresholds set from what the corpus gives today, with a little room: a
-// ranking change that loses relevant agents fails here.
+// Thresholds: a ranking change that loses relevant agents or lets
+// unrelated ones into the first five fails here (docs/benchmarks.md gives
+// the measured values).
 const (
-	minMeanPrecisionAt5 = 0.85
-	minMeanRecallAt10   = 0.95
+	minMeanPrecisionAt5 = 0.95
+	minMeanRecallAt10   = 1.0
 )
 
 func TestRelevance(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,14 +56,18 @@ type Match struct {
 // Search runs q and returns one page of agents with facets over all
 // matching agents.
 //
-// The facets are the same for every page of a query, so they are computed
-// once per query and index epoch and cached (cache.go); so are whole pages,
-// which repeated popular queries hit. When they must be computed, they come
-// from a second request running beside the one for the page: it has only
-// the agent-level clauses (scope, filters, the text gate), which select
-// exactly the agents the full query selects (see buildQuery), so Bleve
-// counts them with its plain collector instead of the nested one, and the
-// page request carries no facet work.
+// A query with words, ordered by relevance, is one pass over its matches
+// (collect.go) that counts the total and the facets and keeps the best
+// agents by score over flat agent-level fields. The first rerankWindow of
+// those are then read again with their term locations, which say which
+// skill each word matched in: agents holding several query words inside
+// one skill move up (oneSkillBonus), and the page's highlights are cut from
+// the same locations. Other orders let Bleve sort the page while the facet
+// tables count the same query beside it.
+//
+// Whole pages and facet sets are cached per query and index epoch
+// (cache.go), so repeated popular queries and later pages of a sorted
+// listing cost a lookup.
 func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
@@ -70,10 +75,16 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	s := q.sort()
 	order := sortOrder(s)
 	key := queryKey("agents", q.Q, q.Scope, s, q.Filters)
+	ws := x.searchWords(q.Q)
+	byOffset := s == SortRelevance && len(ws) > 0
 	var tok pageToken
 	if q.PageToken != "" {
+		sortLen := len(order)
+		if byOffset {
+			sortLen = 0
+		}
 		var err error
-		if tok, err = decodeToken(q.PageToken, key, len(order)); err != nil {
+		if tok, err = decodeToken(q.PageToken, key, sortLen); err != nil {
 			return nil, err
 		}
 	}
@@ -88,38 +99,154 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if v, ok := x.cache.get(pageKey); ok {
 		return cloneResult(v.(*Result)), nil
 	}
-	// Facets do not depend on the sort: one entry serves every order.
-	facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Scope, "", q.Filters)}
+	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
+	defer cancel()
 
-	ws := words(x.analyzer, q.Q)
-	req := bleve.NewSearchRequestOptions(nil, size, 0, false)
-	var facetQuery query.Query
-	if len(ws) > 0 {
-		text := newTextQuery(q.Q, ws)
-		req.Query = buildQuery(text, nil, q.Scope, q.Filters)
-		facetQuery = rootQuery(text, q.Scope, q.Filters)
-		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
-		req.Highlight.Fields = highlightFields
-	} else if strings.TrimSpace(q.Q) != "" {
-		// q had only stop words or punctuation ("the", "/.*a/"): it names
-		// nothing, so it matches nothing rather than everything.
-		req.Query = bleve.NewMatchNoneQuery()
-		facetQuery = req.Query
+	var out *Result
+	switch {
+	case byOffset:
+		out, err = x.searchRelevance(ctx, g, q, ws, tok.Offset, size)
+		if err == nil && out.TotalSize == 0 {
+			// Nothing found: try again allowing a typo in longer words.
+			out, err = x.searchRelevance(ctx, g, q, ws, tok.Offset, size, withTypos)
+		}
+		if err == nil && out.TotalSize > tok.Offset+len(out.Hits) && len(out.Hits) == size && tok.Offset+size < MaxResultWindow {
+			out.NextPageToken = encodeToken(pageToken{Key: key, Offset: tok.Offset + size})
+		}
+	default:
+		var text query.Query
+		if strings.TrimSpace(q.Q) != "" && len(ws) == 0 {
+			// q had only stop words or punctuation ("the", "/.*a/"): it
+			// names nothing, so it matches nothing rather than everything.
+			text = bleve.NewMatchNoneQuery()
+		} else if len(ws) > 0 {
+			text = textQuery(q.Q, ws, false)
+		}
+		facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Scope, "", q.Filters)}
+		out, err = x.searchSorted(ctx, g, buildQuery(text, q.Scope, q.Filters), order, tok, key, size, facetKey)
+	}
+	if err != nil {
+		return nil, x.mapErr(ctx, err)
+	}
+	x.cache.put(pageKey, cloneResult(out))
+	return out, nil
+}
+
+// withTypos is searchRelevance's retry mode.
+const withTypos = true
+
+// rerankWindow is how many of the best agents by flat score are read with
+// their locations to apply the one-skill bonus; oneSkillBonus is how much
+// an agent whose skill holds every query word gains (a skill with some of
+// them gains in proportion).
+const (
+	rerankWindow  = 50
+	oneSkillBonus = 0.5
+)
+
+func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
+	typos := len(fuzzy) > 0 && fuzzy[0]
+	text := textQuery(q.Q, ws, typos)
+	full := buildQuery(text, q.Scope, q.Filters)
+	k := max(offset+size, rerankWindow)
+	p, err := g.facets.pass(ctx, g, full, passOptions{k: k, facets: true})
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{TotalSize: p.total, Facets: p.facets, Hits: []Hit{}}
+	if offset >= len(p.top) {
+		return out, nil
+	}
+	// Read the candidates whose order may change (or just the page when
+	// it lies past the window) with their locations and stored fields.
+	cands := p.top
+	if offset < rerankWindow {
+		cands = p.top[:min(len(p.top), rerankWindow)]
 	} else {
-		req.Query = buildQuery(nil, nil, q.Scope, q.Filters)
-		facetQuery = req.Query
+		cands = p.top[offset:min(len(p.top), offset+size)]
 	}
-	if s != SortRelevance {
-		req.Score = bleve.ScoreNone
+	details, err := x.details(ctx, g, text, cands, ws)
+	if err != nil {
+		return nil, err
 	}
+	if offset < rerankWindow && len(ws) > 1 {
+		for i := range cands {
+			d, ok := details[cands[i].id]
+			if !ok {
+				continue
+			}
+			if best := d.bestSkillWords(); best > 1 {
+				cands[i].score *= 1 + oneSkillBonus*float64(best-1)/float64(len(ws)-1)
+			}
+		}
+		slices.SortStableFunc(cands, compareDocs)
+	}
+	page := p.top[offset:min(len(p.top), offset+size)]
+	var missing []scoredDoc
+	for _, h := range page {
+		if _, ok := details[h.id]; !ok {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) > 0 {
+		more, err := x.details(ctx, g, text, missing, ws)
+		if err != nil {
+			return nil, err
+		}
+		for id, d := range more {
+			details[id] = d
+		}
+	}
+	for _, h := range page {
+		d, ok := details[h.id]
+		if !ok {
+			continue // deleted since the pass: the page is one shorter
+		}
+		out.Hits = append(out.Hits, hitFrom(h.id, h.score, d, true))
+	}
+	return out, nil
+}
+
+// details reads docs with the term locations of text and the fields a hit
+// shows, keyed by id.
+func (x *Index) details(ctx context.Context, g *generation, text query.Query, docs []scoredDoc, ws []queryWord) (map[string]hitDetail, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.id
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), text), len(ids), 0, false)
+	req.IncludeLocations = true
+	req.Fields = hitFields
+	res, err := x.runOn(ctx, g, req)
+	if err != nil {
+		return nil, err
+	}
+	wordOf := map[string]int{}
+	for i, w := range ws {
+		for _, t := range slices.Concat(w.terms, w.syns) {
+			if _, ok := wordOf[t]; !ok {
+				wordOf[t] = i
+			}
+		}
+	}
+	out := make(map[string]hitDetail, len(res.Hits))
+	for _, h := range res.Hits {
+		out[h.ID] = detailOf(h, wordOf)
+	}
+	return out, nil
+}
+
+// searchSorted is a page in a field order (or every agent in scope): Bleve
+// sorts the page; the facets come from the facet tables over the same
+// query, beside it.
+func (x *Index) searchSorted(ctx context.Context, g *generation, fq query.Query, order search.SortOrder, tok pageToken, key string, size int, facetKey cacheKey) (*Result, error) {
+	req := bleve.NewSearchRequestOptions(fq, size, 0, false)
+	req.Score = bleve.ScoreNone
 	req.SortByCustom(order)
 	if tok.After != nil {
 		req.SearchAfter = tok.After
 	}
 	req.Fields = hitFields
-
-	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
-	defer cancel()
 	var facets Facets
 	var facetErr error
 	var wg sync.WaitGroup
@@ -127,7 +254,10 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		facets = cloneFacets(v.(Facets))
 	} else {
 		wg.Go(func() {
-			facets, facetErr = x.facets(ctx, g, facetQuery)
+			facets, facetErr = x.facets(ctx, g, fq)
+			if facetErr == nil {
+				x.cache.put(facetKey, cloneFacets(facets))
+			}
 		})
 	}
 	res, err := x.runOn(ctx, g, req)
@@ -135,30 +265,40 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if err = cmp.Or(err, facetErr); err != nil {
 		return nil, err
 	}
-	if facetErr == nil {
-		x.cache.put(facetKey, cloneFacets(facets))
-	}
 	out := &Result{TotalSize: int(res.Total), Facets: facets, Hits: make([]Hit, 0, len(res.Hits))}
 	for _, h := range res.Hits {
-		out.Hits = append(out.Hits, hitOf(h))
+		out.Hits = append(out.Hits, hitFrom(h.ID, h.Score, detailOf(h, nil), false))
 	}
 	next := tok.Offset + len(res.Hits)
 	if len(res.Hits) == size && next < min(int(res.Total), MaxResultWindow) {
 		last := res.Hits[len(res.Hits)-1]
 		out.NextPageToken = encodeToken(pageToken{Key: key, After: afterValues(order, last), Offset: next})
 	}
-	x.cache.put(pageKey, cloneResult(out))
 	return out, nil
 }
 
-// facets counts the nine facets over the agents matching fq, from the
+// mapErr turns a deadline into ErrTimeout.
+func (x *Index) mapErr(ctx context.Context, err error) error {
+	if errors.Is(err, ErrTimeout) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%w after %s", ErrTimeout, x.opts.QueryTimeout)
+	}
+	if errors.Is(err, errNoFacetTable) || strings.HasPrefix(err.Error(), "search:") {
+		return err
+	}
+	return fmt.Errorf("search: %w", err)
+}
+
+// facets counts the facets over the agents matching fq, from the
 // generation's facet tables (facettable.go) or, where those cannot be read,
 // with a Bleve facet request.
 func (x *Index) facets(ctx context.Context, g *generation, fq query.Query) (Facets, error) {
-	f, err := g.facets.count(ctx, g, fq)
+	p, err := g.facets.pass(ctx, g, fq, passOptions{facets: true})
 	switch {
 	case err == nil:
-		return f, nil
+		return p.facets, nil
 	case ctx.Err() == context.DeadlineExceeded:
 		return Facets{}, fmt.Errorf("%w after %s", ErrTimeout, x.opts.QueryTimeout)
 	case !errors.Is(err, errNoFacetTable):
@@ -199,9 +339,7 @@ func (x *Index) runOn(ctx context.Context, g *generation, req *bleve.SearchReque
 }
 
 var (
-	hitFields       = []string{fieldName, fieldDescription, fieldProvider, fieldHost, fieldTrust, fieldSkillID}
-	highlightFields = []string{fieldName, fieldDescription, fieldProvider,
-		fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples}
+	hitFields = []string{fieldName, fieldDescription, fieldProvider, fieldHost, fieldTrust, fieldSkillsStored}
 )
 
 // sortOrder always ends with the id, so equal keys still page stably.
@@ -212,14 +350,14 @@ func sortOrder(s Sort) search.SortOrder {
 			&search.SortField{Field: fieldNameSort, Type: search.SortFieldAsString, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}
-	case SortUpdated:
+	case SortTrust:
 		return search.SortOrder{
+			&search.SortField{Field: fieldOrder, Type: search.SortFieldAsString, Missing: search.SortFieldMissingLast},
 			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}
-	case SortTrust:
+	case SortUpdated:
 		return search.SortOrder{
-			&search.SortField{Field: fieldTrust, Type: search.SortFieldAsString, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortField{Field: fieldUpdatedAt, Type: search.SortFieldAsNumber, Desc: true, Missing: search.SortFieldMissingLast},
 			&search.SortDocID{},
 		}
@@ -243,17 +381,20 @@ func afterValues(order search.SortOrder, h *search.DocumentMatch) []string {
 	return out
 }
 
-func hitOf(h *search.DocumentMatch) Hit {
-	return Hit{
-		ID:          h.ID,
-		Score:       h.Score,
-		Name:        str(h.Fields[fieldName]),
-		Description: str(h.Fields[fieldDescription]),
-		Provider:    str(h.Fields[fieldProvider]),
-		Host:        str(h.Fields[fieldHost]),
-		Trust:       registry.Trust(str(h.Fields[fieldTrust])),
-		Matches:     matchesOf(h),
+func hitFrom(id string, score float64, d hitDetail, withMatches bool) Hit {
+	h := Hit{
+		ID:          id,
+		Score:       score,
+		Name:        str(d.fields[fieldName]),
+		Description: str(d.fields[fieldDescription]),
+		Provider:    str(d.fields[fieldProvider]),
+		Host:        str(d.fields[fieldHost]),
+		Trust:       registry.Trust(str(d.fields[fieldTrust])),
 	}
+	if withMatches {
+		h.Matches = d.matches()
+	}
+	return h
 }
 
 // str reads a stored field that holds one string (Bleve returns a slice for

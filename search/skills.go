@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -41,28 +42,86 @@ type SkillResult struct {
 	TotalSize     int        `json:"totalSize"`
 }
 
-// skillQuery matches skill documents: all words within one skill (up to
-// three words; longer questions need most of them), or every skill.
-func skillQuery(ws []string) query.Query {
-	switch {
-	case len(ws) == 0:
-		return term(fieldSkillMarker, skillMarkerValue)
-	case len(ws) <= 3:
-		return withinOneSkill(ws)
-	default:
-		qs := make([]query.Query, 0, len(ws))
-		for _, w := range ws {
-			qs = append(qs, skillWord(w))
+// skillWordsQuery matches agents whose skills hold the words: every word
+// for up to three words, minShould of longer questions. Whether they are
+// in one skill is decided from the locations (skillsMatching).
+func skillWordsQuery(ws []queryWord) query.Query {
+	qs := make([]query.Query, 0, len(ws))
+	for _, w := range ws {
+		var fs []query.Query
+		for _, f := range textFields {
+			if !slices.Contains(skillFields, f.field) {
+				continue
+			}
+			for _, t := range slices.Concat(w.terms, w.syns) {
+				fs = append(fs, termQ(f.field, t, f.boost))
+			}
 		}
-		d := bleve.NewDisjunctionQuery(qs...)
-		d.SetMin(float64(minShould(len(ws))))
-		return d
+		qs = append(qs, bleve.NewDisjunctionQuery(fs...))
 	}
+	if len(ws) <= 3 {
+		return bleve.NewConjunctionQuery(qs...)
+	}
+	d := bleve.NewDisjunctionQuery(qs...)
+	d.SetMin(float64(skillWordsNeeded(len(ws))))
+	return d
+}
+
+// skillWordsNeeded is how many of n query words one skill must hold.
+func skillWordsNeeded(n int) int {
+	if n <= 3 {
+		return n
+	}
+	return minShould(n)
+}
+
+// wordIndex maps every analyzed term of ws (synonyms included) to its word.
+func wordIndex(ws []queryWord) map[string]int {
+	m := map[string]int{}
+	for i, w := range ws {
+		for _, t := range slices.Concat(w.terms, w.syns) {
+			if _, ok := m[t]; !ok {
+				m[t] = i
+			}
+		}
+	}
+	return m
+}
+
+// skillsMatching returns the indexes of the skills of a match (term
+// vectors on) that hold enough query words.
+func skillsMatching(ftls []search.FieldTermLocation, wordOf map[string]int, need int) []int {
+	words := map[uint64]map[int]bool{}
+	for _, l := range ftls {
+		if !slices.Contains(skillFields, l.Field) || len(l.Location.ArrayPositions) == 0 {
+			continue
+		}
+		w, ok := wordOf[l.Term]
+		if !ok {
+			continue
+		}
+		i := l.Location.ArrayPositions[0]
+		if words[i] == nil {
+			words[i] = map[int]bool{}
+		}
+		words[i][w] = true
+	}
+	var out []int
+	for i, ws := range words {
+		if len(ws) >= need {
+			out = append(out, int(i))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Skills returns skill-level hits, best agent first and, within an agent,
-// its matching skills in card order. Paging walks agents with search-after
-// and remembers how many skills of the next agent were already returned.
+// its matching skills in card order. With words, one pass over the agents
+// whose skills hold them counts the skills that hold them within one skill
+// (the total) and keeps the best agents; pages are cut by offset. Without
+// words, every skill of the agents in scope, agents by name, paged with
+// search-after plus how many skills of the next agent were returned.
 func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) {
 	if err := validateText(q.Q); err != nil {
 		return nil, err
@@ -70,7 +129,7 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 	if err := q.Filters.validate(); err != nil {
 		return nil, err
 	}
-	ws := words(x.analyzer, q.Q)
+	ws := x.searchWords(q.Q)
 	s := SortRelevance
 	if len(ws) == 0 {
 		s = SortName
@@ -79,80 +138,159 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 	key := queryKey("skills", q.Q, q.Scope, s, q.Filters)
 	var tok pageToken
 	if q.PageToken != "" {
+		sortLen := len(order)
+		if len(ws) > 0 {
+			sortLen = 0
+		}
 		var err error
-		if tok, err = decodeToken(q.PageToken, key, len(order)); err != nil {
+		if tok, err = decodeToken(q.PageToken, key, sortLen); err != nil {
 			return nil, err
 		}
 	}
 	size := min(clampPageSize(q.PageSize), MaxResultWindow-tok.Offset)
+	g, err := x.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer x.mu.RUnlock()
+	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
+	defer cancel()
+	var out *SkillResult
+	switch {
+	case len(ws) > 0:
+		out, err = x.skillsByRelevance(ctx, g, q, ws, key, tok.Offset, size)
+	case strings.TrimSpace(q.Q) != "":
+		out = &SkillResult{Skills: []SkillHit{}} // only stop words: see Search
+	default:
+		out, err = x.allSkills(ctx, g, q, order, key, tok, size)
+	}
+	if err != nil {
+		return nil, x.mapErr(ctx, err)
+	}
+	return out, nil
+}
 
-	// Every agent hit carries at least one matching skill, so size+1
-	// agents always fill a page.
-	req := bleve.NewSearchRequestOptions(buildQuery(nil, skillQuery(ws), q.Scope, q.Filters), size+1, 0, false)
-	if len(ws) == 0 && strings.TrimSpace(q.Q) != "" {
-		req.Query = bleve.NewMatchNoneQuery() // only stop words: see Search
+func (x *Index) skillsByRelevance(ctx context.Context, g *generation, q SkillQuery, ws []queryWord, key string, offset, size int) (*SkillResult, error) {
+	text := skillWordsQuery(ws)
+	wordOf := wordIndex(ws)
+	need := skillWordsNeeded(len(ws))
+	// Every agent kept holds at least one matching skill, so offset+size
+	// agents always reach the page's end.
+	p, err := g.facets.pass(ctx, g, buildQuery(text, q.Scope, q.Filters), passOptions{k: offset + size,
+		skills: func(dm *search.DocumentMatch) int {
+			return len(skillsMatching(dm.FieldTermLocations, wordOf, need))
+		}})
+	if err != nil {
+		return nil, err
 	}
-	if s != SortRelevance {
-		req.Score = bleve.ScoreNone
+	out := &SkillResult{Skills: make([]SkillHit, 0, size), TotalSize: p.total}
+	// Find the agents of the page: skip offset skills.
+	var page []scoredDoc
+	skip, seen := 0, 0
+	for _, d := range p.top {
+		if seen+d.skills <= offset {
+			seen += d.skills
+			continue
+		}
+		if len(page) == 0 {
+			skip = offset - seen
+		}
+		page = append(page, d)
+		if seen += d.skills; seen >= offset+size {
+			break
+		}
 	}
+	if len(page) == 0 {
+		return out, nil
+	}
+	details, err := x.details(ctx, g, text, page, ws)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range page {
+		det, ok := details[d.id]
+		if !ok {
+			continue
+		}
+		var idx []int
+		for skill, words := range det.words {
+			if len(words) >= need {
+				idx = append(idx, skill)
+			}
+		}
+		slices.Sort(idx)
+		if i == 0 {
+			idx = idx[min(skip, len(idx)):]
+		}
+		for _, si := range idx {
+			if len(out.Skills) == size {
+				break
+			}
+			out.Skills = append(out.Skills, skillHit(d.id, det, si, true))
+		}
+	}
+	if n := offset + size; len(out.Skills) == size && n < min(out.TotalSize, MaxResultWindow) {
+		out.NextPageToken = encodeToken(pageToken{Key: key, Offset: n})
+	}
+	return out, nil
+}
+
+func (x *Index) allSkills(ctx context.Context, g *generation, q SkillQuery, order search.SortOrder, key string, tok pageToken, size int) (*SkillResult, error) {
+	// Every agent with skills fills at least one slot, so size+1 agents
+	// always fill a page.
+	fq := bleve.NewConjunctionQuery(buildQuery(nil, q.Scope, q.Filters), hasSkills())
+	req := bleve.NewSearchRequestOptions(fq, size+1, 0, false)
+	req.Score = bleve.ScoreNone
 	req.SortByCustom(order)
 	if tok.After != nil {
 		req.SearchAfter = tok.After
 	}
-	req.Fields = []string{fieldName, fieldSkillID, fieldSkillName, fieldSkillDescription, fieldSkillTags}
-	if len(ws) > 0 {
-		req.Highlight = bleve.NewHighlightWithStyle(highlightStyle)
-		req.Highlight.Fields = []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples}
-	}
-	// The facet counts matching skill documents, not agents.
-	req.AddFacet(fieldSkillID, bleve.NewFacetRequest(fieldSkillID, 1))
-
-	res, err := x.run(ctx, req)
+	req.Fields = hitFields
+	// The facet's total counts skill ids over the agents: the skills.
+	req.AddFacet(fieldSkillIDs, bleve.NewFacetRequest(fieldSkillIDs, 1))
+	res, err := x.runOn(ctx, g, req)
 	if err != nil {
 		return nil, err
 	}
 	out := &SkillResult{Skills: make([]SkillHit, 0, size)}
-	if f, ok := res.Facets[fieldSkillID]; ok {
+	if f, ok := res.Facets[fieldSkillIDs]; ok {
 		out.TotalSize = f.Total
 	}
 	prev := tok.After
 	for i, h := range res.Hits {
-		skills := skillHitsOf(h)
+		det := detailOf(h, nil)
 		start := 0
 		if i == 0 {
 			start = tok.Skip
 		}
-		for j := start; j < len(skills); j++ {
+		for j := start; j < len(det.skills); j++ {
 			if len(out.Skills) == size {
 				if n := tok.Offset + size; n < min(out.TotalSize, MaxResultWindow) {
 					out.NextPageToken = encodeToken(pageToken{Key: key, After: prev, Offset: n, Skip: j})
 				}
 				return out, nil
 			}
-			out.Skills = append(out.Skills, skills[j])
+			out.Skills = append(out.Skills, skillHit(h.ID, det, j, false))
 		}
 		prev = afterValues(order, h)
 	}
 	return out, nil
 }
 
-func skillHitsOf(h *search.DocumentMatch) []SkillHit {
-	nested, _ := h.Fields[nestedDocumentFieldKey].([]*search.NestedDocumentMatch)
-	out := make([]SkillHit, 0, len(nested))
-	for _, nd := range nested {
-		sh := SkillHit{
-			AgentID:     h.ID,
-			AgentName:   str(h.Fields[fieldName]),
-			SkillID:     str(nd.Fields[fieldSkillID]),
-			Name:        str(nd.Fields[fieldSkillName]),
-			Description: str(nd.Fields[fieldSkillDescription]),
-			Tags:        strs(nd.Fields[fieldSkillTags]),
-			Fragments:   []string{},
-		}
-		for _, f := range []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples} {
-			sh.Fragments = append(sh.Fragments, marked(nd.Fragments[f])...)
-		}
-		out = append(out, sh)
+// hasSkills matches agents with at least one skill id.
+func hasSkills() query.Query {
+	q := bleve.NewWildcardQuery("*")
+	q.SetField(fieldSkillIDs)
+	q.SetBoost(0)
+	return q
+}
+
+func skillHit(agentID string, d hitDetail, i int, highlight bool) SkillHit {
+	s := d.skills[i]
+	h := SkillHit{AgentID: agentID, AgentName: str(d.fields[fieldName]), SkillID: s.ID, Name: s.Name,
+		Description: s.Description, Tags: nonNil(s.Tags), Fragments: []string{}}
+	if highlight {
+		h.Fragments = d.skillFragments(i)
 	}
-	return out
+	return h
 }

@@ -29,7 +29,7 @@ func (x *Index) Tags(ctx context.Context, prefix string, scope registry.Scope, l
 		limit = maxTagsListLimit
 	}
 	prefix = strings.ToLower(strings.TrimSpace(prefix))
-	q := buildQuery(nil, nil, scope, Filters{})
+	q := buildQuery(nil, scope, Filters{})
 	if prefix != "" {
 		p := bleve.NewPrefixQuery(prefix)
 		p.SetField(fieldTags)

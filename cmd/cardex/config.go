@@ -18,6 +18,7 @@ import (
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // serveConfig is every `cardex serve` setting (CONTRACT.md §6). Each one is
@@ -38,6 +39,8 @@ type serveConfig struct {
 	ReadRate          int // anonymous reads per second per client address; 0 disables
 	GoneAfter         time.Duration
 	TrustedProxies    prefixList
+	// CardKey signs Cardex's own agent card (docs/discovery.md).
+	CardKey string
 	// AutoApprove is the approval policy: never, claimed or verified
 	// (docs/claims.md).
 	AutoApprove string
@@ -52,6 +55,10 @@ type serveConfig struct {
 	ConfigDump bool
 	// CAFile adds trusted roots for card and key-set fetches (CONTRACT.md §2).
 	CAFile string
+	// SearchSynonyms names a file of synonym groups added to the index's
+	// built-in list (search.ParseSynonyms); synonyms holds them parsed.
+	SearchSynonyms string
+	synonyms       [][]string
 
 	// Crawler settings (CONTRACT.md §6).
 	CrawlTick        time.Duration
@@ -107,6 +114,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Var(&c.AllowNetworks, "allow-networks", "`CIDR[,CIDR…]` of reserved ranges card and key-set URLs may point into, on any port (repeatable)")
 	fs.BoolVar(&c.AllowInsecureHTTP, "allow-insecure-http", false, "accept http:// card and key-set URLs (reserved addresses still need --allow-networks)")
 	fs.StringVar(&c.CAFile, "ca-file", "", "extra trusted root certificates (`PEM` file) for card and key-set fetches")
+	fs.StringVar(&c.SearchSynonyms, "search-synonyms", "", "`file` of synonym groups for search, one group of comma-separated words per line (# comments); added to the built-in list")
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
 	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
@@ -123,6 +131,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
+	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 
@@ -225,6 +234,14 @@ func (c *serveConfig) Validate() error {
 			return bad("base-url", "%q must be an absolute http(s) URL without query, fragment or userinfo", c.BaseURL)
 		}
 	}
+	if c.CardKey != "" {
+		if c.BaseURL == "" {
+			return bad("card-key", "a signed agent card names the server's public URL: set --base-url too")
+		}
+		if _, err := loadCardKey(c.CardKey); err != nil {
+			return bad("card-key", "%v", err)
+		}
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log-format", "%q is not text or json", c.LogFormat)
 	}
@@ -247,6 +264,17 @@ func (c *serveConfig) Validate() error {
 	if c.CAFile != "" {
 		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {
 			return bad("ca-file", "%v", err)
+		}
+	}
+	if c.SearchSynonyms != "" {
+		f, err := os.Open(c.SearchSynonyms)
+		if err != nil {
+			return bad("search-synonyms", "%v", err)
+		}
+		c.synonyms, err = search.ParseSynonyms(f)
+		f.Close()
+		if err != nil {
+			return bad("search-synonyms", "%v", err)
 		}
 	}
 	// The scheduler ticks with cron, which counts whole seconds.

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +114,7 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers"} {
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "search-synonyms"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}
@@ -187,6 +190,19 @@ func TestServeConfigProbeSettings(t *testing.T) {
 
 // Validate names the bad crawl setting.
 func TestServeConfigValidateCrawl(t *testing.T) {
+	dir := t.TempDir()
+	oneWordGroup := filepath.Join(dir, "bad.txt")
+	good := filepath.Join(dir, "good.txt")
+	if err := os.WriteFile(oneWordGroup, []byte("# groups\ncar, automobile\nlonely\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte("car, automobile # same thing\n\nbike,bicycle , cycle\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseServeConfig([]string{"--search-synonyms", good}, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil || fmt.Sprint(c.synonyms) != "[[car automobile] [bike bicycle cycle]]" {
+		t.Fatalf("synonyms %v, err %v", c, err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -201,6 +217,8 @@ func TestServeConfigValidateCrawl(t *testing.T) {
 		{[]string{"--crawl-timeout", "0s"}, "--crawl-timeout (CARDEX_CRAWL_TIMEOUT)"},
 		{[]string{"--lease-ttl", "15s"}, "--lease-ttl (CARDEX_LEASE_TTL)"},
 		{[]string{"--ca-file", "/no/such/ca.pem"}, "--ca-file (CARDEX_CA_FILE)"},
+		{[]string{"--search-synonyms", "/no/such/synonyms.txt"}, "--search-synonyms (CARDEX_SEARCH_SYNONYMS)"},
+		{[]string{"--search-synonyms", oneWordGroup}, "--search-synonyms (CARDEX_SEARCH_SYNONYMS)"},
 		{[]string{"--demo", "--database-url", "postgres://db/x"}, "--demo (CARDEX_DEMO)"},
 		{[]string{"--probe-interval", "500ms"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
 		{[]string{"--probe-interval", "-1s"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},

@@ -20,7 +20,7 @@ type crawlReport struct {
 	CardURL    string              `json:"cardUrl"` // the target as read (a bare host means its well-known URL)
 	URL        string              `json:"url"`     // where the answer came from, after same-origin redirects
 	HTTPStatus int                 `json:"httpStatus"`
-	Bytes      int64               `json:"bytes"`
+	Bytes      int64               `json:"bytes"` // read from the network: headers and bodies of every request, before decompression
 	DurationMS int64               `json:"durationMs"`
 	Valid      bool                `json:"valid"` // a valid card was fetched (exit 0)
 	Error      *crawlError         `json:"error"`
@@ -102,7 +102,8 @@ func report(t crawler.Target, out crawler.Outcome) crawlReport {
 		rep.Problems = []agentcard.Problem{}
 	}
 	if out.Err != nil {
-		rep.Error = &crawlError{Class: crawler.ClassOf(out.Err), Message: out.Err.Error()}
+		class, msg := fetchErrorParts(out.Err)
+		rep.Error = &crawlError{Class: class, Message: msg}
 		return rep
 	}
 	if out.Parsed == nil {
@@ -129,7 +130,7 @@ func printCrawl(w io.Writer, r crawlReport) {
 	if r.HTTPStatus != 0 {
 		fmt.Fprintf(w, "status     %d\n", r.HTTPStatus)
 	}
-	fmt.Fprintf(w, "bytes      %d\n", r.Bytes)
+	fmt.Fprintf(w, "bytes      %d read from the network (headers and bodies of every request, before decompression)\n", r.Bytes)
 	fmt.Fprintf(w, "duration   %dms\n", r.DurationMS)
 	if r.Error != nil {
 		fmt.Fprintf(w, "error      %s: %s\n", r.Error.Class, r.Error.Message)

@@ -190,3 +190,43 @@ func TestCrawlCommandUnsolicited304(t *testing.T) {
 		t.Errorf("exit %d report %+v error %+v", code, rep, rep.Error)
 	}
 }
+
+// A refused fetch says its class once, what was refused, and the flag
+// that would allow it; the byte count says what it counts.
+func TestNetworkErrorsNameTheFlag(t *testing.T) {
+	fleet := agentfleet.Start(t, agentfleet.Options{})
+	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
+	host := strings.TrimPrefix(fleet.Hosts()[0].Origin(), "http://")
+	addr, _, _ := strings.Cut(host, ":")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"crawl", a.URL()}, "error      blocked_address: " + a.URL() + ": the network policy allows only https URLs (pass --allow-insecure-http to fetch http:// URLs)\n"},
+		{[]string{"crawl", "--allow-insecure-http", a.URL()}, "error      blocked_address: " + a.URL() + ": refusing to connect to reserved address " + addr + " (pass --allow-networks " + addr + "/32 to allow it)\n"},
+	}
+	for _, c := range cases {
+		code, out, _ := runCLI(t, "", c.args...)
+		if code != exitFail || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d\n%s\nwant the line %q", c.args, code, out, c.want)
+		}
+		if strings.Count(out, "blocked_address") != 1 {
+			t.Errorf("%v repeats the class:\n%s", c.args, out)
+		}
+		if !strings.Contains(out, "bytes      0 read from the network (headers and bodies of every request, before decompression)\n") {
+			t.Errorf("%v: byte count line:\n%s", c.args, out)
+		}
+	}
+	code, _, errs := runCLI(t, "", "lint", "--allow-insecure-http", a.URL())
+	want := "cardex lint: fetch " + a.URL() + ": blocked_address: " + a.URL() + ": refusing to connect to reserved address " + addr + " (pass --allow-networks " + addr + "/32 to allow it)\n"
+	if code != exitUsage || errs != want {
+		t.Errorf("lint: exit %d %q\nwant %q", code, errs, want)
+	}
+	_, _, rep := crawlJSON(t, a.URL())
+	if rep.Error == nil || strings.HasPrefix(rep.Error.Message, "blocked_address") {
+		t.Errorf("JSON message repeats the class: %+v", rep.Error)
+	}
+	if n := fleet.Hosts()[0].Requests(); n != 0 {
+		t.Errorf("the fleet received %d requests", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cardexhq/cardex/registry"
@@ -145,10 +146,10 @@ func poll(ctx context.Context, within time.Duration, step func() (bool, error)) 
 // demoWelcome prints where to browse and, on the first start, creates and
 // prints the demo admin token. Later starts say how to get another: the first
 // one is not stored anywhere readable.
-func demoWelcome(ctx context.Context, w io.Writer, svc *registry.Service, first bool, browse string) error {
+func demoWelcome(ctx context.Context, w io.Writer, svc *registry.Service, first bool, browse, dataDir string) error {
 	fmt.Fprintf(w, "Cardex demo: browse %s\n", browse)
 	if !first {
-		fmt.Fprintln(w, "The demo admin token was printed on the first start; 'cardex token create --role admin --data DIR' makes another.")
+		fmt.Fprintf(w, "The demo admin token was printed on the first start; 'cardex token create --role admin --data %s' makes another.\n", shellQuote(dataDir))
 		return nil
 	}
 	tok, _, err := svc.CreateToken(ctx, registry.TokenRequest{Role: registry.RoleAdmin, Name: "demo-admin"})
@@ -157,4 +158,15 @@ func demoWelcome(ctx context.Context, w io.Writer, svc *registry.Service, first 
 	}
 	fmt.Fprintf(w, "Demo admin token (shown once; sign in at %sadmin): %s\n", browse, tok)
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so a printed
+// command can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,=@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -118,6 +118,19 @@ func TestServeDemo(t *testing.T) {
 	if demoTokenLine.MatchString(s2.stdout.String()) || !strings.Contains(s2.stdout.String(), "printed on the first start") {
 		t.Fatalf("restart output %q", s2.stdout.String())
 	}
+	// The command it prints names this demo's directory and works as
+	// printed: its token signs in to this demo.
+	m = regexp.MustCompile(`'cardex (token create --role admin --data (\S+))' makes another`).FindStringSubmatch(s2.stdout.String())
+	if m == nil || m[2] != data {
+		t.Fatalf("restart output names no data directory: %q", s2.stdout.String())
+	}
+	code, tokOut, errs := runCLI(t, "", strings.Fields(m[1])...)
+	if code != exitOK {
+		t.Fatalf("the printed command: exit %d %q", code, errs)
+	}
+	if code, _, _ := get(t, s2.base+"/api/v1/audit?limit=1", strings.TrimSpace(tokOut)); code != 200 {
+		t.Fatalf("the new token answers %d on the demo", code)
+	}
 	waitFor(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}

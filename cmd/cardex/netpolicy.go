@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
@@ -57,11 +59,74 @@ func cardFetcherFor(f *crawler.Fetcher) cardFetcher {
 	}
 }
 
-// describeFetchError names the crawler's error class (CONTRACT.md §2) so a
-// script can tell a blocked address from a timeout.
+// describeFetchError is a fetch failure for a person: the crawler's error
+// class once (a script can still tell a blocked address from a timeout),
+// what failed, and the flag that would allow it when one would.
 func describeFetchError(err error) string {
-	if fe, ok := errors.AsType[*crawler.FetchError](err); ok {
-		return fmt.Sprintf("%s: %v", fe.Class, err)
+	class, msg := fetchErrorParts(err)
+	if class == "" {
+		return msg
 	}
-	return err.Error()
+	return class + ": " + msg
+}
+
+// fetchErrorParts splits a fetch failure into its class ("" when err is
+// not a fetch error) and the rest of the message, with the hint.
+func fetchErrorParts(err error) (class, msg string) {
+	fe, ok := errors.AsType[*crawler.FetchError](err)
+	if !ok {
+		return "", err.Error()
+	}
+	var parts []string
+	if fe.HTTPStatus != 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", fe.HTTPStatus))
+	}
+	if fe.Hop != "" {
+		parts = append(parts, fe.Hop)
+	}
+	if fe.Err != nil {
+		parts = append(parts, fe.Err.Error())
+	}
+	msg = strings.Join(parts, ": ")
+	if hint := fetchHint(fe); hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return fe.Class, msg
+}
+
+// fetchHint names the flag that would let the fetch through, for the
+// failures a flag of these commands decides.
+func fetchHint(fe *crawler.FetchError) string {
+	switch {
+	case errors.Is(fe, crawler.ErrSchemeNotAllowed):
+		return "pass --allow-insecure-http to fetch http:// URLs"
+	case errors.Is(fe, crawler.ErrReservedAddress), errors.Is(fe, crawler.ErrPortNotAllowed):
+		if p, ok := refusedPrefix(fe); ok {
+			return "pass --allow-networks " + p + " to allow it"
+		}
+		return "pass --allow-networks with the address's range to allow it"
+	case fe.Class == crawler.ClassTimeout:
+		return "--timeout sets the limit"
+	case fe.Class == crawler.ClassTLS:
+		return "--ca-file adds a trusted root certificate"
+	}
+	return ""
+}
+
+// refusedPrefix is the single-address range of the address a dial check
+// refused, read from the end of its message ("… reserved address 10.0.0.1").
+func refusedPrefix(fe *crawler.FetchError) (string, bool) {
+	if fe.Err == nil {
+		return "", false
+	}
+	msg := fe.Err.Error()
+	word := msg[strings.LastIndexByte(msg, ' ')+1:]
+	if ap, err := netip.ParseAddrPort(word); err == nil {
+		word = ap.Addr().String()
+	}
+	a, err := netip.ParseAddr(word)
+	if err != nil {
+		return "", false
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()).String(), true
 }

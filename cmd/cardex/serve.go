@@ -115,7 +115,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	})
 	// The index lives in --data with either store: it is derived data each
 	// process keeps for itself (DESIGN.md).
-	sr, err := startSearch(ctx, cfg.Store.data, svc, log)
+	searchOpts := defaultSearchOptions
+	searchOpts.synonyms = cfg.synonyms
+	sr, err := startSearchWith(ctx, cfg.Store.data, svc, log, searchOpts)
 	if err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
@@ -181,7 +183,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
 	if demo != nil {
-		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn)); err != nil {
+		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
 			log.Error("demo", "err", err.Error())
 		}
 		seeding.Go(func() {
@@ -260,7 +262,14 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	if err != nil {
 		return nil, err
 	}
-	return compose(apiH, accessLog(webH, log, m.observe), m.handler()), nil
+	surfaces, err := c.discoverySurfaces(svc, sr.Searcher(), c.gate(svc, limits), log)
+	if err != nil {
+		return nil, err
+	}
+	for i := range surfaces {
+		surfaces[i].handler = routeLog(surfaces[i].route, surfaces[i].handler, log, m.observe)
+	}
+	return compose(apiH, accessLog(webH, log, m.observe), m.handler(), surfaces...), nil
 }
 
 // loopbackOnly reports whether addr is a loopback address (not an

@@ -27,6 +27,9 @@ type searchOptions struct {
 	// oldest change not yet applied.
 	maxLag int64
 	maxAge time.Duration
+	// synonyms are groups added to search.DefaultSynonyms
+	// (--search-synonyms).
+	synonyms [][]string
 }
 
 var defaultSearchOptions = searchOptions{poll: 2 * time.Second, maxLag: 1000, maxAge: 10 * time.Second}
@@ -70,7 +73,7 @@ func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	idx, err := search.Open(filepath.Join(dataDir, "index"), search.Options{Logger: log})
+	idx, err := search.Open(filepath.Join(dataDir, "index"), search.Options{Logger: log, Synonyms: opts.synonyms})
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,15 @@ const webRoute = "web"
 
 // compose is the server's one mux (DESIGN.md: one process serves the API,
 // the UI and the metrics): /api/, /healthz, /readyz and /problems/ go to
-// the API; /metrics to Prometheus; everything else to the web UI.
-func compose(apiH, webH, metricsH http.Handler) http.Handler {
+// the API; /metrics to Prometheus; the discovery surfaces' paths to them
+// (serve_discovery.go); everything else to the web UI.
+func compose(apiH, webH, metricsH http.Handler, surfaces ...surface) http.Handler {
 	mux := http.NewServeMux()
+	for _, s := range surfaces {
+		for _, p := range s.patterns {
+			mux.Handle(p, s.handler)
+		}
+	}
 	mux.Handle("/api/", apiH)
 	mux.Handle("/healthz", apiH)
 	mux.Handle("/readyz", apiH)
@@ -31,6 +37,12 @@ func compose(apiH, webH, metricsH http.Handler) http.Handler {
 // a query are not the log's business), the status and the time taken.
 // The API logs its own requests with echo's route templates.
 func accessLog(next http.Handler, log *slog.Logger, observe func(route string, status int, d time.Duration)) http.Handler {
+	return routeLog(webRoute, next, log, observe)
+}
+
+// routeLog is accessLog under another route label (each discovery surface
+// has its own).
+func routeLog(route string, next http.Handler, log *slog.Logger, observe func(route string, status int, d time.Duration)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
@@ -40,8 +52,8 @@ func accessLog(next http.Handler, log *slog.Logger, observe func(route string, s
 		if status == 0 {
 			status = http.StatusOK
 		}
-		observe(webRoute, status, d)
-		log.Info("http request", "method", r.Method, "route", webRoute, "path", r.URL.Path,
+		observe(route, status, d)
+		log.Info("http request", "method", r.Method, "route", route, "path", r.URL.Path,
 			"status", status, "duration_ms", float64(d.Microseconds())/1000)
 	})
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"crypto"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/cardexhq/cardex/a2a"
+	"github.com/cardexhq/cardex/discover"
+	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
+	"github.com/cardexhq/cardex/verifier"
+)
+
+// surface is a discovery surface mounted beside the API and the UI: the
+// mux patterns it answers and its handler.
+type surface struct {
+	route    string // the route label in logs and metrics
+	patterns []string
+	handler  http.Handler
+}
+
+// discoverySurfaces builds the surfaces agents find Cardex through
+// (docs/discovery.md): the A2A agent. They read through the same search
+// and registry paths as GET /api/v1/agents, as the same caller.
+func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix search.Querier, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
+	finder := discover.Finder{Index: ix, Registry: svc}
+	acfg := a2a.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log}
+	var jwks []byte
+	if c.CardKey != "" {
+		key, err := loadCardKey(c.CardKey)
+		if err != nil {
+			return nil, err
+		}
+		opts := verifier.SignOptions{Jku: c.BaseURL + jwksPath}
+		acfg.Sign = func(card []byte) ([]byte, error) { return verifier.Sign(card, key, opts) }
+		if jwks, err = publicJWKS(key); err != nil {
+			return nil, err
+		}
+	}
+	a2aH, err := a2a.New(acfg)
+	if err != nil {
+		return nil, err
+	}
+	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}}
+	if jwks != nil {
+		out = append(out, surface{"jwks", []string{"GET " + jwksPath}, jwksHandler(jwks)})
+	}
+	return out, nil
+}
+
+// gate is how the surfaces know their caller: tokens like the API's, and
+// the API's and UI's buckets (limits), so a client has one budget.
+func (c *serveConfig) gate(svc *registry.Service, limits *ratelimit.Limiters) *discover.Gate {
+	return &discover.Gate{Authenticate: svc.Authenticate, Limits: limits, TrustedProxies: c.TrustedProxies}
+}
+
+// jwksPath is where the key that signs Cardex's card is published: the
+// origin's well-known key set, which `cardex verify` and the crawlers of
+// other registries fetch.
+const jwksPath = "/.well-known/jwks.json"
+
+// loadCardKey reads the --card-key file.
+func loadCardKey(path string) (any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key, err := verifier.LoadSigningKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return key, nil
+}
+
+// publicJWKS is the public half of key as a key set whose kid is the RFC
+// 7638 thumbprint, the kid verifier.Sign puts in the header by default.
+func publicJWKS(key any) ([]byte, error) {
+	var pub jose.JSONWebKey
+	switch k := key.(type) {
+	case jose.JSONWebKey:
+		pub = k.Public()
+	case *jose.JSONWebKey:
+		pub = k.Public()
+	case crypto.Signer:
+		pub = jose.JSONWebKey{Key: k.Public()}
+	default:
+		return nil, fmt.Errorf("card key: unsupported key type %T", key)
+	}
+	thumb, err := pub.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("card key: %w", err)
+	}
+	pub.KeyID = base64.RawURLEncoding.EncodeToString(thumb)
+	pub.Use = "sig"
+	return json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{pub}})
+}
+
+func jwksHandler(jwks []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Write(jwks)
+	})
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+)
+
+// An A2A client pointed at the server's base URL finds its card and gets
+// an answer over JSON-RPC.
+func TestServeA2AClient(t *testing.T) {
+	s := startInProcess(t, filepath.Join(t.TempDir(), "data"))
+	ctx := t.Context()
+	hc := &http.Client{Timeout: 10 * time.Second}
+	card, err := agentcard.NewResolver(hc).Resolve(ctx, s.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card.Name != "Cardex" || len(card.SupportedInterfaces) != 3 || card.SupportedInterfaces[0].URL != s.base+"/a2a/jsonrpc" {
+		t.Fatalf("card %+v", card)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Destroy()
+	var res a2a.SendMessageResult
+	// The index may still be opening right after start.
+	waitFor(t, "an answer", 20*time.Second, func() bool {
+		res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("pilots"))})
+		return err == nil
+	})
+	msg, ok := res.(*a2a.Message)
+	if !ok || len(msg.Parts) != 2 || msg.Parts[0].Text() != `No agents found for "pilots".` {
+		t.Fatalf("answer %#v", res)
+	}
+	_, _, metrics := get(t, s.base+"/metrics", "")
+	if !strings.Contains(metrics, `route="a2a"`) {
+		t.Error("/metrics has no a2a route series")
+	}
+}
+
+// --card-key signs the card; `cardex verify` verifies it with the key set
+// the server publishes.
+func TestServeSignedCard(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "card.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "", "serve", "--card-key", keyFile, "--data", filepath.Join(dir, "x")); code != exitUsage ||
+		!strings.Contains(stderr, "--base-url") {
+		t.Fatalf("--card-key without --base-url: %d %s", code, stderr)
+	}
+	s := startInProcess(t, filepath.Join(dir, "data"), "--card-key", keyFile, "--base-url", "https://cardex.example.com")
+	code, _, card := get(t, s.base+"/.well-known/agent-card.json", "")
+	if code != 200 || !strings.Contains(card, `"signatures"`) || !strings.Contains(card, `"jku":`) && !strings.Contains(card, `"protected"`) {
+		t.Fatalf("card: %d %s", code, card)
+	}
+	code, _, jwks := get(t, s.base+"/.well-known/jwks.json", "")
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	if code != 200 || json.Unmarshal([]byte(jwks), &set) != nil || len(set.Keys) != 1 || set.Keys[0]["d"] != nil {
+		t.Fatalf("jwks: %d %s", code, jwks)
+	}
+	cardFile, jwksFile := filepath.Join(dir, "cardex-card.json"), filepath.Join(dir, "jwks.json")
+	os.WriteFile(cardFile, []byte(card), 0o600)
+	os.WriteFile(jwksFile, []byte(jwks), 0o600)
+	if code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile); code != exitOK {
+		t.Fatalf("cardex verify: %d %s %s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,91 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/registry"
+)
+
+// Gate turns an HTTP request into a caller the way the REST API does: no
+// Authorization header is the anonymous caller, whose requests spend the
+// same per-address read budget as the API's and the UI's (one
+// ratelimit.Limiters for every face); a bearer token maps to its Cardex
+// role; failed tokens go through the same failure guard.
+type Gate struct {
+	// Authenticate resolves a bearer token (registry.Service.Authenticate);
+	// registry.ErrUnauthorized means the token is not valid.
+	Authenticate func(ctx context.Context, token string) (registry.Principal, error)
+	// Limits are the server's shared buckets; nil allows everything.
+	Limits *ratelimit.Limiters
+	// TrustedProxies decide the client address (ratelimit.ClientKey).
+	TrustedProxies []netip.Prefix
+	// Now is the clock of the limits; nil is time.Now.
+	Now func() time.Time
+}
+
+// Refusal is why a request gets no answer: Unauthorized (HTTP 401) or
+// RateLimited (HTTP 429, retry after Wait).
+type Refusal struct {
+	Status  int
+	Wait    time.Duration
+	Message string
+}
+
+// Refusal messages: one for every credential failure, so a prober learns
+// nothing about which tokens exist.
+const (
+	msgUnauthorized = "the credentials are not valid"
+	msgTokenInURL   = "credentials are not accepted in the URL; send Authorization: Bearer <token>"
+	msgRateLimited  = "too many requests from this address; retry later or use a token"
+	msgAuthLimited  = "too many failed authentications from this address"
+)
+
+// Caller is the principal of r, or why r is refused. err is a storage
+// failure while checking a token.
+func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
+	q := r.URL.Query()
+	if q.Has("token") || q.Has("access_token") {
+		return registry.Anonymous, &Refusal{Status: http.StatusUnauthorized, Message: msgTokenInURL}, nil
+	}
+	now := time.Now()
+	if g.Now != nil {
+		now = g.Now()
+	}
+	key := ratelimit.ClientKey(r, g.TrustedProxies)
+	values := r.Header.Values("Authorization")
+	if len(values) == 0 {
+		if ok, wait := g.Limits.Read(key, now); !ok {
+			return registry.Anonymous, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgRateLimited}, nil
+		}
+		return registry.Anonymous, nil, nil
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	token = strings.TrimSpace(token)
+	wellFormed := len(values) == 1 && ok && strings.EqualFold(scheme, "Bearer") && token != ""
+	guard := g.Limits.Auth()
+	if refuse, wait := guard.Before(key, token, wellFormed, now); refuse {
+		return registry.Anonymous, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgAuthLimited}, nil
+	}
+	if wellFormed && g.Authenticate != nil {
+		p, err := g.Authenticate(r.Context(), token)
+		if err == nil {
+			return p, nil, nil
+		}
+		if !errors.Is(err, registry.ErrUnauthorized) {
+			return registry.Anonymous, nil, err
+		}
+	}
+	if limited, wait := guard.Failed(key, token, now); limited {
+		return registry.Anonymous, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgAuthLimited}, nil
+	}
+	return registry.Anonymous, &Refusal{Status: http.StatusUnauthorized, Message: msgUnauthorized}, nil
+}
+
+// RetryAfter is Wait in whole seconds, at least one (RFC 9110 §10.2.3).
+func (r *Refusal) RetryAfter() int { return ratelimit.RetryAfter(r.Wait) }

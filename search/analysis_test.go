@@ -1,0 +1,140 @@
+package search
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardexhq/cardex/registry"
+)
+
+func TestWordParts(t *testing.T) {
+	for in, want := range map[string][]string{
+		"camelCase":   {"camel", "Case"},
+		"PostgreSQL":  {"Postgre", "SQL"},
+		"PDFParser":   {"PDF", "Parser"},
+		"text_to_sql": {"text", "to", "sql"},
+		"gpt4o":       {"gpt", "4", "o"},
+		"_x__y_":      {"x", "y"},
+		"plain":       {"plain"},
+		"ÉtéBrûlant":  {"Été", "Brûlant"},
+		"":            nil,
+	} {
+		var got []string
+		for _, p := range wordParts([]byte(in)) {
+			got = append(got, in[p[0]:p[1]])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("wordParts(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The analyzer folds accents and adds compound parts at the word's
+// position, with the offsets of the original text.
+func TestAnalyzerFoldsAndSplits(t *testing.T) {
+	x := openTest(t, newMemSource())
+	in := "Café textToSpeech"
+	var got []string
+	for _, tk := range x.analyzer.Analyze([]byte(in)) {
+		got = append(got, string(tk.Term)+"@"+in[tk.Start:tk.End]+"#"+string(rune('0'+tk.Position)))
+	}
+	want := []string{"cafe@Café#1", "texttospeech@textToSpeech#2", "text@text#2", "speech@Speech#2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tokens %q, want %q", got, want)
+	}
+}
+
+func TestFragment(t *testing.T) {
+	if got := fragment(`a <b> & "c"`, []span{{3, 4}}); got != `a &lt;<mark>b</mark>&gt; &amp; &#34;c&#34;` {
+		t.Fatalf("short: %q", got)
+	}
+	// Overlapping spans (a word and its compound part): the longer wins.
+	if got := fragment("PostgreSQL tuning", []span{{0, 7}, {0, 10}, {7, 10}}); got != "<mark>PostgreSQL</mark> tuning" {
+		t.Fatalf("overlap: %q", got)
+	}
+	long := strings.Repeat("lorem ipsum ", 30) + "needle " + strings.Repeat("dolor sit ", 40)
+	at := strings.Index(long, "needle")
+	got := fragment(long, []span{{at, at + 6}})
+	if !strings.HasPrefix(got, highlightEllipsis) || !strings.HasSuffix(got, highlightEllipsis) ||
+		!strings.Contains(got, " <mark>needle</mark> dolor") || len(got) > fragmentBytes+20 {
+		t.Fatalf("long: %q", got)
+	}
+	// Spans outside the text (a stale location) are ignored.
+	if got := fragment("short", []span{{2, 40}}); got != "short" {
+		t.Fatalf("out of range: %q", got)
+	}
+}
+
+func TestSynonymsAndParse(t *testing.T) {
+	src := newMemSource()
+	src.put(testAgent("bikes", "Wheel Works", "Bicycle repair shop finder", skill("fix", "Repairs", "Finds a bicycle mechanic")), registry.ChangeSubmitted)
+	src.put(testAgent("cars", "Garage Finder", "Vehicle servicing", skill("svc", "Service", "Books a garage slot")), registry.ChangeSubmitted)
+	plain := openTest(t, src)
+	if r := mustSearch(t, plain, Query{Q: "bike repair"}); len(r.Hits) != 0 {
+		t.Fatalf("without the admin's group: %v", hitIDs(r))
+	}
+	// Built in: car ~ vehicle.
+	if r := mustSearch(t, plain, Query{Q: "car servicing"}); !slices.Equal(hitIDs(r), []string{"cars"}) {
+		t.Fatalf("built-in synonym: %v", hitIDs(r))
+	}
+	groups, err := ParseSynonyms(strings.NewReader("# shop words\nbike, bicycle, cycle\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, Synonyms: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	if err := x.Rebuild(t.Context(), src); err != nil {
+		t.Fatal(err)
+	}
+	r := mustSearch(t, x, Query{Q: "bike repair"})
+	if !slices.Equal(hitIDs(r), []string{"bikes"}) {
+		t.Fatalf("with the admin's group: %v", hitIDs(r))
+	}
+	// The synonym is highlighted where it matched.
+	var frags []string
+	for _, m := range r.Hits[0].Matches {
+		frags = append(frags, m.Fragments...)
+	}
+	if !slices.Contains(frags, "<mark>Bicycle</mark> <mark>repair</mark> shop finder") {
+		t.Fatalf("fragments %q", frags)
+	}
+	for in, want := range map[string]string{
+		"lonely\n":                          "line 1: a group needs at least two words",
+		strings.Repeat("w,", 17) + "w\n":    "line 1: 18 words, at most 16",
+		"a,b\n#\nsolo # the only word\n":    "line 3: a group needs at least two words",
+		strings.Repeat("x, y\n", 1001) + "": "more than 1000 groups",
+	} {
+		if _, err := ParseSynonyms(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSynonyms(%.20q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// Typos are tolerated only when the query finds nothing as written.
+func TestTyposOnlyWhenNothingFound(t *testing.T) {
+	src := newMemSource()
+	src.put(testAgent("right", "Forecast Desk", "Weather forecast", skill("f", "Forecast", "Hourly forecast")), registry.ChangeSubmitted)
+	src.put(testAgent("typo", "Forcast Desk", "Weather forcast", skill("f", "Forcast", "Hourly forcast")), registry.ChangeSubmitted)
+	x := openTest(t, src)
+	for q, want := range map[string][]string{
+		"forecast": {"right"},
+		"forcast":  {"typo"},
+		"forekast": {"right", "typo"}, // one edit from forecast, two from forcast
+		"fore":     {},                // too short to guess
+	} {
+		got := hitIDs(mustSearch(t, x, Query{Q: q}))
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+	if _, err := x.Search(t.Context(), Query{Q: "forekast", PageToken: "x"}); !errors.Is(err, ErrInvalidPageToken) {
+		t.Fatalf("bad token: %v", err)
+	}
+}

@@ -1,0 +1,187 @@
+package search
+
+import (
+	"container/heap"
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// One pass over the matches of a query gives everything a relevance page
+// needs: the total, the facet counts (from the facet tables, facettable.go)
+// and the best k documents by score. Bleve's own request would walk the
+// matches once for the page and a second request once more for the
+// facets.
+
+// scoredDoc is one match of a pass: its number in the reader's snapshot,
+// its score and, for skill passes, how many of its skills matched.
+type scoredDoc struct {
+	num    uint64
+	id     string
+	score  float64
+	skills int
+}
+
+// better orders by score, then by document number (stable within a
+// snapshot; documents are numbered in id order by a rebuild).
+func better(a, b scoredDoc) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.num < b.num
+}
+
+// compareDocs sorts best first.
+func compareDocs(a, b scoredDoc) int {
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
+	}
+	return 0
+}
+
+// topK keeps the k best documents: a min-heap on "better".
+type topK []scoredDoc
+
+func (h topK) Len() int           { return len(h) }
+func (h topK) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topK) Push(x any)        { *h = append(*h, x.(scoredDoc)) }
+func (h *topK) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (h *topK) offer(k int, d scoredDoc) {
+	switch {
+	case k <= 0:
+	case len(*h) < k:
+		heap.Push(h, d)
+	case better(d, (*h)[0]):
+		(*h)[0] = d
+		heap.Fix(h, 0)
+	}
+}
+
+// passResult is what one pass found.
+type passResult struct {
+	top    []scoredDoc // best first, ids resolved
+	total  int
+	facets Facets
+}
+
+// passOptions say what a pass computes besides the total.
+type passOptions struct {
+	k      int  // best documents to keep
+	facets bool // count facets
+	// skills, when set, is called with each match's term locations
+	// (term vectors on) and returns how many of its skills match; a
+	// document with none is not a match.
+	skills func(dm *search.DocumentMatch) int
+}
+
+// pass runs q once over the generation's current snapshot.
+func (t *facetTables) pass(ctx context.Context, g *generation, q query.Query, o passOptions) (passResult, error) {
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		return passResult{}, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return passResult{}, err
+	}
+	defer r.Close()
+	var offsets []uint64
+	var tables []*segTable
+	if o.facets {
+		snap, ok := r.(*scorch.IndexSnapshot)
+		if !ok {
+			return passResult{}, errNoFacetTable
+		}
+		segs := snap.Segments()
+		offsets = make([]uint64, len(segs))
+		tables = make([]*segTable, len(segs))
+		var running uint64
+		for i, ss := range segs {
+			offsets[i] = running
+			running += ss.Segment().Count()
+			if tables[i], err = t.table(ss.Segment()); err != nil {
+				return passResult{}, err
+			}
+		}
+		t.forget(segs)
+	}
+
+	opts := search.SearcherOptions{IncludeTermVectors: o.skills != nil}
+	if o.k == 0 && o.skills == nil {
+		opts.Score = "none"
+	}
+	s, err := q.Searcher(ctx, r, g.idx.Mapping(), opts)
+	if err != nil {
+		return passResult{}, err
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: r}
+	var counts []int32
+	if o.facets {
+		t.mu.Lock()
+		counts = make([]int32, len(t.names))
+		t.mu.Unlock()
+	}
+	var h topK
+	total := 0
+	for n := 0; ; n++ {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return passResult{}, err
+			}
+		}
+		dm, err := s.Next(sctx)
+		if err != nil {
+			return passResult{}, err
+		}
+		if dm == nil {
+			break
+		}
+		doc := dm.IndexInternalID.Value()
+		skills := 0
+		if o.skills != nil {
+			if skills = o.skills(dm); skills == 0 {
+				sctx.DocumentMatchPool.Put(dm)
+				continue
+			}
+			total += skills
+		} else {
+			total++
+		}
+		h.offer(o.k, scoredDoc{num: doc, score: dm.Score, skills: skills})
+		sctx.DocumentMatchPool.Put(dm)
+		if o.facets {
+			i := sort.Search(len(offsets), func(i int) bool { return offsets[i] > doc }) - 1
+			st, local := tables[i], doc-offsets[i]
+			for _, id := range st.vals[st.start[local]:st.start[local+1]] {
+				counts[id]++ // every id was interned before counts was sized
+			}
+		}
+	}
+	out := passResult{total: total, top: []scoredDoc(h)}
+	slices.SortFunc(out.top, compareDocs)
+	for i := range out.top {
+		if out.top[i].id, err = r.ExternalID(index.NewIndexInternalID(nil, out.top[i].num)); err != nil {
+			return passResult{}, err
+		}
+	}
+	if o.facets {
+		out.facets = t.facetsOf(counts)
+	}
+	return out, nil
+}
