@@ -33,6 +33,13 @@ func (h *harness) cardBytes(name string) []byte {
 // card parser and record the result, as the crawler would.
 func (h *harness) fetch(agentID string, raw []byte) {
 	h.t.Helper()
+	h.fetchRenderings(agentID, raw, nil)
+}
+
+// fetchRenderings is fetch for an agent that also served legacy, its v0.3
+// rendering of the card (the crawler's Outcome.Legacy).
+func (h *harness) fetchRenderings(agentID string, raw, legacy []byte) {
+	h.t.Helper()
 	ctx := h.ctx()
 	const owner = "api-test"
 	due, err := h.svc.ClaimDue(ctx, owner, time.Now().Add(time.Minute), time.Minute, 1000, 1000)
@@ -56,6 +63,7 @@ func (h *harness) fetch(agentID string, raw []byte) {
 		Attempt:    registry.FetchAttempt{At: time.Now(), URL: d.CardURL, HTTPStatus: 200, Bytes: int64(len(raw))},
 		FetchedURL: d.CardURL,
 		Raw:        raw,
+		LegacyRaw:  legacy,
 		Card:       parsed.Card,
 		Problems:   parsed.Problems,
 		Trust:      registry.TrustUnsigned,

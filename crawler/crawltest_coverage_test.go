@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,6 +147,57 @@ func TestCrawlAgentThatResignsOnEveryRequest(t *testing.T) {
 		}
 		if f := st.lastFetch(t, id); f.Result != registry.ResultUnchanged || f.HTTPStatus != 200 {
 			t.Fatalf("last fetch %+v", f)
+		}
+	})
+}
+
+// An agent that renders its card per A2A-Version (Vary: A2A-Version) has
+// its v0.3 rendering fetched too and kept with the version when the
+// verifier judges it as it judged the v1 rendering; a v0.3 rendering whose
+// unsigned members point elsewhere is not kept, so v0.3 clients are given
+// the v1 bytes instead.
+func TestCrawlKeepsTheV03RenderingOfAVaryingAgent(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
+		k := newSigningKey(t)
+		st := newStack(t, store, stackOptions{})
+		for _, c := range []struct {
+			name, legacyURL string
+			kept            bool
+		}{{"agreeing", "/a2a/v03", true}, {"pointing elsewhere", "/steal", false}} {
+			m := newMutableAgent(t)
+			m.setJWKS(jwks(t, k))
+			v1 := k.sign(t, hybridV1(m.Origin()), m.Origin()+"/.well-known/jwks.json")
+			v03 := withMembers(v1, `"url":"`+m.Origin()+c.legacyURL+`","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"`)
+			var v03Requests atomic.Int64
+			m.set(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Vary", "Accept, A2A-Version")
+				if r.Header.Get("A2A-Version") == "1.0" {
+					w.Write(v1)
+					return
+				}
+				v03Requests.Add(1)
+				w.Write(v03)
+			})
+			id := st.submit(t, m.URL())
+			st.crawl(t, 1)
+			if a := st.get(t, id); a.Trust != registry.TrustVerified || a.VersionSeq != 1 {
+				t.Fatalf("%s: trust %s version %d", c.name, a.Trust, a.VersionSeq)
+			}
+			raw, _, legacy, err := st.svc.CardRendering(t.Context(), admin, id, true)
+			if err != nil || v03Requests.Load() != 1 || legacy != c.kept {
+				t.Fatalf("%s: legacy %v after %d v0.3 requests: %v", c.name, legacy, v03Requests.Load(), err)
+			}
+			want := v1
+			if c.kept {
+				want = v03
+			}
+			if !bytes.Equal(raw, want) {
+				t.Fatalf("%s: v0.3 clients get %s", c.name, raw)
+			}
+			if raw, _, _, _ := st.svc.CardRendering(t.Context(), admin, id, false); !bytes.Equal(raw, v1) {
+				t.Fatalf("%s: v1 clients get %s", c.name, raw)
+			}
 		}
 	})
 }

@@ -1,9 +1,11 @@
 package crawler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +61,12 @@ type Outcome struct {
 	Reverified bool
 	// Body is the card as received (nil for errors, and for a 304 unless
 	// Reverified).
-	Body    []byte
+	Body []byte
+	// Legacy is the agent's v0.3 rendering of the card: fetched again with
+	// A2A-Version: 0.3 when the answer said Vary: A2A-Version, and kept
+	// only when it is a card the verifier judges as it judged Body (same
+	// trust, same keys). nil otherwise.
+	Legacy  []byte
 	Parsed  *agentcard.Parsed
 	Verdict verifier.Verdict
 	// Err is a *FetchError: the fetcher's classes, or not_json, not_a_card
@@ -162,6 +169,55 @@ func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Respo
 	}
 	out.Body, out.Parsed, out.Problems = resp.Body, parsed, parsed.Problems
 	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
+	if variesOnVersion(resp.Header) {
+		out.Legacy = p.legacyRendering(ctx, out, resp.URL, origin, pinned)
+	}
+}
+
+// variesOnVersion reports whether the answer depends on the request's
+// A2A-Version (a2a-js with legacy compatibility serves a v0.3 card to
+// requests without A2A-Version: 1.0).
+func variesOnVersion(h http.Header) bool {
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), "A2A-Version") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// legacyRendering fetches the card as a v0.3 client would and keeps it
+// when it is a card judged exactly as the main rendering: the same trust
+// and keys, so serving it to v0.3 clients vouches for nothing more
+// (unsigned members that disagree with its signed ones already made its
+// signature invalid). Failures leave the agent with its main rendering.
+func (p *Pipeline) legacyRendering(ctx context.Context, out *Outcome, u, origin string, pinned []byte) []byte {
+	resp, err := p.Fetcher.Fetch(ctx, Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin,
+		Header: http.Header{"A2A-Version": {"0.3"}}})
+	if resp != nil {
+		out.Bytes += resp.Bytes
+	}
+	if err != nil || resp.NotModified || resp.CheckJSON() != nil || bytes.Equal(resp.Body, out.Body) {
+		return nil
+	}
+	parsed, err := agentcard.Parse(resp.Body, agentcard.Options{CardURL: resp.URL})
+	if err != nil {
+		return nil
+	}
+	v := p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
+	if v.Status != out.Verdict.Status || !sameKeys(v.Thumbprints, out.Verdict.Thumbprints) {
+		return nil
+	}
+	return resp.Body
+}
+
+func sameKeys(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
 // reverify checks the stored card again on a 304: the bytes did not change

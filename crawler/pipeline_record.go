@@ -62,6 +62,7 @@ func FetchResult(out Outcome) registry.FetchResult {
 	res.Raw = out.Body
 	res.ContentSHA256 = verifier.ContentDigest(out.Parsed.Tree)
 	if !out.NotModified {
+		res.LegacyRaw = out.Legacy
 		res.Card = out.Parsed.Card
 		res.Problems = out.Problems
 		res.ProtocolVersion = ProtocolVersion(out.Parsed.Card)

@@ -57,6 +57,7 @@ type versionRow struct {
 	AgentID         string `gorm:"primaryKey"`
 	Seq             int64  `gorm:"primaryKey;autoIncrement:false"`
 	Raw             []byte
+	LegacyRaw       []byte // the agent's v0.3 rendering of this version, nil when none
 	SHA256          string `gorm:"column:sha256"`
 	ContentSHA256   string `gorm:"column:content_sha256"` // see FetchResult.ContentSHA256; "" for old rows
 	FetchedAt       time.Time

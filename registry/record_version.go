@@ -116,7 +116,7 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 	if fetchedURL == "" {
 		fetchedURL = r.CardURL
 	}
-	w.versions = append(w.versions, versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, SHA256: sha, ContentSHA256: res.ContentSHA256,
+	w.versions = append(w.versions, versionRow{AgentID: r.ID, Seq: seq, Raw: res.Raw, LegacyRaw: res.LegacyRaw, SHA256: sha, ContentSHA256: res.ContentSHA256,
 		FetchedAt: at, FetchedURL: fetchedURL,
 		ProtocolVersion: res.ProtocolVersion, Trust: string(trust),
 		Verdict:  mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs}),

@@ -158,6 +158,10 @@ type FetchResult struct {
 	NotModified                    bool         // 304
 	FetchedURL, ETag, LastModified string
 	Raw                            []byte
+	// LegacyRaw is the agent's v0.3 rendering of the same card, fetched
+	// without A2A-Version: 1.0 when the answer varied on it; nil when the
+	// agent serves one rendering. Kept with the version it came with.
+	LegacyRaw []byte
 	// ContentSHA256 is the hex SHA-256 of the card's RFC 8785 form without
 	// its top-level `signatures`: with the set of verifying keys and the
 	// trust, the identity of a version. Empty: versions compare by bytes.

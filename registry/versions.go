@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/cardexhq/cardex/agentcard"
@@ -39,18 +41,31 @@ func toVersion(a *agentRow, v *versionRow) Version {
 // Card returns the current version's bytes exactly as fetched and their
 // SHA-256 (for the ETag). ErrNotFound before the first fetch.
 func (s *Service) Card(ctx context.Context, p Principal, id string) ([]byte, string, error) {
+	raw, sum, _, err := s.CardRendering(ctx, p, id, false)
+	return raw, sum, err
+}
+
+// CardRendering is Card for a client of a protocol version: with v03, the
+// agent's own v0.3 rendering of the current version when it served one
+// (FetchResult.LegacyRaw), else the bytes Card returns. legacy reports
+// which was returned; sum is the hex SHA-256 of the bytes returned.
+func (s *Service) CardRendering(ctx context.Context, p Principal, id string, v03 bool) (raw []byte, sum string, legacy bool, err error) {
 	a, err := s.readable(ctx, p, id)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if a.CurrentVersionSeq == 0 {
-		return nil, "", ErrNotFound
+		return nil, "", false, ErrNotFound
 	}
 	var v versionRow
-	if err := s.store.read(ctx).Select("raw, sha256").Where("agent_id = ? AND seq = ?", id, a.CurrentVersionSeq).Take(&v).Error; err != nil {
-		return nil, "", translate(err)
+	if err := s.store.read(ctx).Select("raw, sha256, legacy_raw").Where("agent_id = ? AND seq = ?", id, a.CurrentVersionSeq).Take(&v).Error; err != nil {
+		return nil, "", false, translate(err)
 	}
-	return v.Raw, v.SHA256, nil
+	if v03 && len(v.LegacyRaw) > 0 {
+		h := sha256.Sum256(v.LegacyRaw)
+		return v.LegacyRaw, hex.EncodeToString(h[:]), true, nil
+	}
+	return v.Raw, v.SHA256, false, nil
 }
 
 // Versions lists every stored version, newest first, without raw bytes.
