@@ -9,36 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/search"
 )
-
-// errorTable maps the registry's sentinel errors to problem slugs
-// (CONTRACT.md §5). Errors carrying details (duplicate, version conflict,
-// URL, validation) get them copied in by decorate.
-var errorTable = []struct {
-	err  error
-	slug string
-}{
-	{registry.ErrNotFound, "not-found"},
-	{registry.ErrForbidden, "forbidden"},
-	{registry.ErrUnauthorized, "unauthorized"},
-	{registry.ErrInvalidTransition, "invalid-transition"},
-	{registry.ErrAgentRemoved, "agent-removed"},
-	{registry.ErrDuplicate, "duplicate-agent"},
-	{registry.ErrVersionConflict, "version-conflict"},
-	{registry.ErrInvalidURL, "invalid-url"},
-	{registry.ErrValidation, "validation-failed"},
-	{registry.ErrInvalidPageToken, "validation-failed"},
-	{registry.ErrUnavailable, "unavailable"},
-	{registry.ErrClaimFailed, "claim-failed"},
-	{registry.ErrClaimsUnavailable, "unavailable"},
-	{search.ErrInvalidQuery, "validation-failed"},
-	{search.ErrInvalidPageToken, "validation-failed"},
-	{search.ErrNotReady, "unavailable"},
-	{search.ErrTimeout, "unavailable"},
-	{search.ErrClosed, "unavailable"},
-}
 
 // echoStatusSlugs maps the statuses echo itself produces (router misses).
 var echoStatusSlugs = map[int]string{
@@ -64,10 +37,8 @@ func toProblem(err error, requestID string) *problem {
 			return newProblem(slug, problemTypes[slug].title)
 		}
 	}
-	for _, row := range errorTable {
-		if errors.Is(err, row.err) {
-			return decorate(newProblem(row.slug, ""), err)
-		}
+	if slug, ok := problems.Of(err); ok {
+		return decorate(newProblem(slug, ""), err)
 	}
 	return newProblem("internal-error", "internal error; request id "+requestID)
 }
@@ -93,9 +64,6 @@ func decorate(p *problem, err error) *problem {
 		p.CurrentVersionSeq = &seq
 		p.Detail = "the card changed: the current version is " + strconv.FormatInt(seq, 10)
 	case errors.As(err, &ue):
-		if ue.Code == registry.URLCodeReserved {
-			p = newProblem("reserved-address", "")
-		}
 		p.Detail = ue.Reason
 	case errors.As(err, &ce):
 		p.Reason, p.ErrorClass, p.Detail = ce.Reason, ce.ErrorClass, ce.Detail

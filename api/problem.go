@@ -2,63 +2,64 @@ package api
 
 import (
 	"fmt"
-	"net/http"
 
+	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/registry"
 )
 
 // problemType is one entry of the problem catalogue: the slugs of
 // CONTRACT.md §5, plus method-not-allowed, unavailable (RELIABILITY.md F.63,
 // F.66) and internal-error. The explanation is served at /problems/{slug}.
+// The status of each type is the problems package's (the one table of
+// statuses, shared with the web UI).
 type problemType struct {
-	status  int
 	title   string
 	explain string
 }
 
 var problemTypes = map[string]problemType{
-	"invalid-json": {http.StatusBadRequest, "Invalid JSON",
+	"invalid-json": {"Invalid JSON",
 		"The request body is not exactly one well-formed JSON value in UTF-8: a syntax error, invalid UTF-8, a lone surrogate, a duplicate key, nesting deeper than 32 levels, or data after the value."},
-	"unknown-field": {http.StatusBadRequest, "Unknown field",
+	"unknown-field": {"Unknown field",
 		"The request body has a member the operation does not define. Names are matched exactly, including case; see /api/v1/openapi.yaml."},
-	"unsupported-media-type": {http.StatusUnsupportedMediaType, "Unsupported media type",
+	"unsupported-media-type": {"Unsupported media type",
 		"Request bodies must be sent as Content-Type: application/json (optionally with charset=utf-8)."},
-	"body-too-large": {http.StatusRequestEntityTooLarge, "Request body too large",
+	"body-too-large": {"Request body too large",
 		"Request bodies are limited to 64 KiB."},
-	"validation-failed": {http.StatusBadRequest, "Validation failed",
+	"validation-failed": {"Validation failed",
 		"One or more fields or query parameters are invalid. The errors member lists each one with a JSON pointer (for a query parameter, / and its name), a code and a message."},
-	"invalid-url": {http.StatusBadRequest, "Invalid card URL",
+	"invalid-url": {"Invalid card URL",
 		"The card URL cannot be registered: it must be an absolute https URL (or a bare host) without userinfo or fragment, on port 443 unless the server allows otherwise."},
-	"reserved-address": {http.StatusBadRequest, "Reserved address",
+	"reserved-address": {"Reserved address",
 		"The card URL names an IP address in a reserved range (loopback, private, link-local, multicast and the other IANA special-purpose ranges), which this server does not fetch from."},
-	"duplicate-agent": {http.StatusConflict, "Agent already registered",
+	"duplicate-agent": {"Agent already registered",
 		"The card URL is already registered. The agentId member names the existing agent; read it at /api/v1/agents/{agentId}."},
-	"agent-removed": {http.StatusConflict, "Agent removed",
+	"agent-removed": {"Agent removed",
 		"The card URL belongs to an agent an administrator removed. It cannot be submitted again until an administrator restores it."},
-	"version-conflict": {http.StatusConflict, "Card changed, review again",
+	"version-conflict": {"Card changed, review again",
 		"The version named in versionSeq is not the agent's current version (or nothing has been fetched yet). currentVersionSeq names the version to review."},
-	"invalid-transition": {http.StatusConflict, "Invalid transition",
+	"invalid-transition": {"Invalid transition",
 		"The action does not apply to the agent's current status. Approve applies to pending (and flagged approved) agents, reject to pending, suspend to approved, restore to suspended, rejected or removed agents."},
-	"unauthorized": {http.StatusUnauthorized, "Unauthorized",
+	"unauthorized": {"Unauthorized",
 		"The credentials are not valid. Send a valid token as Authorization: Bearer <token>; tokens in the URL are refused."},
-	"forbidden": {http.StatusForbidden, "Forbidden",
+	"forbidden": {"Forbidden",
 		"The caller's role or token scope does not allow this operation on this agent."},
-	"not-found": {http.StatusNotFound, "Not found",
+	"not-found": {"Not found",
 		"There is no such resource, or the caller may not know of it."},
-	"method-not-allowed": {http.StatusMethodNotAllowed, "Method not allowed",
+	"method-not-allowed": {"Method not allowed",
 		"The resource exists but does not support this method; the Allow header lists the methods it does support."},
-	"rate-limited": {http.StatusTooManyRequests, "Too many requests",
+	"rate-limited": {"Too many requests",
 		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. Requests with a valid token are not rate-limited."},
-	"unavailable": {http.StatusServiceUnavailable, "Service unavailable",
+	"unavailable": {"Service unavailable",
 		"The database is busy or cannot be written right now, the search index is being built, or a search ran too long. Nothing was changed; retry after the number of seconds in Retry-After. Without Retry-After, the feature (search, reindex) is not configured on this server."},
-	"claim-failed": {http.StatusConflict, "Claim failed",
+	"claim-failed": {"Claim failed",
 		"The host claim did not verify. The reason member says why: expired (ask for a new claim), already-verified (a claim issues one publisher token), wrong-content (the claim URL must answer the token alone, as text) or fetch-failed, with errorClass naming the crawler's error class (dns, blocked_address, connect, tls, timeout, too_large, cross_origin_redirect, redirect_loop, too_many_redirects, http_status). See docs/claims.md."},
-	"internal-error": {http.StatusInternalServerError, "Internal error",
+	"internal-error": {"Internal error",
 		"The server failed unexpectedly. The detail names the request id to quote to the operator."},
 }
 
 // problem is an API error on its way to the client. Handlers return it (or
-// a registry error, which handleError translates through errorTable).
+// a registry error, which handleError classifies with problems.Of).
 type problem struct {
 	Type              string                `json:"type"`
 	Title             string                `json:"title"`
@@ -82,7 +83,7 @@ func newProblem(slug, detail string) *problem {
 	if !ok {
 		panic(fmt.Sprintf("api: unknown problem slug %q", slug))
 	}
-	return &problem{Type: "/problems/" + slug, Title: t.title, Status: t.status, Detail: detail}
+	return &problem{Type: "/problems/" + slug, Title: t.title, Status: problems.Status(slug), Detail: detail}
 }
 
 // fieldProblem is validation-failed for one field or query parameter.

@@ -34,8 +34,8 @@ func errNoReindex() *problem {
 	return newProblem("unavailable", "this server has no search index to rebuild")
 }
 
-// decorateSearch fills the problem of a search package error (errorTable
-// maps them to slugs); ok is false for any other error.
+// decorateSearch fills the problem of a search package error (problems.Of
+// classifies them); ok is false for any other error.
 func decorateSearch(p *problem, err error) (*problem, bool) {
 	switch {
 	case errors.Is(err, search.ErrInvalidPageToken):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -27,6 +28,15 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	for slug := range problemTypes {
 		if !slices.Contains(enum, any("/problems/"+slug)) {
 			t.Errorf("slug %s missing from the Problem schema", slug)
+		}
+	}
+	// The API explains exactly the problem types the shared table knows.
+	if len(problems.Slugs()) != len(problemTypes) {
+		t.Errorf("the problems table has %d types, the API's catalogue %d", len(problems.Slugs()), len(problemTypes))
+	}
+	for _, slug := range problems.Slugs() {
+		if _, ok := problemTypes[slug]; !ok {
+			t.Errorf("problem type %s has no explanation", slug)
 		}
 	}
 }

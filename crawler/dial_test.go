@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/crawler"
 )
 
@@ -85,7 +86,7 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 	errSandbox := errors.New("test sandbox: public addresses are never dialed")
 	var publicChecks atomic.Int64
 	check := func(ap netip.AddrPort) error {
-		if !crawler.IsReserved(ap.Addr()) {
+		if !cardurl.IsReserved(ap.Addr()) {
 			publicChecks.Add(1)
 			return errSandbox
 		}

@@ -10,12 +10,9 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/verifier"
 )
-
-// LegacyCardPath is where cards lived before A2A v0.3 renamed the file.
-// Only a bare-host submission falls back to it (CONTRACT.md §1).
-const LegacyCardPath = "/.well-known/agent.json"
 
 // Target is one agent to crawl: what the registry remembers of it.
 type Target struct {
@@ -99,7 +96,7 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	if t.FetchedURL != "" && t.FetchedURL != t.CardURL {
 		candidates = []string{t.FetchedURL, t.CardURL}
 	} else if t.BareHost {
-		candidates = append(candidates, origin+LegacyCardPath)
+		candidates = append(candidates, origin+cardurl.LegacyPath)
 	}
 	defer func() { out.Duration = time.Since(out.Start) }()
 	var (

@@ -1,51 +1,63 @@
 package crawler
 
 import (
+	"errors"
+	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
-// WellKnownCardPath is where a bare host's card lives (CONTRACT.md §1).
-const WellKnownCardPath = "/.well-known/agent-card.json"
-
-// TargetFor turns what a person types (`cardex crawl`) into a Target the way
-// a submission is read: a bare hostname means https://host, and a URL with
-// an empty path or "/" means the host's well-known card with the legacy
-// fallback. Everything else is fetched as written; the fetcher's policy
-// decides whether it may be. Errors wrap ErrBadURL or ErrUnsupportedScheme.
-func TargetFor(raw string) (Target, error) {
+// TargetFor turns what a person types (`cardex crawl`) into a Target by the
+// same card-URL rule a submission goes through (cardurl.Normalize), so the
+// command and POST /agents agree on every URL: a bare hostname means its
+// well-known card with the legacy fallback, the identity is spelled the
+// same way, and a loopback name or a reserved IP literal is refused before
+// anything is resolved. Errors wrap ErrBadURL or ErrUnsupportedScheme; a
+// URL the policy refuses (a reserved address, http:// without
+// AllowInsecureHTTP) is a *FetchError of class blocked_address, as the
+// fetcher would report it, and no request is sent.
+func TargetFor(raw string, p Policy) (Target, error) {
 	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return Target{}, wrapf(ErrBadURL, "empty URL")
-	}
-	if !strings.Contains(raw, "://") {
-		if strings.ContainsAny(raw, "/:@?#[]\\") {
-			return Target{}, wrapf(ErrBadURL, "%q needs a scheme (https://)", truncate(raw, 200))
+	scheme, _, hasScheme := strings.Cut(raw, "://")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case !hasScheme || scheme == "https":
+	case scheme == "http":
+		if !p.AllowInsecureHTTP {
+			return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: ErrSchemeNotAllowed}
 		}
-		raw = "https://" + raw
+	default:
+		return Target{}, wrapf(ErrUnsupportedScheme, "%q", truncate(scheme, 40))
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
+	u, err := cardurl.Normalize(raw, cardurl.Policy{AllowInsecureHTTP: p.AllowInsecureHTTP, AllowNetworks: p.AllowNetworks})
+	var ue *cardurl.Error
+	switch {
+	case errors.As(err, &ue) && ue.Code == cardurl.CodeReserved:
+		refused := wrapf(ErrReservedAddress, "%s", ue.Reason)
+		if a, ok := literalHost(raw); ok {
+			// Worded as the dial check words it, naming the address.
+			refused = &addrError{sentinel: ErrReservedAddress, addr: a.String()}
+		}
+		return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: refused}
+	case errors.As(err, &ue):
+		return Target{}, wrapf(ErrBadURL, "%s", ue.Reason)
+	case err != nil:
 		return Target{}, wrapf(ErrBadURL, "%v", err)
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "https", "http":
-	default:
-		return Target{}, wrapf(ErrUnsupportedScheme, "%q", u.Scheme)
+	return Target{CardURL: u.URL, BareHost: u.BareHost}, nil
+}
+
+// literalHost is the IP literal a URL names as its host, if any.
+func literalHost(raw string) (netip.Addr, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return netip.Addr{}, false
 	}
-	switch {
-	case u.Host == "" || u.Opaque != "":
-		return Target{}, wrapf(ErrBadURL, "no host in %q", truncate(raw, 200))
-	case u.User != nil:
-		return Target{}, wrapf(ErrBadURL, "user information in a card URL")
-	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return Target{}, wrapf(ErrBadURL, "a fragment in a card URL")
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return netip.Addr{}, false
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	bare := u.Path == "" || u.Path == "/"
-	if bare {
-		u.Path, u.RawPath = WellKnownCardPath, ""
-	}
-	return Target{CardURL: u.String(), BareHost: bare}, nil
+	return a.Unmap(), true
 }

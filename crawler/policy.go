@@ -16,6 +16,8 @@ import (
 	"os"
 	"runtime/debug"
 	"time"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Policy is the network policy of CONTRACT.md §2. The zero value is not
@@ -119,7 +121,7 @@ func (p Policy) CheckAddr(ap netip.AddrPort) error {
 			return nil
 		}
 	}
-	if IsReserved(a) {
+	if cardurl.IsReserved(a) {
 		return &addrError{sentinel: ErrReservedAddress, addr: a.String()}
 	}
 	if port := ap.Port(); port != 443 && (port != 80 || !p.AllowInsecureHTTP) {

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/crawler"
 )
 
@@ -26,7 +27,7 @@ func TestReservedAddressesB11B12(t *testing.T) {
 	p := crawler.DefaultPolicy()
 	for _, s := range reserved {
 		a := netip.MustParseAddr(s)
-		if !crawler.IsReserved(a) {
+		if !cardurl.IsReserved(a) {
 			t.Errorf("IsReserved(%s) = false", s)
 		}
 		err := p.CheckAddr(netip.AddrPortFrom(a, 443))
@@ -40,7 +41,7 @@ func TestPublicAddressesAllowedOn443(t *testing.T) {
 	p := crawler.DefaultPolicy()
 	for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111", "2a00:1450:4001::200e"} {
 		a := netip.MustParseAddr(s)
-		if crawler.IsReserved(a) {
+		if cardurl.IsReserved(a) {
 			t.Errorf("IsReserved(%s) = true", s)
 		}
 		if err := p.CheckAddr(netip.AddrPortFrom(a, 443)); err != nil {

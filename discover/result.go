@@ -13,15 +13,23 @@ import (
 )
 
 // Registry is what discovery reads of the registry: the records a caller
-// may list (search.Find hydrates through it) and one record by id.
+// may list (search.Find hydrates through it), one record and its versions
+// by id.
 type Registry interface {
 	search.Lister
 	Get(ctx context.Context, p registry.Principal, id string) (*registry.Agent, error)
+	Versions(ctx context.Context, p registry.Principal, id string) ([]registry.Version, error)
+}
+
+// Index is what discovery asks the search index; *search.Index has it.
+type Index interface {
+	search.Querier
+	Tags(ctx context.Context, prefix string, scope registry.Scope, limit int) ([]search.FacetValue, error)
 }
 
 // Finder answers the discovery surfaces' questions.
 type Finder struct {
-	Index    search.Querier
+	Index    Index
 	Registry Registry
 }
 

@@ -3,6 +3,8 @@ package registry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Sentinel errors of the use cases. The API maps them to problem types
@@ -21,7 +23,7 @@ var (
 	ErrInvalidPageToken = errors.New("invalid page token")
 	ErrDuplicate        = errors.New("duplicate agent")
 	ErrVersionConflict  = errors.New("version conflict")
-	ErrInvalidURL       = errors.New("invalid card URL")
+	ErrInvalidURL       = cardurl.ErrInvalid
 	ErrValidation       = errors.New("validation failed")
 	// ErrDataDirLocked is returned by Open when another server holds the
 	// data directory's lock file (RELIABILITY.md F.67).
@@ -47,22 +49,15 @@ func (e *VersionConflictError) Error() string {
 // Is makes errors.Is(err, ErrVersionConflict) true.
 func (e *VersionConflictError) Is(target error) bool { return target == ErrVersionConflict }
 
-// URL error codes (CONTRACT.md §5 problem slugs).
+// URL error codes: the card-URL rule's (package cardurl).
 const (
-	URLCodeInvalid  = "invalid-url"
-	URLCodeReserved = "reserved-address"
+	URLCodeInvalid  = cardurl.CodeInvalid
+	URLCodeReserved = cardurl.CodeReserved
 )
 
-// URLError rejects a submitted card URL.
-type URLError struct {
-	Code   string // URLCodeInvalid or URLCodeReserved
-	Reason string
-}
-
-func (e *URLError) Error() string { return e.Code + ": " + e.Reason }
-
-// Is makes errors.Is(err, ErrInvalidURL) true.
-func (e *URLError) Is(target error) bool { return target == ErrInvalidURL }
+// URLError rejects a submitted card URL: the card-URL rule's error, under
+// the name the registry's callers know it by.
+type URLError = cardurl.Error
 
 // FieldError is one invalid input field, located by a JSON pointer.
 type FieldError struct {

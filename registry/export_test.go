@@ -5,6 +5,8 @@ import (
 	"io/fs"
 
 	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Test hooks: the external test package reaches the store's internals only
@@ -25,7 +27,7 @@ var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditR
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {
-	c, err := normalizeCardURL(raw, pol)
+	c, err := cardurl.Normalize(raw, pol)
 	return c.URL, c.Host, c.BareHost, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -119,3 +120,6 @@ func itoa(n int) string { return fmt.Sprint(n) }
 func asValidation(err error, target **registry.ValidationError) bool {
 	return errors.As(err, target) && errors.Is(err, registry.ErrValidation)
 }
+
+// wk is a bare host's card path.
+const wk = cardurl.WellKnownPath

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // A host claim proves control of a host the way ACME's http-01 challenge
@@ -121,7 +123,7 @@ func normalizeClaimHost(req ClaimRequest, pol URLPolicy) (scheme, authority, hos
 	if strings.ContainsAny(h, "/?#@\\") || strings.Contains(h, "://") {
 		return "", "", "", invalidField("/host", "invalid-host", "host is a host name, with a port only where it is not the default, not a URL")
 	}
-	cu, err := normalizeCardURL(scheme+"://"+h+"/", pol)
+	cu, err := cardurl.Normalize(scheme+"://"+h+"/", pol)
 	var ue *URLError
 	switch {
 	case errors.As(err, &ue) && ue.Code == URLCodeReserved:

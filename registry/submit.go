@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Submit registers a card URL (CONTRACT.md §1, §5 "Submit"). Equivalent
@@ -26,7 +28,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	default:
 		return nil, invalidField("/visibility", "enum", `visibility must be "public" or "internal"`)
 	}
-	cu, err := normalizeCardURL(rawURL, s.cfg.URLPolicy)
+	cu, err := cardurl.Normalize(rawURL, s.cfg.URLPolicy)
 	if err != nil {
 		return nil, err
 	}

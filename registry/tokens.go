@@ -8,14 +8,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"golang.org/x/net/idna"
 	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Token format: "cdx_" + 16 hex id + "_" + 43 base64url characters of a
@@ -180,18 +180,11 @@ func (s *Service) insertToken(tx *gorm.DB, actor Principal, row *tokenRow) error
 }
 
 func normalizeTokenHost(h string) (string, error) {
-	h = strings.TrimSuffix(strings.TrimSpace(h), ".")
-	if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && a.Zone() == "" {
-		return a.Unmap().String(), nil
+	host, ok := cardurl.CanonicalHost(h)
+	if !ok {
+		return "", invalidField("/hosts", "invalid-host", "not a host name: "+strings.TrimSpace(h))
 	}
-	if err := checkCharacters(h); err != nil || h == "" {
-		return "", invalidField("/hosts", "invalid-host", "not a host name: "+h)
-	}
-	ascii, err := idna.Lookup.ToASCII(h)
-	if err != nil || strings.ContainsAny(ascii, "/:@") {
-		return "", invalidField("/hosts", "invalid-host", "not a host name: "+h)
-	}
-	return ascii, nil
+	return host, nil
 }
 
 func toToken(r *tokenRow) Token {

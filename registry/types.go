@@ -1,10 +1,11 @@
 package registry
 
 import (
-	"net/netip"
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Version is one stored card version (CONTRACT.md §5 "Versions"). Raw is the
@@ -45,11 +46,9 @@ type ActionRequest struct {
 	VersionSeq *int64
 }
 
-// URLPolicy is the submission side of the network policy (CONTRACT.md §2).
-type URLPolicy struct {
-	AllowInsecureHTTP bool
-	AllowNetworks     []netip.Prefix
-}
+// URLPolicy is the submission side of the network policy: the card-URL
+// rule's policy (package cardurl).
+type URLPolicy = cardurl.Policy
 
 // ListQuery selects and orders agents. Filters on Status, Health and
 // Visibility are for admins only (CONTRACT.md §4).

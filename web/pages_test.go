@@ -181,3 +181,22 @@ func TestPageReadsAreRateLimited(t *testing.T) {
 	wantStatus(t, e.get(css), 200)
 	wantStatus(t, e.do("GET", "/?q=d", nil, asAdmin(e.adminToken())), 200)
 }
+
+// During shutdown the index is closed: pages answer 503 with Retry-After,
+// as the API does, not 500 (both read the problems table).
+func TestPagesDuringShutdownAre503(t *testing.T) {
+	e := newEnv(t)
+	if err := e.idx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/?q=weather", "/tags"} {
+		r := e.get(p)
+		wantStatus(t, r, 503)
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", p)
+		}
+		if got := parse(t, r).text("h1"); got != "Shutting down" {
+			t.Errorf("%s: heading %q", p, got)
+		}
+	}
+}

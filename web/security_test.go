@@ -107,8 +107,9 @@ func TestH76SecurityHeadersOnEveryPage(t *testing.T) {
 
 func TestH76HeadersOnInternalErrorPage(t *testing.T) {
 	e := newEnv(t)
-	e.idx.Close() // every search now fails with an unexpected error
-	r := e.get("/")
+	id := e.submit("broken.example.com").ID
+	e.svc.Store().Close() // every read now fails with an unexpected error
+	r := e.get("/agents/" + id)
 	wantStatus(t, r, 500)
 	checkHeaders(t, r)
 	if got := parse(t, r).text("h1"); got != "Something went wrong" {

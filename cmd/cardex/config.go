@@ -21,6 +21,10 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
+// defaultAddr is --addr's default. A variable only so a test can stand
+// in for "the default port is taken" without binding the real one.
+var defaultAddr = ":8080"
+
 // serveConfig is every `cardex serve` setting (CONTRACT.md §6). Each one is
 // a flag with a CARDEX_<FLAG> environment twin; a flag on the command line
 // wins over the environment, which wins over the default.
@@ -51,6 +55,9 @@ type serveConfig struct {
 	// dataSet records that --data (or CARDEX_DATA) was given, so --demo
 	// knows whether to use its own directory.
 	dataSet bool
+	// addrSet records that --addr (or CARDEX_ADDR) was given: a demo on
+	// the default address moves to a free port when another has it.
+	addrSet bool
 	// ConfigDump prints the effective settings (secrets redacted) and exits.
 	ConfigDump bool
 	// CAFile adds trusted roots for card and key-set fetches (CONTRACT.md §2).
@@ -103,7 +110,7 @@ func envName(flagName string) string {
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
-	fs.StringVar(&c.Addr, "addr", ":8080", "listen address `host:port`")
+	fs.StringVar(&c.Addr, "addr", defaultAddr, "listen address `host:port`")
 	fs.StringVar(&c.AddrFile, "addr-file", "", "after listening, write the bound address to this `file` (useful with port 0)")
 	c.Store.register(fs, getenv)
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate chain `PEM` file; with --tls-key, serve HTTPS")
@@ -167,6 +174,7 @@ func parseServeConfig(args []string, getenv func(string) string, stdout, stderr 
 		return nil, err
 	}
 	c.dataSet = set["data"] || getenv("CARDEX_DATA") != ""
+	c.addrSet = set["addr"] || getenv("CARDEX_ADDR") != ""
 	if c.Demo && !c.dataSet {
 		c.Store.data = defaultDemoDir
 	}

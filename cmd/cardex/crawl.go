@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,19 +67,27 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	raw := pos[0]
-	target, err := crawler.TargetFor(raw)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
-		return exitUsage
-	}
 	f, err := np.fetcher()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
 		return exitUsage
 	}
 	defer f.Close()
-	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
-	rep := report(target, p.Crawl(ctx, target))
+	var rep crawlReport
+	target, err := crawler.TargetFor(raw, f.Policy())
+	var fe *crawler.FetchError
+	switch {
+	case errors.As(err, &fe):
+		// Refused by the network policy before anything was resolved,
+		// exactly as POST /agents refuses it: a failed fetch, not bad usage.
+		rep = report(crawler.Target{CardURL: raw}, crawler.Outcome{Err: err})
+	case err != nil:
+		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+		return exitUsage
+	default:
+		p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
+		rep = report(target, p.Crawl(ctx, target))
+	}
 	if *asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
 			fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)

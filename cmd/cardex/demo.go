@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // demoCards are the published cards of /work/shared/testdata/cards that
@@ -35,6 +39,51 @@ type demoMarkerFile struct {
 	Cardex    string    `json:"cardex"` // always "demo"
 	CreatedAt time.Time `json:"createdAt"`
 	Version   string    `json:"version"` // the cardex version that created it
+	// Ports are the loopback ports this demo's agents listen on. They are
+	// kept so a restart serves the same card URLs (the agents' identities),
+	// and each demo directory has its own, so a second demo on the same
+	// machine never takes over the first one's agents.
+	Ports demoPorts `json:"ports"`
+}
+
+// demoPorts are a demo's agent ports; 0 means not chosen yet.
+type demoPorts struct {
+	Fleet int `json:"fleet"`
+	Flaky int `json:"flaky"`
+	Live  int `json:"live"`
+}
+
+func readDemoMarker(dir string) (demoMarkerFile, error) {
+	var m demoMarkerFile
+	b, err := os.ReadFile(filepath.Join(dir, demoMarker))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("demo marker %s: %w", filepath.Join(dir, demoMarker), err)
+	}
+	return m, nil
+}
+
+// writeDemoPorts records the ports the demo's agents got.
+func writeDemoPorts(dir string, p demoPorts) error {
+	m, err := readDemoMarker(dir)
+	if err != nil {
+		return err
+	}
+	m.Ports = p
+	return writeDemoMarker(dir, m)
+}
+
+func writeDemoMarker(dir string, m demoMarkerFile) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, demoMarker), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("demo marker: %w", err)
+	}
+	return nil
 }
 
 // hasCardexData reports whether dir holds a Cardex store or index.
@@ -90,12 +139,46 @@ func prepareDemoDir(dir string, now time.Time) (first bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, err
 	}
-	b, err := json.MarshalIndent(demoMarkerFile{Cardex: "demo", CreatedAt: now.UTC(), Version: version}, "", "  ")
-	if err != nil {
+	if err := writeDemoMarker(dir, demoMarkerFile{Cardex: "demo", CreatedAt: now.UTC(), Version: version}); err != nil {
 		return false, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, demoMarker), append(b, '\n'), 0o600); err != nil {
-		return false, fmt.Errorf("demo marker: %w", err)
-	}
 	return true, nil
+}
+
+// maxDemoDirs bounds how many demos started without --data may run side
+// by side: ./cardex-demo, then ./cardex-demo-2 … ./cardex-demo-9.
+const maxDemoDirs = 9
+
+// openDemoStore prepares and opens the demo's data directory. Without
+// --data, a directory another running demo holds is passed over for the
+// next one (./cardex-demo-2, …), so a second demo on the same machine gets
+// its own data instead of failing on the first one's lock.
+func openDemoStore(ctx context.Context, cfg *serveConfig, log *slog.Logger) (dir string, first bool, store *registry.Store, err error) {
+	dirs := []string{cfg.Store.data}
+	if !cfg.dataSet {
+		for i := 2; i <= maxDemoDirs; i++ {
+			dirs = append(dirs, fmt.Sprintf("%s-%d", cfg.Store.data, i))
+		}
+	}
+	for i, dir := range dirs {
+		last := i == len(dirs)-1
+		first, err := prepareDemoDir(dir, time.Now())
+		if errors.Is(err, errNotDemoDir) && !last {
+			log.Info("demo: passing over a directory with other Cardex data", "dir", dir)
+			continue
+		}
+		if err != nil {
+			return "", false, nil, err
+		}
+		store, err := registry.Open(ctx, registry.OpenOptions{DataDir: dir, Logger: log, ServerLock: true})
+		if errors.Is(err, registry.ErrDataDirLocked) && !last {
+			log.Info("demo: directory in use by another running demo, using the next one", "dir", dir)
+			continue
+		}
+		if err != nil {
+			return "", false, nil, fmt.Errorf("open store: %w", err)
+		}
+		return dir, first, store, nil
+	}
+	return "", false, nil, errors.New("demo: no data directory") // unreachable: the last one returns
 }

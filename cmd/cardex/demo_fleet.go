@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -37,6 +38,8 @@ const (
 type demoFleet struct {
 	fleet  *agentfleet.Fleet
 	flaky  *flakyAgents
+	live   *liveAgents // demo_live.go
+	ports  demoPorts   // where the agents listen, kept in the demo marker
 	agents []demoAgent
 	nets   []netip.Prefix
 	// self is the agent whose host claims itself (demo_claim.go): it is
@@ -50,33 +53,53 @@ type demoFleet struct {
 type demoAgent struct {
 	url   string
 	flaky flakyMode
+	live  liveMode
 }
 
 func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
 	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
 }
 
-func startDemoFleet(log *slog.Logger) (*demoFleet, error) {
-	opts := agentfleet.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Port: demoFleetPort, Signer: signCard}
-	fleet, err := agentfleet.New(opts)
-	if err != nil {
-		log.Warn("demo fleet: fixed port taken, using free ports (card URLs change on restart)", "port", demoFleetPort, "err", err)
-		opts.Port = 0
-		if fleet, err = agentfleet.New(opts); err != nil {
-			return nil, fmt.Errorf("demo fleet: %w", err)
+// startDemoFleet starts the demo's agents on the ports a previous start
+// of this demo recorded (want), else on the usual ports, else on other
+// free ones; d.ports says which, for the demo marker.
+func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
+	opts := agentfleet.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Signer: signCard}
+	var fleet *agentfleet.Fleet
+	var err error
+	for i, port := range fleetPortCandidates(want.Fleet) {
+		opts.Port = port
+		if fleet, err = agentfleet.New(opts); err == nil {
+			if i > 0 {
+				log.Info("demo fleet: its usual port is taken (another demo?), using another", "port", port)
+			}
+			break
 		}
 	}
+	if err != nil {
+		return nil, fmt.Errorf("demo fleet: %w", err)
+	}
 	d := &demoFleet{fleet: fleet}
+	d.ports.Fleet = opts.Port
 	if err := d.addAgents(); err != nil {
 		fleet.Close()
 		return nil, err
 	}
-	if d.flaky, err = startFlaky(fleet.Hosts()[0], log); err != nil {
+	if d.flaky, err = startFlaky(fleet.Hosts()[0], or(want.Flaky, demoFlakyPort), log); err != nil {
 		fleet.Close()
 		return nil, err
 	}
 	d.agents = append(d.agents, demoAgent{url: d.flaky.url(flakyFailing), flaky: flakyFailing},
 		demoAgent{url: d.flaky.url(flakyGone), flaky: flakyGone})
+	if d.live, err = startLive(fleet.Hosts()[0], or(want.Live, demoLivePort), time.Now, log); err != nil {
+		d.flaky.close()
+		fleet.Close()
+		return nil, err
+	}
+	for _, m := range liveModes {
+		d.agents = append(d.agents, demoAgent{url: d.live.url(m), live: m})
+	}
+	d.ports.Flaky, d.ports.Live = portOf(d.flaky.origin), portOf(d.live.origin)
 	for _, h := range fleet.Hosts() {
 		a := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
 		d.nets = append(d.nets, netip.PrefixFrom(a, 32))
@@ -147,6 +170,7 @@ func (d *demoFleet) addAgents() error {
 }
 
 func (d *demoFleet) Close() {
+	d.live.close()
 	d.flaky.close()
 	d.fleet.Close()
 }
@@ -170,13 +194,10 @@ type flakyAgents struct {
 	cards  map[flakyMode][]byte
 }
 
-func startFlaky(h *agentfleet.Host, log *slog.Logger) (*flakyAgents, error) {
-	host := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(host, demoFlakyPort).String())
+func startFlaky(h *agentfleet.Host, port int, log *slog.Logger) (*flakyAgents, error) {
+	ln, err := listenDemo(h, port)
 	if err != nil {
-		if ln, err = net.Listen("tcp", netip.AddrPortFrom(host, 0).String()); err != nil {
-			return nil, fmt.Errorf("demo fleet: %w", err)
-		}
+		return nil, err
 	}
 	f := &flakyAgents{origin: "http://" + ln.Addr().String()}
 	f.cards = map[flakyMode][]byte{
@@ -216,3 +237,42 @@ func (f *flakyAgents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *flakyAgents) close() { f.srv.Close() }
+
+// fleetPortCandidates are the ports to try for the fleet, which needs one
+// port free on every fleet address: the recorded one (or the usual one),
+// then a few others from the dynamic range.
+func fleetPortCandidates(want int) []int {
+	if want == 0 {
+		want = demoFleetPort
+	}
+	out := []int{want}
+	for range 16 {
+		out = append(out, 49152+rand.IntN(16000))
+	}
+	return out
+}
+
+// listenDemo listens on port of h's address, or on a free port when that
+// one is taken.
+func listenDemo(h *agentfleet.Host, port int) (net.Listener, error) {
+	host := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(host, uint16(port)).String())
+	if err != nil {
+		if ln, err = net.Listen("tcp", netip.AddrPortFrom(host, 0).String()); err != nil {
+			return nil, fmt.Errorf("demo fleet: %w", err)
+		}
+	}
+	return ln, nil
+}
+
+func portOf(origin string) int {
+	return int(netip.MustParseAddrPort(origin[len("http://"):]).Port())
+}
+
+func or[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}

@@ -43,6 +43,10 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 			ids[ag.ID] = a
 		case errors.As(err, &dup):
 			ids[dup.AgentID] = a
+		case errors.Is(err, registry.ErrAgentRemoved):
+			// An admin removed it from this demo: leave it out and seed
+			// the rest.
+			log.Info("demo agent removed by an admin; not seeding it", "url", a.url)
 		default:
 			return fmt.Errorf("demo: submit %s: %w", a.url, err)
 		}
@@ -56,8 +60,10 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 	}
 	kick()
 	pending := make(map[string]bool, len(ids))
-	for id := range ids {
-		pending[id] = true
+	for id, a := range ids {
+		if a.live != livePending { // that one waits for a curator
+			pending[id] = true
+		}
 	}
 	err := poll(ctx, demoApproveWithin, func() (bool, error) {
 		for id := range pending {
@@ -66,7 +72,9 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 				return false, err
 			}
 			switch {
-			case ag.Status == registry.StatusApproved:
+			case ag.Status != registry.StatusPending:
+				// Approved, or an admin of this demo decided otherwise
+				// (rejected, suspended, removed): nothing to seed.
 				delete(pending, id)
 			case ag.Status == registry.StatusPending && ag.VersionSeq > 0:
 				seq := ag.VersionSeq
@@ -82,31 +90,46 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 	}
 	log.Info("demo catalogue approved", "agents", len(ids))
 	d.flaky.broken.Store(true)
+	d.live.afterApproval()
 	for id, a := range ids {
-		if a.flaky == flakyNone {
+		var done func(*registry.Agent) bool
+		switch {
+		case a.flaky == flakyFailing, a.live == liveRecovering:
+			done = func(ag *registry.Agent) bool { return ag.Health == registry.HealthFailing }
+		case a.flaky == flakyGone:
+			done = func(ag *registry.Agent) bool { return ag.Health == registry.HealthGone } // after three 404s in a row
+		case a.live == liveFlagged:
+			done = func(ag *registry.Agent) bool { return ag.NeedsReview }
+		case a.live == liveChanging:
+			done = func(ag *registry.Agent) bool { return ag.VersionSeq >= 2 }
+		default:
 			continue
 		}
-		want := registry.HealthFailing
-		if a.flaky == flakyGone {
-			want = registry.HealthGone // after three 404s in a row
+		ag, err := svc.Get(ctx, demoAdmin, id)
+		if err != nil {
+			return err
 		}
-		if err := recrawlUntil(ctx, svc, kick, id, want); err != nil {
+		if ag.Status != registry.StatusApproved {
+			continue // an admin of this demo took it out of the catalogue
+		}
+		if err := recrawlUntil(ctx, svc, kick, id, done); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// recrawlUntil asks for crawls of id until its health is want, waiting
-// for each crawl to be recorded before asking again.
-func recrawlUntil(ctx context.Context, svc *registry.Service, kick func(), id string, want registry.Health) error {
+// recrawlUntil asks for crawls of id until done says the agent got where
+// the demo wants it, waiting for each crawl to be recorded before asking
+// again.
+func recrawlUntil(ctx context.Context, svc *registry.Service, kick func(), id string, done func(*registry.Agent) bool) error {
 	var last time.Time
 	return poll(ctx, demoBreakWithin, func() (bool, error) {
 		ag, err := svc.Get(ctx, demoAdmin, id)
 		if err != nil {
 			return false, err
 		}
-		if ag.Health == want {
+		if done(ag) {
 			return true, nil
 		}
 		if ag.LastFetchedAt != nil && !ag.LastFetchedAt.After(last) && !last.IsZero() {

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +39,13 @@ func TestDemoCardsParse(t *testing.T) {
 
 type demoList struct {
 	Agents []struct {
-		Status string `json:"status"`
-		Trust  string `json:"trust"`
-		Health string `json:"health"`
+		ID          string `json:"id"`
+		CardURL     string `json:"cardUrl"`
+		Status      string `json:"status"`
+		Trust       string `json:"trust"`
+		Health      string `json:"health"`
+		NeedsReview bool   `json:"needsReview"`
+		VersionSeq  int    `json:"versionSeq"`
 	} `json:"agents"`
 	TotalSize int `json:"totalSize"`
 }
@@ -72,10 +81,34 @@ func TestServeDemo(t *testing.T) {
 		json.Unmarshal([]byte(body), &list)
 		trust := counts(func(st, tr, _ string) string { return st + "/" + tr })
 		health := counts(func(st, _, h string) string { return st + "/" + h })
+		flagged, changed := 0, 0
+		for _, a := range list.Agents {
+			if a.Status == "approved" && a.NeedsReview {
+				flagged++
+			}
+			if strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) && a.VersionSeq >= 2 {
+				changed++
+			}
+		}
 		return counts(func(st, _, _ string) string { return st })["approved"] >= 25 &&
 			trust["approved/verified"] > 0 && trust["approved/unsigned"] > 0 &&
-			health["approved/ok"] > 0 && health["approved/failing"] > 0 && health["approved/gone"] > 0
+			health["approved/ok"] > 0 && health["approved/failing"] >= 2 && health["approved/gone"] > 0 &&
+			flagged == 1 && changed == 1
 	})
+	// One agent waits in the review queue.
+	if c := counts(func(st, _, _ string) string { return st }); c["pending"] != 1 || c["approved"] != len(list.Agents)-1 {
+		t.Fatalf("statuses %v, want one pending", c)
+	}
+	// The changing agent's history has a diff with an added skill.
+	for _, a := range list.Agents {
+		if !strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) {
+			continue
+		}
+		_, _, body := get(t, s.base+"/api/v1/agents/"+a.ID+"/versions", token)
+		if !strings.Contains(body, `"kind":"skill-added"`) || !strings.Contains(body, `"kind":"version-changed"`) {
+			t.Errorf("the changing agent's versions hold no skill-added and version diff: %.400s", body)
+		}
+	}
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
 		t.Fatalf("%d agents, totalSize %d", len(list.Agents), total)
@@ -141,8 +174,51 @@ func TestServeDemo(t *testing.T) {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
-		return list.TotalSize == total && counts(func(st, _, _ string) string { return st })["approved"] == total
+		return list.TotalSize == total && counts(func(st, _, _ string) string { return st })["approved"] == total-1
 	})
+	// An admin removes a demo agent; the next start seeds the rest and
+	// does not bring it back.
+	removed := ""
+	for _, a := range list.Agents {
+		if a.Status == "approved" && !a.NeedsReview && !strings.Contains(a.CardURL, "/live/") {
+			removed = a.ID
+		}
+	}
+	req, _ := http.NewRequest("DELETE", s2.base+"/api/v1/agents/"+removed, strings.NewReader(`{"reason":"not in my demo"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("removing a demo agent: %v %v", res, err)
+	}
+	res.Body.Close()
+	if code := s2.stop(t); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	s3 := startInProcess(t, data, "--demo")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s3.logs.String(), "demo agent removed by an admin"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the restart does not skip the removed agent; logs:\n%s", s3.logs.String())
+		}
+	}
+	waitFor(t, "the demo catalogue after a removal", 15*time.Second, func() bool {
+		_, _, body := get(t, s3.base+"/api/v1/agents?pageSize=100&status=approved&status=pending", token)
+		list = demoList{}
+		json.Unmarshal([]byte(body), &list)
+		flagged := 0
+		for _, a := range list.Agents {
+			if a.NeedsReview {
+				flagged++
+			}
+		}
+		return list.TotalSize == total-1 && flagged == 1
+	})
+	if _, _, body := get(t, s3.base+"/api/v1/agents/"+removed, token); !strings.Contains(body, `"status":"removed"`) {
+		t.Errorf("the removed agent came back: %.200s", body)
+	}
+	if strings.Contains(s3.logs.String(), "demo catalogue incomplete") || strings.Contains(s3.logs.String(), "agent-removed") {
+		t.Errorf("seeding stopped after the removal:\n%s", s3.logs.String())
+	}
 }
 
 // The demo never mixes with real data (CONTRACT.md §6): --demo refuses a
@@ -188,4 +264,102 @@ func TestDemoDataDirSeparation(t *testing.T) {
 	if first, err := prepareDemoDir(other, time.Now()); err != nil || !first {
 		t.Fatalf("unrelated files: first %v, %v", first, err)
 	}
+}
+
+// startDemoHere starts `serve --demo` in the current directory without
+// --data or --addr, as a person would.
+func startDemoHere(t *testing.T) *testServer {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	ctx, cancel := context.WithCancel(t.Context())
+	s := &testServer{logs: &lockedBuffer{}, stdout: &lockedBuffer{}, cancel: cancel, exited: make(chan int, 1)}
+	e := &env{stdin: strings.NewReader(""), stdout: s.stdout, stderr: s.logs, getenv: func(string) string { return "" }}
+	go func() { s.exited <- run(ctx, e, []string{"serve", "--demo", "--addr-file", addrFile}) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			t.Error("server did not stop")
+		}
+	})
+	s.base = "http://" + readAddrFile(t, addrFile, s.exited)
+	return s
+}
+
+// A second demo on the same machine, started the same way in the same
+// directory, gets its own data directory, address and agent ports, and a
+// restart keeps its agents' URLs.
+func TestSecondDemoOnTheSameMachine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	// The default address is taken (by the first demo, or anything else).
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	saved := defaultAddr
+	defaultAddr = busy.Addr().String()
+	t.Cleanup(func() { defaultAddr = saved })
+
+	first := startDemoHere(t)
+	second := startDemoHere(t)
+	if first.base == second.base || first.base == "http://"+busy.Addr().String() {
+		t.Fatalf("addresses %s and %s (default %s)", first.base, second.base, busy.Addr())
+	}
+	m1, err1 := readDemoMarker("cardex-demo")
+	m2, err2 := readDemoMarker("cardex-demo-2")
+	if err1 != nil || err2 != nil {
+		t.Fatalf("markers: %v %v", err1, err2)
+	}
+	if m1.Ports.Fleet == 0 || m1.Ports == m2.Ports || m1.Ports.Fleet == m2.Ports.Fleet || m1.Ports.Live == m2.Ports.Live {
+		t.Fatalf("the demos share agent ports: %+v %+v", m1.Ports, m2.Ports)
+	}
+	if !strings.Contains(second.logs.String(), "directory in use by another running demo") {
+		t.Errorf("the second demo does not say why it moved:\n%.2000s", second.logs.String())
+	}
+	urls := func(s *testServer) []string {
+		var out []string
+		// Every agent is registered once the catalogue is approved.
+		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
+		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
+			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", "")
+			var l demoList
+			json.Unmarshal([]byte(body), &l)
+			out = out[:0]
+			for _, a := range l.Agents {
+				out = append(out, a.CardURL)
+			}
+			return len(out) >= 25
+		})
+		slices.Sort(out)
+		return out
+	}
+	u1, u2 := urls(first), urls(second)
+	for _, u := range u2 {
+		if slices.Contains(u1, u) {
+			t.Fatalf("both demos list %s", u)
+		}
+	}
+	if code := second.stop(t); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	again := startDemoHere(t)
+	if got := urls(again); !slices.Equal(got, u2) {
+		t.Errorf("the restarted demo lists %d agents, %d before; new: %v", len(got), len(u2), diffStrings(got, u2))
+	}
+	if m, _ := readDemoMarker("cardex-demo-2"); m.Ports != m2.Ports {
+		t.Errorf("ports after a restart %+v, want %+v", m.Ports, m2.Ports)
+	}
+}
+
+// diffStrings lists what a has that b has not.
+func diffStrings(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

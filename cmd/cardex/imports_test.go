@@ -33,6 +33,8 @@ func TestImportDirection(t *testing.T) {
 		"verifier":  {"api", "web", "crawler", "search", "registry", "agentfleet"},
 		"agentcard": {"*"},
 		"ratelimit": {"*"},
+		"cardurl":   {"*"},
+		"problems":  {"api", "web", "crawler", "verifier", "agentfleet"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cardexhq/cardex/api"
@@ -65,36 +66,47 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		demo      *demoFleet
 		demoFirst bool
 	)
+	var store *registry.Store
 	if cfg.Demo {
-		var err error
-		if demoFirst, err = prepareDemoDir(cfg.Store.data, time.Now()); err != nil {
+		dir, first, st, err := openDemoStore(ctx, cfg, log)
+		if err != nil {
 			return err
 		}
-		if demo, err = startDemoFleet(log); err != nil {
+		store, demoFirst, cfg.Store.data = st, first, dir
+		defer closeStore(store, log)
+		marker, err := readDemoMarker(dir)
+		if err != nil {
+			return err
+		}
+		if demo, err = startDemoFleet(log, marker.Ports); err != nil {
 			return err
 		}
 		defer demo.Close()
+		if demo.ports != marker.Ports {
+			if err := writeDemoPorts(dir, demo.ports); err != nil {
+				return err
+			}
+		}
 		// The demo allows its own fleet's addresses and nothing else.
 		allow = crawlNetwork{AllowNetworks: demo.nets, AllowInsecureHTTP: true}
-	} else if cfg.Store.databaseURL == "" {
-		if err := checkNotDemoDir(cfg.Store.data); err != nil {
-			return err
+	} else {
+		if cfg.Store.databaseURL == "" {
+			if err := checkNotDemoDir(cfg.Store.data); err != nil {
+				return err
+			}
 		}
-	}
-	store, err := registry.Open(ctx, registry.OpenOptions{
-		DataDir:     cfg.Store.data,
-		DatabaseURL: cfg.Store.databaseURL,
-		Logger:      log,
-		ServerLock:  true,
-	})
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer func() {
-		if err := store.Close(); err != nil {
-			log.Error("closing store", "err", err.Error())
+		var err error
+		store, err = registry.Open(ctx, registry.OpenOptions{
+			DataDir:     cfg.Store.data,
+			DatabaseURL: cfg.Store.databaseURL,
+			Logger:      log,
+			ServerLock:  true,
+		})
+		if err != nil {
+			return fmt.Errorf("open store: %w", err)
 		}
-	}()
+		defer closeStore(store, log)
+	}
 	fetcher, err := cfg.fetcher(allow, log)
 	if err != nil {
 		return err
@@ -142,6 +154,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil && cfg.Demo && !cfg.addrSet && errors.Is(err, syscall.EADDRINUSE) {
+		// Another demo (or anything else) has the default port: a demo
+		// started without --addr takes a free one and says where.
+		log.Info("demo: the default address is in use, listening on a free port", "addr", cfg.Addr)
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -314,4 +332,10 @@ func writeAddrFile(path, addr string) error {
 		return fmt.Errorf("addr file: %w", err)
 	}
 	return nil
+}
+
+func closeStore(store *registry.Store, log *slog.Logger) {
+	if err := store.Close(); err != nil {
+		log.Error("closing store", "err", err.Error())
+	}
 }

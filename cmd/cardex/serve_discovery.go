@@ -13,9 +13,9 @@ import (
 
 	"github.com/cardexhq/cardex/a2a"
 	"github.com/cardexhq/cardex/discover"
+	"github.com/cardexhq/cardex/mcpserver"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
-	"github.com/cardexhq/cardex/search"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -28,9 +28,9 @@ type surface struct {
 }
 
 // discoverySurfaces builds the surfaces agents find Cardex through
-// (docs/discovery.md): the A2A agent. They read through the same search
+// (docs/discovery.md): the A2A agent and the MCP server. They read through the same search
 // and registry paths as GET /api/v1/agents, as the same caller.
-func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix search.Querier, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
+func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
 	finder := discover.Finder{Index: ix, Registry: svc}
 	acfg := a2a.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log}
 	var jwks []byte
@@ -49,7 +49,8 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix search.Querier
 	if err != nil {
 		return nil, err
 	}
-	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}}
+	mcpH := mcpserver.New(mcpserver.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log})
+	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}, {"mcp", []string{mcpserver.Path}, mcpH}}
 	if jwks != nil {
 		out = append(out, surface{"jwks", []string{"GET " + jwksPath}, jwksHandler(jwks)})
 	}

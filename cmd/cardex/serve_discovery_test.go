@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // An A2A client pointed at the server's base URL finds its card and gets
@@ -90,5 +91,28 @@ func TestServeSignedCard(t *testing.T) {
 	os.WriteFile(jwksFile, []byte(jwks), 0o600)
 	if code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile); code != exitOK {
 		t.Fatalf("cardex verify: %d %s %s", code, stdout, stderr)
+	}
+}
+
+// An MCP client (the Go SDK's, in both protocol eras) finds agents at /mcp.
+func TestServeMCPClient(t *testing.T) {
+	s := startInProcess(t, filepath.Join(t.TempDir(), "data"))
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp"},
+			&mcp.ClientSessionOptions{ProtocolVersion: era})
+		if err != nil {
+			t.Fatalf("%s: %v", era, err)
+		}
+		var res *mcp.CallToolResult
+		waitFor(t, "an answer", 20*time.Second, func() bool {
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_agents", Arguments: map[string]any{"q": "pilots"}})
+			return err == nil && !res.IsError
+		})
+		b, _ := json.Marshal(res.StructuredContent)
+		if !strings.Contains(string(b), `"agents":[]`) || !strings.Contains(string(b), `"totalSize":0`) {
+			t.Fatalf("%s: %s", era, b)
+		}
+		cs.Close()
 	}
 }

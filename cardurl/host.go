@@ -1,11 +1,10 @@
-package registry
+package cardurl
 
 import (
 	"net/netip"
 	"strconv"
 	"strings"
 
-	"code.dny.dev/ssrf"
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 )
@@ -19,29 +18,29 @@ var (
 
 // normalizeHost returns the lowercase ASCII host, and the address when the
 // host is an IP literal accepted by the policy.
-func normalizeHost(h string, pol URLPolicy) (string, netip.Addr, error) {
+func normalizeHost(h string, pol Policy) (string, netip.Addr, error) {
 	if h == "" {
-		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the card URL has no host")
+		return "", netip.Addr{}, urlErr(CodeInvalid, "the card URL has no host")
 	}
 	if a, err := netip.ParseAddr(h); err == nil {
 		return checkIPLiteral(a, pol)
 	}
 	if strings.ContainsAny(h, "%[]") {
-		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is not a valid name or address")
+		return "", netip.Addr{}, urlErr(CodeInvalid, "the host is not a valid name or address")
 	}
 	// One trailing dot is the same name (CONTRACT.md §1); two are not.
 	h = strings.TrimSuffix(h, ".")
 	if a, ok := parseLegacyIPv4(h); ok {
 		// 2130706433, 0x7f.1, 0177.0.0.1, 127.1 (RELIABILITY.md A.2): never
 		// let inet_aton spellings reach a resolver.
-		if reserved(a) {
-			return "", netip.Addr{}, urlErr(URLCodeReserved, "the host is a non-canonical spelling of the reserved address "+a.String())
+		if IsReserved(a) {
+			return "", netip.Addr{}, urlErr(CodeReserved, "the host is a non-canonical spelling of the reserved address "+a.String())
 		}
-		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is a non-canonical IP address spelling")
+		return "", netip.Addr{}, urlErr(CodeInvalid, "the host is a non-canonical IP address spelling")
 	}
 	ascii, err := idna.Lookup.ToASCII(h)
 	if err != nil {
-		return "", netip.Addr{}, urlErr(URLCodeInvalid, "the host is not a valid internationalized domain name")
+		return "", netip.Addr{}, urlErr(CodeInvalid, "the host is not a valid internationalized domain name")
 	}
 	if err := checkHostname(ascii); err != nil {
 		return "", netip.Addr{}, err
@@ -49,13 +48,9 @@ func normalizeHost(h string, pol URLPolicy) (string, netip.Addr, error) {
 	return ascii, netip.Addr{}, nil
 }
 
-func reserved(a netip.Addr) bool {
-	return ssrf.New(ssrf.WithAnyPort()).SafeAddr(a.Unmap()) != nil
-}
-
-func checkIPLiteral(a netip.Addr, pol URLPolicy) (string, netip.Addr, error) {
+func checkIPLiteral(a netip.Addr, pol Policy) (string, netip.Addr, error) {
 	if a.Zone() != "" {
-		return "", netip.Addr{}, urlErr(URLCodeInvalid, "IPv6 zones are not allowed")
+		return "", netip.Addr{}, urlErr(CodeInvalid, "IPv6 zones are not allowed")
 	}
 	a = a.Unmap() // ::ffff:10.0.0.1 is 10.0.0.1
 	for _, p := range pol.AllowNetworks {
@@ -63,10 +58,10 @@ func checkIPLiteral(a netip.Addr, pol URLPolicy) (string, netip.Addr, error) {
 			return a.String(), a, nil
 		}
 	}
-	if reserved(a) {
-		return "", netip.Addr{}, urlErr(URLCodeReserved, "the address "+a.String()+" is in a reserved range")
+	if IsReserved(a) {
+		return "", netip.Addr{}, urlErr(CodeReserved, "the address "+a.String()+" is in a reserved range")
 	}
-	return "", netip.Addr{}, urlErr(URLCodeInvalid, "IP address literals are not accepted; submit a domain name")
+	return "", netip.Addr{}, urlErr(CodeInvalid, "IP address literals are not accepted; submit a domain name")
 }
 
 // parseLegacyIPv4 recognizes the inet_aton forms: one to four parts, each
@@ -110,17 +105,17 @@ func parseLegacyIPv4(h string) (netip.Addr, bool) {
 // checkHostname enforces RELIABILITY.md A.3–A.5 on an IDNA ASCII name.
 func checkHostname(h string) error {
 	if len(h) > 253 {
-		return urlErr(URLCodeInvalid, "the host name is longer than 253 bytes")
+		return urlErr(CodeInvalid, "the host name is longer than 253 bytes")
 	}
 	labels := strings.Split(h, ".")
 	if len(labels) < 2 {
 		if h == "localhost" {
-			return urlErr(URLCodeReserved, "localhost is a loopback name")
+			return urlErr(CodeReserved, "localhost is a loopback name")
 		}
-		return urlErr(URLCodeInvalid, "single-label host names are not public")
+		return urlErr(CodeInvalid, "single-label host names are not public")
 	}
 	if len(labels) > 10 {
-		return urlErr(URLCodeInvalid, "the host name has more than 10 labels")
+		return urlErr(CodeInvalid, "the host name has more than 10 labels")
 	}
 	for _, l := range labels {
 		if err := checkLabel(l); err != nil {
@@ -129,23 +124,23 @@ func checkHostname(h string) error {
 	}
 	tld := labels[len(labels)-1]
 	if strings.Trim(tld, "0123456789") == "" {
-		return urlErr(URLCodeInvalid, "the top-level domain is all-numeric")
+		return urlErr(CodeInvalid, "the top-level domain is all-numeric")
 	}
 	for _, n := range loopbackNames {
 		if h == n || strings.HasSuffix(h, "."+n) {
-			return urlErr(URLCodeReserved, "localhost names are loopback")
+			return urlErr(CodeReserved, "localhost names are loopback")
 		}
 	}
 	for _, n := range nonPublicSuffix {
 		if h == n || strings.HasSuffix(h, "."+n) {
-			return urlErr(URLCodeInvalid, "."+n+" names are not public")
+			return urlErr(CodeInvalid, "."+n+" names are not public")
 		}
 	}
 	if _, icann := publicsuffix.PublicSuffix(tld); !icann {
-		return urlErr(URLCodeInvalid, "the host does not end in a public top-level domain")
+		return urlErr(CodeInvalid, "the host does not end in a public top-level domain")
 	}
 	if ps, _ := publicsuffix.PublicSuffix(h); ps == h {
-		return urlErr(URLCodeInvalid, "the host is a public suffix ("+h+"), not a registrable name")
+		return urlErr(CodeInvalid, "the host is a public suffix ("+h+"), not a registrable name")
 	}
 	return nil
 }
@@ -153,26 +148,46 @@ func checkHostname(h string) error {
 func checkLabel(l string) error {
 	switch {
 	case l == "":
-		return urlErr(URLCodeInvalid, "the host name has an empty label")
+		return urlErr(CodeInvalid, "the host name has an empty label")
 	case len(l) > 63:
-		return urlErr(URLCodeInvalid, "a host name label is longer than 63 bytes")
+		return urlErr(CodeInvalid, "a host name label is longer than 63 bytes")
 	case l[0] == '-' || l[len(l)-1] == '-':
-		return urlErr(URLCodeInvalid, "a host name label starts or ends with a hyphen")
+		return urlErr(CodeInvalid, "a host name label starts or ends with a hyphen")
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return urlErr(URLCodeInvalid, "the host name has a character outside letters, digits and hyphens")
+			return urlErr(CodeInvalid, "the host name has a character outside letters, digits and hyphens")
 		}
 	}
 	if len(l) >= 4 && l[2:4] == "--" {
 		// R-LDH labels are reserved; only valid A-labels (xn--) may use them.
 		if l[:2] != "xn" {
-			return urlErr(URLCodeInvalid, "the label "+l+" has hyphens in the third and fourth positions")
+			return urlErr(CodeInvalid, "the label "+l+" has hyphens in the third and fourth positions")
 		}
 		if _, err := idna.Lookup.ToUnicode(l); err != nil {
-			return urlErr(URLCodeInvalid, "the label "+l+" is not a valid IDNA A-label")
+			return urlErr(CodeInvalid, "the label "+l+" is not a valid IDNA A-label")
 		}
 	}
 	return nil
+}
+
+// CanonicalHost spells a host the way Normalize records it (URL.Host), for
+// comparing a host typed elsewhere (a publisher token's scope) with agents'
+// hosts: an IP literal in its canonical form, a name lowercased in IDNA
+// ASCII without a trailing dot. It does not judge whether the host is
+// acceptable for a card URL; ok is false when it is not a host at all.
+func CanonicalHost(h string) (string, bool) {
+	h = strings.TrimSuffix(strings.TrimSpace(h), ".")
+	if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && a.Zone() == "" {
+		return a.Unmap().String(), true
+	}
+	if h == "" || checkCharacters(h) != nil {
+		return "", false
+	}
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil || strings.ContainsAny(ascii, "/:@") {
+		return "", false
+	}
+	return ascii, true
 }

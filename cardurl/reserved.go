@@ -1,4 +1,4 @@
-package crawler
+package cardurl
 
 import (
 	"net/netip"
@@ -56,8 +56,8 @@ var specialPurpose = []netip.Prefix{
 }
 
 // guardian is the ssrf library's deny list, used for its address check only:
-// ports and networks are decided by Policy.CheckAddr, which layers the
-// allow-list exceptions on top.
+// ports and networks are decided by the caller (the crawler's dial check
+// layers the allow-list exceptions on top).
 var guardian = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 
 // IsReserved reports whether a is in a special-purpose or multicast range:

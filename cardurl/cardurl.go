@@ -1,6 +1,14 @@
-package registry
+// Package cardurl is the one rule for card URLs and reserved addresses:
+// how a card URL is normalized into an agent's identity, which URLs are
+// refused before anything is resolved, and which addresses are never dialed
+// (docs/api.md "Agent identity", docs/security.md "Network policy"). The
+// registry (submissions, host claims), the crawler (dial-time checks,
+// `cardex crawl`) and the CLI all call it. It is a leaf: it imports nothing
+// of Cardex.
+package cardurl
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -9,84 +17,120 @@ import (
 	"unicode/utf8"
 )
 
-// wellKnownPath is where a bare host's card lives (CONTRACT.md §1).
-const wellKnownPath = "/.well-known/agent-card.json"
+// Where a card lives on a host (docs/api.md "Agent identity").
+const (
+	// WellKnownPath is a bare host's card.
+	WellKnownPath = "/.well-known/agent-card.json"
+	// LegacyPath is where cards lived before A2A v0.3 renamed the file.
+	// Only a bare-host URL falls back to it.
+	LegacyPath = "/.well-known/agent.json"
+)
 
-// cardURL is a submitted URL after normalization (CONTRACT.md §1).
-type cardURL struct {
+// Policy is the network policy as it applies to a URL before anything is
+// resolved: which schemes, ports and IP literals are acceptable.
+type Policy struct {
+	AllowInsecureHTTP bool           // http:// is acceptable (--allow-insecure-http)
+	AllowNetworks     []netip.Prefix // IP literals in these ranges, on any port (--allow-networks)
+}
+
+// URL is a card URL after normalization.
+type URL struct {
 	URL      string // the identity: scheme://host[:port]/path[?query]
 	Host     string // lowercase ASCII host without port or brackets
 	BareHost bool   // the path was empty or "/": the legacy fallback applies
 }
 
-func urlErr(code, reason string) error { return &URLError{Code: code, Reason: reason} }
+// Error codes, which are also the API's problem slugs.
+const (
+	CodeInvalid  = "invalid-url"
+	CodeReserved = "reserved-address"
+)
 
-// normalizeCardURL applies CONTRACT.md §1 and the submission side of §2 and
-// RELIABILITY.md A.1–A.5. A string without a scheme is accepted only when it
+// ErrInvalid is what every *Error is (errors.Is).
+var ErrInvalid = errors.New("invalid card URL")
+
+// Error refuses a card URL.
+type Error struct {
+	Code   string // CodeInvalid or CodeReserved
+	Reason string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+func urlErr(code, reason string) error { return &Error{Code: code, Reason: reason} }
+
+// Normalize is the card-URL rule (docs/api.md "Agent identity"): what a
+// submission, a host claim and `cardex crawl` accept, and the one spelling
+// of an agent's identity. A string without a scheme is accepted only when it
 // is a bare hostname ("a.com" means https://a.com/.well-known/agent-card.json);
-// anything else needs an explicit https:// (or http:// when allowed).
-func normalizeCardURL(raw string, pol URLPolicy) (cardURL, error) {
+// anything else needs an explicit https:// (or http:// when allowed). Names
+// that are loopback by definition and IP literals in reserved ranges are
+// refused with CodeReserved before anything is resolved.
+func Normalize(raw string, pol Policy) (URL, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return cardURL{}, urlErr(URLCodeInvalid, "the card URL is empty")
+		return URL{}, urlErr(CodeInvalid, "the card URL is empty")
 	}
 	if len(raw) > 2048 {
-		return cardURL{}, urlErr(URLCodeInvalid, "the card URL is longer than 2048 bytes")
+		return URL{}, urlErr(CodeInvalid, "the card URL is longer than 2048 bytes")
 	}
 	if err := checkCharacters(raw); err != nil {
-		return cardURL{}, err
+		return URL{}, err
 	}
 	if !strings.Contains(raw, "://") {
 		if strings.ContainsAny(raw, "/:@?#[]\\") {
-			return cardURL{}, urlErr(URLCodeInvalid, "the card URL needs a scheme (https://)")
+			return URL{}, urlErr(CodeInvalid, "the card URL needs a scheme (https://)")
 		}
 		raw = "https://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return cardURL{}, urlErr(URLCodeInvalid, "the card URL does not parse")
+		return URL{}, urlErr(CodeInvalid, "the card URL does not parse")
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && pol.AllowInsecureHTTP:
 	case u.Scheme == "http":
-		return cardURL{}, urlErr(URLCodeInvalid, "only https card URLs are accepted")
+		return URL{}, urlErr(CodeInvalid, "only https card URLs are accepted")
 	default:
-		return cardURL{}, urlErr(URLCodeInvalid, "the scheme must be https")
+		return URL{}, urlErr(CodeInvalid, "the scheme must be https")
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return cardURL{}, urlErr(URLCodeInvalid, "the card URL has no host")
+		return URL{}, urlErr(CodeInvalid, "the card URL has no host")
 	}
 	if u.User != nil || strings.Contains(u.Host, "@") {
-		return cardURL{}, urlErr(URLCodeInvalid, "user information is not allowed in a card URL")
+		return URL{}, urlErr(CodeInvalid, "user information is not allowed in a card URL")
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return cardURL{}, urlErr(URLCodeInvalid, "a fragment is not allowed in a card URL")
+		return URL{}, urlErr(CodeInvalid, "a fragment is not allowed in a card URL")
 	}
 	host, ipHost, err := normalizeHost(u.Hostname(), pol)
 	if err != nil {
-		return cardURL{}, err
+		return URL{}, err
 	}
 	port, err := normalizePort(u, ipHost, pol)
 	if err != nil {
-		return cardURL{}, err
+		return URL{}, err
 	}
 	path, err := normalizeEscapes(u.EscapedPath())
 	if err != nil {
-		return cardURL{}, err
+		return URL{}, err
 	}
 	for _, seg := range strings.Split(path, "/") {
 		if seg == "." || seg == ".." { // also "%2E" and "%2E%2E", decoded above
-			return cardURL{}, urlErr(URLCodeInvalid, "dot segments are not allowed in a card URL path")
+			return URL{}, urlErr(CodeInvalid, "dot segments are not allowed in a card URL path")
 		}
 	}
 	bare := path == "" || path == "/"
 	if bare {
-		path = wellKnownPath
+		path = WellKnownPath
 	}
 	query, err := normalizeEscapes(u.RawQuery)
 	if err != nil {
-		return cardURL{}, err
+		return URL{}, err
 	}
 	authority := host
 	if ipHost.Is6() {
@@ -99,7 +143,7 @@ func normalizeCardURL(raw string, pol URLPolicy) (cardURL, error) {
 	if query != "" {
 		out += "?" + query
 	}
-	return cardURL{URL: out, Host: host, BareHost: bare}, nil
+	return URL{URL: out, Host: host, BareHost: bare}, nil
 }
 
 // checkCharacters rejects control characters, whitespace, and the invisible
@@ -108,15 +152,15 @@ func normalizeCardURL(raw string, pol URLPolicy) (cardURL, error) {
 // drop some of them, so they are refused before it runs.
 func checkCharacters(s string) error {
 	if !utf8.ValidString(s) {
-		return urlErr(URLCodeInvalid, "the card URL is not valid UTF-8")
+		return urlErr(CodeInvalid, "the card URL is not valid UTF-8")
 	}
 	for _, r := range s {
 		switch {
 		case r < 0x20 || r == 0x7f || unicode.IsSpace(r):
-			return urlErr(URLCodeInvalid, "the card URL contains whitespace or control characters")
+			return urlErr(CodeInvalid, "the card URL contains whitespace or control characters")
 		case r == 0xFEFF || r == 0xAD || (r >= 0x200B && r <= 0x200F) || (r >= 0x202A && r <= 0x202E) ||
 			(r >= 0x2060 && r <= 0x2069) || r == 0x061C || r == 0x180E || unicode.Is(unicode.Cf, r):
-			return urlErr(URLCodeInvalid, "the card URL contains invisible or bidirectional formatting characters")
+			return urlErr(CodeInvalid, "the card URL contains invisible or bidirectional formatting characters")
 		}
 	}
 	return nil
@@ -126,17 +170,17 @@ func checkCharacters(s string) error {
 // CONTRACT.md §2 lets the crawler dial it: an IP literal inside an allowed
 // network, or a name when allowed networks are configured (the dial-time
 // check then refuses a non-443 port on an address outside them).
-func normalizePort(u *url.URL, ip netip.Addr, pol URLPolicy) (string, error) {
+func normalizePort(u *url.URL, ip netip.Addr, pol Policy) (string, error) {
 	p := u.Port()
 	if p == "" {
 		if strings.HasSuffix(u.Host, ":") {
-			return "", urlErr(URLCodeInvalid, "the port is empty")
+			return "", urlErr(CodeInvalid, "the port is empty")
 		}
 		return "", nil
 	}
 	n, err := strconv.Atoi(p)
 	if err != nil || n < 1 || n > 65535 {
-		return "", urlErr(URLCodeInvalid, "the port is not a number between 1 and 65535")
+		return "", urlErr(CodeInvalid, "the port is not a number between 1 and 65535")
 	}
 	if (u.Scheme == "https" && n == 443) || (u.Scheme == "http" && n == 80) {
 		return "", nil
@@ -144,7 +188,7 @@ func normalizePort(u *url.URL, ip netip.Addr, pol URLPolicy) (string, error) {
 	if ip.IsValid() || len(pol.AllowNetworks) > 0 {
 		return strconv.Itoa(n), nil
 	}
-	return "", urlErr(URLCodeInvalid, "only the default port is accepted")
+	return "", urlErr(CodeInvalid, "only the default port is accepted")
 }
 
 // normalizeEscapes decodes percent-escapes of unreserved characters and
@@ -158,7 +202,7 @@ func normalizeEscapes(s string) (string, error) {
 			continue
 		}
 		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			return "", urlErr(URLCodeInvalid, "the card URL has a malformed percent-escape")
+			return "", urlErr(CodeInvalid, "the card URL has a malformed percent-escape")
 		}
 		v := unhex(s[i+1])<<4 | unhex(s[i+2])
 		if isUnreserved(v) {
