@@ -12,6 +12,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/cardexhq/cardex/a2a"
+	"github.com/cardexhq/cardex/aicatalog"
+	"github.com/cardexhq/cardex/catalog"
 	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/mcpserver"
 	"github.com/cardexhq/cardex/ratelimit"
@@ -28,7 +30,8 @@ type surface struct {
 }
 
 // discoverySurfaces builds the surfaces agents find Cardex through
-// (docs/discovery.md): the A2A agent and the MCP server. They read through the same search
+// (docs/discovery.md): the A2A agent, the MCP server and Cardex's own AI
+// Catalog. They read through the same search
 // and registry paths as GET /api/v1/agents, as the same caller.
 func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
 	finder := discover.Finder{Index: ix, Registry: svc}
@@ -50,7 +53,9 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 		return nil, err
 	}
 	mcpH := mcpserver.New(mcpserver.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log})
-	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}, {"mcp", []string{mcpserver.Path}, mcpH}}
+	catH := catalog.New(catalog.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Logger: log})
+	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}, {"mcp", []string{mcpserver.Path}, mcpH},
+		{"ai-catalog", []string{aicatalog.WellKnownPath}, catH}}
 	if jwks != nil {
 		out = append(out, surface{"jwks", []string{"GET " + jwksPath}, jwksHandler(jwks)})
 	}

@@ -88,7 +88,10 @@ func TestServeRoutesOneMux(t *testing.T) {
 		path, ctype, contains string
 		status                int
 	}{
-		{"/", "text/html", "<html", 200},
+		{"/", "text/html", `<link rel="ai-catalog" type="application/ai-catalog+json" href="/.well-known/ai-catalog.json">`, 200},
+		{"/.well-known/ai-catalog.json", "application/ai-catalog+json", `"entries": []`, 200},
+		{"/.well-known/agent-card.json", "application/json", `"name": "Cardex"`, 200},
+		{"/mcp", "", "", 405},
 		{"/api/v1/agents", "application/json", `"agents":[]`, 200},
 		{"/healthz", "application/json", `"ok"`, 200},
 		{"/readyz", "application/json", `"ready"`, 200},
