@@ -46,6 +46,9 @@ type demoList struct {
 		Health      string `json:"health"`
 		NeedsReview bool   `json:"needsReview"`
 		VersionSeq  int    `json:"versionSeq"`
+		Liveness    struct {
+			State string `json:"state"`
+		} `json:"liveness"`
 	} `json:"agents"`
 	TotalSize int `json:"totalSize"`
 }
@@ -116,6 +119,19 @@ func TestServeDemo(t *testing.T) {
 			t.Errorf("the README's %s finds nothing in the demo: %.300s", ex[2], body)
 		}
 	}
+	// Liveness: the demo's own A2A endpoints answer, one agent is degraded
+	// and one unreachable (the sample cards' hosts are never contacted and
+	// show as unreachable too).
+	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
+		list = demoList{}
+		json.Unmarshal([]byte(body), &list)
+		live := map[string]int{}
+		for _, a := range list.Agents {
+			live[a.Liveness.State]++
+		}
+		return live["answering"] > 0 && live["degraded"] > 0 && live["unreachable"] > 0
+	})
 	// One agent waits in the review queue.
 	if c := counts(func(st, _, _ string) string { return st }); c["pending"] != 1 || c["approved"] != len(list.Agents)-1 {
 		t.Fatalf("statuses %v, want one pending", c)
@@ -354,12 +370,19 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	if !strings.Contains(second.logs.String(), "directory in use by another running demo") {
 		t.Errorf("the second demo does not say why it moved:\n%.2000s", second.logs.String())
 	}
+	// Every agent a demo registered, whatever its state: read with the
+	// admin token the demo printed on its first start.
+	secondToken := ""
 	urls := func(s *testServer) []string {
+		tok := secondToken
+		if m := demoTokenLine.FindStringSubmatch(s.stdout.String()); m != nil {
+			tok = m[1]
+		}
 		var out []string
 		// Every agent is registered once the catalogue is approved.
 		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
 		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
-			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", "")
+			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", tok)
 			var l demoList
 			json.Unmarshal([]byte(body), &l)
 			out = out[:0]
@@ -372,6 +395,7 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 		return out
 	}
 	u1, u2 := urls(first), urls(second)
+	secondToken = demoTokenLine.FindStringSubmatch(second.stdout.String())[1]
 	for _, u := range u2 {
 		if slices.Contains(u1, u) {
 			t.Fatalf("both demos list %s", u)
