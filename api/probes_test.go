@@ -101,7 +101,7 @@ func TestLivenessAPI(t *testing.T) {
 
 		// The off switch: admins only, a boolean only.
 		h.do(req{method: "PUT", path: path + "/probing", token: reader, body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusForbidden)
-		h.do(req{method: "PUT", path: path + "/probing", body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusForbidden)
+		h.do(req{method: "PUT", path: path + "/probing", body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusUnauthorized)
 		for _, bad := range []string{`{}`, `{"enabled":"no"}`, `{"enabled":false,"x":1}`, `[]`} {
 			h.do(req{method: "PUT", path: path + "/probing", token: admin, body: jsonBody(bad)}).expectStatus(t, http.StatusBadRequest)
 		}
