@@ -11,7 +11,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-7"
+const MappingVersion = "cardex-search-8"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term
@@ -51,6 +51,9 @@ const (
 	// fieldSkillsStored holds the skills as JSON (stored only), read for
 	// the page's hits: ids, names, tags and the texts highlights cut from.
 	fieldSkillsStored = "skillsStored"
+	// fieldText is every text field in one (no term vectors): the first
+	// stage of a query matches and ranks on it alone (search.go).
+	fieldText = "text"
 
 	highlightEllipsis = "…"
 )
@@ -91,6 +94,9 @@ func newMapping() *mapping.IndexMappingImpl {
 	stored := keywordField(true, false)
 	stored.Index = false
 	agent.AddFieldMappingsAt(fieldSkillsStored, stored)
+	flat := textField(false)
+	flat.IncludeTermVectors = false
+	agent.AddFieldMappingsAt(fieldText, flat)
 
 	im.DefaultMapping = agent
 	return im
