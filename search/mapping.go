@@ -29,6 +29,7 @@ const (
 	fieldHealth        = "health"
 	fieldTrust         = "trust"
 	fieldVisibility    = "visibility"
+	fieldLiveness      = "liveness"
 	fieldListedBy      = "listedBy" // who may list the agent: registry.ListTerms
 	fieldProtocols     = "protocolVersions"
 	fieldBindings      = "bindings"
@@ -80,6 +81,7 @@ func newMapping() *mapping.IndexMappingImpl {
 	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false, false))
 	agent.AddFieldMappingsAt(fieldHost, keywordField(true, false))
 	agent.AddFieldMappingsAt(fieldTrust, keywordField(true, true))
+	agent.AddFieldMappingsAt(fieldLiveness, keywordField(false, true))
 	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy} {
 		agent.AddFieldMappingsAt(f, keywordField(false, false))
 	}
