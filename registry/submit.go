@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/cardexhq/cardex/cardurl"
+	"github.com/cardexhq/cardex/ratelimit"
 )
 
 // Submit registers a card URL (CONTRACT.md §1, §5 "Submit"). Equivalent
@@ -53,6 +54,13 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
+		}
+		if cu.BareHost {
+			// A bare host may list several agents in its AI Catalog: crawl
+			// that too (docs/discovery.md).
+			if err := addCatalog(tx, hostCatalogURL(cu.URL), ratelimit.DomainKey(cu.URL), now); err != nil {
+				return err
+			}
 		}
 		if err := s.addAudit(tx, p, "submit", row.ID, "", map[string]any{"cardUrl": cu.URL, "visibility": vis}, now); err != nil {
 			return err
