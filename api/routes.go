@@ -44,6 +44,7 @@ func (s *server) routes(e *echo.Echo) {
 	v1.PUT("/agents/:id/probing", s.setProbing)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit)
+	get(v1, "/catalogs", s.listCatalogs)
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)
 	v1.POST("/admin/reindex", s.adminReindex)
