@@ -31,7 +31,8 @@ func TestCatalogsList(t *testing.T) {
 		if len(out.Catalogs) != 1 || out.Catalogs[0].Domain != "example.com" || out.Catalogs[0].LastCrawledAt == nil {
 			t.Fatalf("%+v", out)
 		}
-		h.do(req{method: "GET", path: "/api/v1/catalogs"}).expectStatus(t, http.StatusForbidden)
+		h.do(req{method: "GET", path: "/api/v1/catalogs"}).expectStatus(t, http.StatusUnauthorized)
+		h.do(req{method: "GET", path: "/api/v1/catalogs", token: h.token(registry.RoleReader)}).expectStatus(t, http.StatusForbidden)
 		h.do(req{method: "GET", path: "/api/v1/catalogs?x=1", token: admin}).expectStatus(t, http.StatusBadRequest)
 	})
 }

@@ -47,6 +47,11 @@ func decorateSearch(p *problem, err error) (*problem, bool) {
 	case errors.Is(err, search.ErrNotReady):
 		p.retryAfter = searchRetry
 		p.Detail = "the search index is being built; retry after the number of seconds in Retry-After"
+	case errors.Is(err, search.ErrOverloaded):
+		// Every query slot is busy and the queue is full or moved too
+		// slowly: a second later most of them are done.
+		p.retryAfter = 1
+		p.Detail = "the search index is busy with other queries; retry after the number of seconds in Retry-After"
 	case errors.Is(err, search.ErrTimeout):
 		p.retryAfter = searchRetry
 		p.Detail = "the search took too long (RELIABILITY.md G.71); narrow the query or retry later"

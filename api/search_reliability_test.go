@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -169,7 +170,7 @@ func TestSearchAdminReindex(t *testing.T) {
 		for _, q := range queries {
 			before[q] = h.do(req{method: "GET", path: "/api/v1/agents?" + q, token: c.reader}).body
 		}
-		h.do(req{method: "POST", path: "/api/v1/admin/reindex"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "POST", path: "/api/v1/admin/reindex"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 		h.do(req{method: "POST", path: "/api/v1/admin/reindex", token: c.reader}).expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "POST", path: "/api/v1/admin/reindex", token: c.admin, body: jsonBody(`{"force":true}`)}).
 			expectProblem(t, http.StatusBadRequest, "unknown-field")
@@ -260,5 +261,42 @@ func TestKickAndObserve(t *testing.T) {
 	}
 	if got[5] != (obs{"/api/v1/agents/:id", 200}) || got[1] != (obs{"/api/v1/agents", 409}) || got[6] != (obs{"", 404}) {
 		t.Fatalf("observations %+v", got)
+	}
+}
+
+// busySearcher answers every query with err, as an index out of query
+// slots (search.ErrOverloaded) or past its deadline (search.ErrTimeout)
+// does.
+type busySearcher struct{ err error }
+
+func (b busySearcher) Search(context.Context, search.Query) (*search.Result, error) {
+	return nil, b.err
+}
+func (b busySearcher) Skills(context.Context, search.SkillQuery) (*search.SkillResult, error) {
+	return nil, b.err
+}
+func (b busySearcher) Tags(context.Context, string, registry.Scope, int) ([]search.FacetValue, error) {
+	return nil, b.err
+}
+
+// Overload degrades predictably: a query the index has no slot for answers
+// 503 with Retry-After 1 at once; a query past its deadline 503 with
+// Retry-After 5. Neither is a 500.
+func TestSearchOverloadAnswers503(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		retry string
+	}{
+		{fmt.Errorf("%w (64 waiting)", search.ErrOverloaded), "1"},
+		{fmt.Errorf("%w after 2s", search.ErrTimeout), "5"},
+	} {
+		h := newHarness(t, registrytest.SQLite(t), func(cfg *Config) { cfg.Search = busySearcher{c.err} })
+		for _, path := range []string{"/api/v1/agents?q=x", "/api/v1/skills?q=x"} {
+			r := h.do(req{method: "GET", path: path})
+			r.expectProblem(t, http.StatusServiceUnavailable, "unavailable")
+			if r.header.Get("Retry-After") != c.retry {
+				t.Fatalf("%v %s: Retry-After %q, want %s", c.err, path, r.header.Get("Retry-After"), c.retry)
+			}
+		}
 	}
 }

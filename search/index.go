@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -30,6 +31,13 @@ type Options struct {
 	// cache.go): 0 means DefaultCacheEntries, negative disables caching.
 	// Entries are dropped from use by every write the index applies.
 	CacheEntries int
+	// MaxRunning bounds the queries computed at once (cached answers are
+	// not counted): default GOMAXPROCS. MaxQueued bounds those waiting for
+	// a slot (default 64) and QueueWait how long one waits (default
+	// 250ms); past either the query fails with ErrOverloaded (gate.go).
+	MaxRunning int
+	MaxQueued  int
+	QueueWait  time.Duration
 	// Synonyms are groups of words a query also looks for, added to
 	// DefaultSynonyms (synonyms.go); query-time only, no rebuild needed.
 	Synonyms [][]string
@@ -47,6 +55,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CacheEntries == 0 {
 		o.CacheEntries = DefaultCacheEntries
+	}
+	if o.MaxRunning <= 0 {
+		o.MaxRunning = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = 64
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = 250 * time.Millisecond
 	}
 	return o
 }
@@ -96,6 +113,7 @@ type Index struct {
 	// served across a change of the index (cache.go).
 	epoch atomic.Uint64
 	cache *lru
+	gate  *gate // admission of computed queries (gate.go)
 }
 
 type generation struct {
@@ -129,7 +147,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, err
 	}
 	x := &Index{dir: dir, opts: opts, lock: lock, analyzer: newMapping().AnalyzerNamed(analyzerText),
-		cache: newLRU(opts.CacheEntries)}
+		cache: newLRU(opts.CacheEntries), gate: newGate(opts.MaxRunning, opts.MaxQueued, opts.QueueWait)}
 	if x.analyzer == nil {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("search: analyzer %q unavailable", analyzerText)

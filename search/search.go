@@ -90,6 +90,15 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	size := min(clampPageSize(q.PageSize), MaxResultWindow-tok.Offset)
 
+	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
+	defer cancel()
+	if r, ok, err := x.cachedPage(key, q.PageToken, size); err != nil || ok {
+		return r, err
+	}
+	if err := x.gate.enter(ctx); err != nil {
+		return nil, x.mapErr(ctx, err)
+	}
+	defer x.gate.leave()
 	g, epoch, err := x.acquireEpoch()
 	if err != nil {
 		return nil, err
@@ -97,10 +106,8 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	defer x.mu.RUnlock()
 	pageKey := cacheKey{kind: cachePage, epoch: epoch, query: key, token: q.PageToken, size: size}
 	if v, ok := x.cache.get(pageKey); ok {
-		return cloneResult(v.(*Result)), nil
+		return cloneResult(v.(*Result)), nil // computed while this one waited
 	}
-	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
-	defer cancel()
 
 	var out *Result
 	switch {
@@ -130,6 +137,19 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	x.cache.put(pageKey, cloneResult(out))
 	return out, nil
+}
+
+// cachedPage answers from the cache without waiting for a query slot.
+func (x *Index) cachedPage(key, token string, size int) (*Result, bool, error) {
+	_, epoch, err := x.acquireEpoch()
+	if err != nil {
+		return nil, false, err
+	}
+	defer x.mu.RUnlock()
+	if v, ok := x.cache.get(cacheKey{kind: cachePage, epoch: epoch, query: key, token: token, size: size}); ok {
+		return cloneResult(v.(*Result)), true, nil
+	}
+	return nil, false, nil
 }
 
 // withTypos is searchRelevance's retry mode.

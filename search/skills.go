@@ -148,13 +148,17 @@ func (x *Index) Skills(ctx context.Context, q SkillQuery) (*SkillResult, error) 
 		}
 	}
 	size := min(clampPageSize(q.PageSize), MaxResultWindow-tok.Offset)
+	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
+	defer cancel()
+	if err := x.gate.enter(ctx); err != nil {
+		return nil, x.mapErr(ctx, err)
+	}
+	defer x.gate.leave()
 	g, err := x.acquire()
 	if err != nil {
 		return nil, err
 	}
 	defer x.mu.RUnlock()
-	ctx, cancel := context.WithTimeout(ctx, x.opts.QueryTimeout)
-	defer cancel()
 	var out *SkillResult
 	switch {
 	case len(ws) > 0:

@@ -20,9 +20,13 @@ type SignOptions struct {
 	Kid string // default: the key's RFC 7638 thumbprint (CONTRACT.md §6)
 	Jku string // optional JWKS URL; it must be on the agent's origin to be trusted
 	Alg string // default from the key: P-256 ES256, P-384 ES384, P-521 ES512, Ed25519 EdDSA, RSA RS256
+	// Profile is the canonical form signed (default ProfileSpec). Use
+	// PreparePortable first for a signature every profile verifies.
+	Profile Profile
 }
 
-// Sign signs card (JSON text) under the spec profile and returns the card with
+// Sign signs card (JSON text) under opts.Profile (the spec profile by
+// default) and returns the card with
 // the new entry appended to `signatures` (created when absent). The protected
 // header is {"alg","kid","typ":"JOSE"[,"jku"]} (A2A §8.4.2). The card is
 // rebuilt from its strict tree, so members keep their order and values;
@@ -69,7 +73,11 @@ func Sign(card []byte, key any, opts SignOptions) ([]byte, error) {
 	if sigs = tree.Get("signatures"); sigs != nil && sigs.Kind != strictjson.Array {
 		return nil, ErrBadSignatures
 	}
-	payload, err := Canonicalize(ProfileSpec, tree)
+	profile := opts.Profile
+	if profile == "" {
+		profile = ProfileSpec
+	}
+	payload, err := Canonicalize(profile, tree)
 	if err != nil {
 		return nil, err
 	}

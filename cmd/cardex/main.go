@@ -1,5 +1,5 @@
 // Command cardex is the single Cardex binary: the registry server and the
-// tools around it (verify, sign, lint, crawl, reindex, migrate, token).
+// tools around it (verify, sign, keys, lint, crawl, reindex, migrate, token).
 package main
 
 import (
@@ -38,6 +38,7 @@ var commands = []command{
 	{"version", "print the Cardex version", runVersion},
 	{"verify", "verify an agent card's signatures", (&verifyCmd{}).run},
 	{"sign", "sign an agent card with a private key", runSign},
+	{"keys", "generate a signing key and print the JWKS to publish", runKeys},
 	{"serve", "run the registry: API, web UI, crawler, search and /metrics (--demo: a demo catalogue)", runServe},
 	{"lint", "check an agent card and list its problems", newLintCommand(nil).run},
 	{"crawl", "fetch, parse and verify one card URL (nothing stored)", runCrawl},

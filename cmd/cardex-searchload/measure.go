@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// measure prepares the catalogue and runs every workload.
+func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
+	rep := &report{Agents: cfg.Agents, Started: time.Now().UTC(), Machine: machine()}
+	tmp, err := os.MkdirTemp("", "cardex-searchload-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	data := cfg.Data
+	if data == "" {
+		data = tmp
+	}
+	bin := cfg.Cardex
+	if bin == "" {
+		fmt.Fprintln(log, "building cmd/cardex")
+		if bin, err = buildCardex(ctx, tmp); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(log, "starting a fleet of %d agents on %d loopback addresses\n", cfg.Agents, cfg.Hosts)
+	fleet, urls, err := startFleet(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer fleet.Close()
+	s, err := startServer(ctx, bin, data)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	setupCtx, cancel := context.WithTimeout(ctx, cfg.Setup)
+	rep.Setup, err = populate(setupCtx, s, urls, log)
+	cancel()
+	if err != nil {
+		return rep, err
+	}
+
+	gen := newQueryGen(cfg.Seed, cfg.Agents)
+	unique := func() string {
+		q, _ := gen.next()
+		return q
+	}
+	repeated := make([]string, 0, cfg.Repeated)
+	for len(repeated) < cfg.Repeated {
+		q, ok := gen.next()
+		if !ok {
+			break
+		}
+		repeated = append(repeated, q)
+	}
+	var turn atomic.Int64
+	again := func() string { return repeated[int(turn.Add(1)-1)%len(repeated)] }
+	for _, clients := range cfg.Clients {
+		fmt.Fprintf(log, "unique queries, %d clients, %s\n", clients, cfg.Duration)
+		r, err := runLoad(ctx, s, "unique", clients, cfg.Duration, unique)
+		if err != nil {
+			return rep, err
+		}
+		rep.Runs = append(rep.Runs, r)
+	}
+	// One pass over the list fills the server's cache, then the runs.
+	fmt.Fprintf(log, "warming %d repeated queries\n", len(repeated))
+	c := &http.Client{Timeout: time.Minute}
+	if err := parallel(ctx, 4, len(repeated), func(i int) error {
+		code, err := call(ctx, c, http.MethodGet, s.base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("warm %q: status %d, %v", repeated[i], code, err)
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	for _, clients := range cfg.Clients {
+		fmt.Fprintf(log, "repeated queries, %d clients, %s\n", clients, cfg.Duration)
+		r, err := runLoad(ctx, s, "repeated", clients, cfg.Duration, again)
+		if err != nil {
+			return rep, err
+		}
+		rep.Runs = append(rep.Runs, r)
+	}
+	if _, rep.RSSBytes, err = procStat(s.cmd.Process.Pid); err != nil {
+		return rep, err
+	}
+	if cfg.Reindex {
+		fmt.Fprintln(log, "rebuilding the index")
+		cpu0, _, _ := procStat(s.cmd.Process.Pid)
+		start := time.Now()
+		var out struct {
+			Status string `json:"status"`
+		}
+		code, err := call(ctx, &http.Client{Timeout: 30 * time.Minute}, http.MethodPost, s.base+"/api/v1/admin/reindex", s.token, map[string]any{}, &out)
+		if err != nil || code != http.StatusOK {
+			return rep, fmt.Errorf("reindex: status %d, %v", code, err)
+		}
+		rep.Reindex = time.Since(start).Seconds()
+		cpu1, _, _ := procStat(s.cmd.Process.Pid)
+		rep.ReindexCPU = (cpu1 - cpu0).Seconds()
+	}
+	select {
+	case <-s.exited:
+		return rep, errors.New("cardex serve exited during the runs: " + s.stderr.String())
+	default:
+	}
+	return rep, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("%q is not a count from 1 to 1024", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
