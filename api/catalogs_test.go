@@ -14,7 +14,7 @@ func TestCatalogsList(t *testing.T) {
 		admin := h.token(registry.RoleAdmin)
 		h.submit("https://acme.example.com/", "")
 		if err := func() error {
-			_, err := h.svc.RecordCatalog(h.ctx(), registry.CatalogCrawl{URL: "https://acme.example.com/.well-known/ai-catalog.json",
+			_, err := h.svc.RecordCatalog(h.ctx(), registry.CatalogCrawl{URL: "https://acme.example.com/.well-known/ai-catalog.json", Domain: "example.com",
 				Trace: []byte(`{"domain":"example.com","documents":[{"url":"https://acme.example.com/.well-known/ai-catalog.json","depth":0,"entries":1}],` +
 					`"entries":[{"catalog":"https://acme.example.com/.well-known/ai-catalog.json","index":0,"identifier":"far","url":"https://far.example.org/c.json","outcome":"off-domain","message":"on example.org, not example.com"}]}`),
 				NextCrawlAt: time.Now().Add(time.Hour)})

@@ -50,18 +50,11 @@ func hostCatalogURL(cardURL string) string {
 }
 
 // addCatalog registers a catalog URL to crawl (once; a known URL is left
-// as it is).
-func addCatalog(tx *gorm.DB, url, domain string, now time.Time) error {
-	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&catalogRow{URL: url, Domain: domain, NextCrawlAt: now,
+// as it is). Its registrable domain is the crawler's to decide; the first
+// crawl records it.
+func addCatalog(tx *gorm.DB, url string, now time.Time) error {
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&catalogRow{URL: url, NextCrawlAt: now,
 		Trace: "{}", CreatedAt: now}).Error
-}
-
-// AddCatalog registers the catalog at url for crawling (an admin adding a
-// catalog URL directly; submitting a bare host adds its well-known catalog
-// with the agent).
-func (s *Service) AddCatalog(ctx context.Context, url, domain string) error {
-	now := s.now()
-	return translate(s.store.tx(ctx, func(tx *gorm.DB) error { return addCatalog(tx, url, domain, now) }))
 }
 
 // DueCatalogs returns up to limit catalogs due for a crawl and moves their
@@ -97,6 +90,7 @@ func catalogOf(r catalogRow) Catalog {
 // CatalogCrawl is what the crawler reports for one catalog.
 type CatalogCrawl struct {
 	URL         string
+	Domain      string // the registrable domain the crawl held entries to
 	NotModified bool
 	ETag        string
 	Error       string          // "" on success
@@ -112,6 +106,9 @@ type CatalogCrawl struct {
 func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) ([]string, error) {
 	now := s.now()
 	upd := map[string]any{"next_crawl_at": c.NextCrawlAt, "last_crawled_at": now, "last_error": c.Error}
+	if c.Domain != "" {
+		upd["domain"] = c.Domain
+	}
 	if !c.NotModified && c.Error == "" {
 		upd["etag"] = c.ETag
 		upd["trace"] = string(c.Trace)

@@ -24,7 +24,7 @@ func TestCatalogRegistersAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 		due, err := svc.DueCatalogs(ctx, c.Now(), time.Minute, 10)
-		if err != nil || len(due) != 1 || due[0].URL != "https://acme.example.com/.well-known/ai-catalog.json" || due[0].Domain != "example.com" {
+		if err != nil || len(due) != 1 || due[0].URL != "https://acme.example.com/.well-known/ai-catalog.json" || due[0].Domain != "" {
 			t.Fatalf("due %+v %v", due, err)
 		}
 		// Leased: not due again at once.
@@ -33,7 +33,7 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		}
 		cat := due[0].URL
 		trace := json.RawMessage(`{"entries":[{"outcome":"agent"}]}`)
-		ids, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
+		ids, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
 			Agents: []string{"https://a2a.acme.example.com/fx/card.json", "https://acme.example.com/", "not a url"}})
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestCatalogRegistersAgents(t *testing.T) {
 			t.Fatalf("second crawl: %v %v", ids2, err)
 		}
 		list, err := svc.Catalogs(ctx, admin)
-		if err != nil || len(list) != 1 || string(list[0].Trace) != string(trace) || list[0].LastCrawledAt == nil {
+		if err != nil || len(list) != 1 || string(list[0].Trace) != string(trace) || list[0].LastCrawledAt == nil || list[0].Domain != "example.com" {
 			t.Fatalf("catalogs %+v %v", list, err)
 		}
 		if _, err := svc.Catalogs(ctx, anonymous); err == nil {

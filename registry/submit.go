@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/ratelimit"
 )
 
 // Submit registers a card URL (CONTRACT.md §1, §5 "Submit"). Equivalent
@@ -58,7 +57,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		if cu.BareHost {
 			// A bare host may list several agents in its AI Catalog: crawl
 			// that too (docs/discovery.md).
-			if err := addCatalog(tx, hostCatalogURL(cu.URL), ratelimit.DomainKey(cu.URL), now); err != nil {
+			if err := addCatalog(tx, hostCatalogURL(cu.URL), now); err != nil {
 				return err
 			}
 		}

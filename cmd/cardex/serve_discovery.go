@@ -161,6 +161,7 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 		rec := registry.CatalogCrawl{URL: cat.URL, NextCrawlAt: now.Add(c.CrawlInterval)}
 		if res != nil {
 			rec.Trace, _ = json.Marshal(res)
+			rec.Domain = res.Domain
 			rec.NotModified = len(res.Documents) == 1 && res.Documents[0].NotModified
 			if len(res.Documents) > 0 {
 				rec.ETag = res.Documents[0].ETag
