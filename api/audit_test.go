@@ -94,8 +94,8 @@ func TestAuditFiltersAndNewestFirst(t *testing.T) {
 				t.Errorf("%s: errors %+v, want code %s", q, pr.Errors, code)
 			}
 		}
-		h.do(req{method: "GET", path: "/api/v1/audit?agentId=" + a.ID}).expectProblem(t, http.StatusForbidden, "forbidden")
-		h.do(req{method: "GET", path: "/api/v1/audit?action=frobnicate"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "GET", path: "/api/v1/audit?agentId=" + a.ID}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
+		h.do(req{method: "GET", path: "/api/v1/audit?action=frobnicate"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 	})
 }
 

@@ -80,3 +80,21 @@ func (s *server) authFailed(guard *ratelimit.Guard, addr, token string, now time
 	p.authError = "invalid_token"
 	return p
 }
+
+// needs refuses a caller who may not call the route at all, before the
+// handler reads anything (registry.Authorize). A missing token is 401 with
+// a plain Bearer challenge; a token of another role is 403.
+func (s *server) needs(n registry.Need) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := registry.Authorize(principal(c), n)
+			if errors.Is(err, registry.ErrUnauthorized) {
+				return newProblem("unauthorized", "this operation needs a token: send Authorization: Bearer <token>")
+			}
+			if err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}

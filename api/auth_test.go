@@ -151,7 +151,40 @@ func TestPublisherScope(t *testing.T) {
 		// (docs/claims.md).
 		h.do(req{method: "DELETE", path: "/api/v1/agents/" + mine.ID, token: pub}).expectStatus(t, http.StatusOK)
 		// Anonymous callers neither.
-		h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/crawl"}).expectProblem(t, http.StatusForbidden, "forbidden")
-		h.do(req{method: "GET", path: "/api/v1/audit"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "POST", path: "/api/v1/agents/" + mine.ID + "/crawl"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
+		h.do(req{method: "GET", path: "/api/v1/audit"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 	})
+}
+
+// Authentication and authorization come before the request is read: an
+// anonymous curation with an empty or malformed body is 401, a reader's is
+// 403, never 400 (which would tell a caller without rights how to shape
+// its request).
+func TestAuthorizeBeforeValidate(t *testing.T) {
+	h := newHarness(t, registrytest.SQLite(t))
+	a := h.submit("https://guarded.example.com/", "")
+	reader := h.token(registry.RoleReader)
+	path := "/api/v1/agents/" + a.ID
+	for _, r := range []req{
+		{method: "POST", path: path + "/approve"},
+		{method: "POST", path: path + "/approve", body: jsonBody(`{"versionSeq":"x"}`)},
+		{method: "POST", path: path + "/reject", body: jsonBody(`not json`)},
+		{method: "PATCH", path: path, body: jsonBody(`{"visibility":"hidden"}`)},
+		{method: "PUT", path: path + "/keys", body: jsonBody(`{}`)},
+		{method: "DELETE", path: path, body: jsonBody(`{"why":1}`)},
+		{method: "POST", path: path + "/crawl", body: jsonBody(`{"now":true}`)},
+		{method: "GET", path: "/api/v1/audit?limit=x"},
+		{method: "POST", path: "/api/v1/admin/reindex", body: jsonBody(`[`)},
+	} {
+		res := h.do(r)
+		res.expectProblem(t, http.StatusUnauthorized, "unauthorized")
+		if got := res.header.Get("WWW-Authenticate"); got != `Bearer realm="cardex"` {
+			t.Errorf("%s %s: WWW-Authenticate %q", r.method, r.path, got)
+		}
+		r.token = reader
+		if r.body != nil {
+			r.body = jsonBody(`{}`)
+		}
+		h.do(r).expectProblem(t, http.StatusForbidden, "forbidden")
+	}
 }

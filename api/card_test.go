@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/cardexhq/cardex/registry"
@@ -132,6 +133,26 @@ func TestPinKeysAndFetches(t *testing.T) {
 		h.do(req{method: "PUT", path: path, token: admin, body: jsonBody(`[1]`)}).expectProblem(t, http.StatusBadRequest, "validation-failed")
 		h.do(req{method: "PUT", path: path, token: admin, body: jsonBody(`{"kty":"EC"}`)}).expectProblem(t, http.StatusBadRequest, "validation-failed")
 		h.do(req{method: "PUT", path: path, token: admin, body: jsonBody(`{"keys":[],"keys":[]}`)}).expectProblem(t, http.StatusBadRequest, "invalid-json")
+		// Keys are validated when pinned: a point off its curve (the start
+		// of an invalid-curve attack), a short Ed25519 key, a weak RSA key.
+		var good map[string][]map[string]string
+		if err := json.Unmarshal([]byte(set), &good); err != nil {
+			t.Fatal(err)
+		}
+		x := good["keys"][0]["x"]
+		offCurve := strings.Replace(set, x, x[:len(x)-2]+map[bool]string{true: "AB", false: "AA"}[x[len(x)-2:] == "AA"], 1)
+		for _, bad := range []string{
+			offCurve,
+			`{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"AA","y":"AA"}]}`,
+			`{"keys":[{"kty":"EC","crv":"secp256k1","kid":"k","x":"` + x + `","y":"` + x + `"}]}`,
+			`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k","x":"AAAA"}]}`,
+			`{"keys":[{"kty":"RSA","kid":"k","n":"AQAB","e":"AQAB"}]}`,
+		} {
+			p := h.do(req{method: "PUT", path: path, token: admin, body: jsonBody(bad)}).expectProblem(t, http.StatusBadRequest, "validation-failed")
+			if len(p.Errors) != 1 || p.Errors[0].Code != "invalid-jwks" {
+				t.Errorf("%s: %+v", bad, p.Errors)
+			}
+		}
 		h.do(req{method: "DELETE", path: path, token: admin}).expectStatus(t, http.StatusOK)
 		h.do(req{method: "DELETE", path: path, token: admin}).expectStatus(t, http.StatusOK)
 		h.do(req{method: "PUT", path: "/api/v1/agents/nope/keys", token: admin, body: jsonBody(set)}).expectProblem(t, http.StatusNotFound, "not-found")

@@ -477,7 +477,7 @@ func TestClaimPublisherRights(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.do(req{method: "DELETE", path: "/api/v1/tokens/" + otherTok.ID, token: tok}).expectProblem(t, http.StatusForbidden, "forbidden")
-		e.do(req{method: "GET", path: "/api/v1/tokens"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		e.do(req{method: "GET", path: "/api/v1/tokens"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 		e.do(req{method: "DELETE", path: "/api/v1/tokens/" + pub.TokenID, token: tok}).expectStatus(t, http.StatusNoContent)
 		e.do(req{method: "GET", path: "/api/v1/tokens", token: tok}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 		// Admins revoke any token; again is 204, unknown is 404.

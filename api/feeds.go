@@ -18,7 +18,7 @@ func feedParams(c echo.Context) (after int64, limit int, err error) {
 	if err := checkParams(c.QueryParams(), "after", "limit"); err != nil {
 		return 0, 0, err
 	}
-	if after, err = intParam(c, "after", 0, 0, 1<<62); err != nil {
+	if after, err = cursorParam(c, "after", 0, 0); err != nil {
 		return 0, 0, err
 	}
 	l, err := intParam(c, "limit", defaultFeedLimit, 1, maxFeedLimit)
@@ -55,10 +55,10 @@ func (s *server) listAudit(c echo.Context) error {
 	}
 	var q registry.AuditQuery
 	var err error
-	if q.After, err = intParam(c, "after", 0, 0, 1<<62); err != nil {
+	if q.After, err = cursorParam(c, "after", 0, 0); err != nil {
 		return err
 	}
-	if q.Before, err = intParam(c, "before", 0, 1, 1<<62); err != nil {
+	if q.Before, err = cursorParam(c, "before", 0, 1); err != nil {
 		return err
 	}
 	l, err := intParam(c, "limit", defaultFeedLimit, 1, maxFeedLimit)

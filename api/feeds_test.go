@@ -75,8 +75,17 @@ func TestChangesFeed(t *testing.T) {
 
 		// limit is clamped to 1000; bad values are 400.
 		h.do(req{method: "GET", path: "/api/v1/changes?limit=5000", token: admin}).expectStatus(t, http.StatusOK)
-		for _, q := range []string{"after=-1", "after=x", "limit=0", "limit=ten", "since=3"} {
+		for _, q := range []string{"after=-1", "after=x", "limit=0", "limit=ten", "since=3", "after=9223372036854775808", "after=99999999999999999999"} {
 			h.do(req{method: "GET", path: "/api/v1/changes?" + q}).expectProblem(t, http.StatusBadRequest, "validation-failed")
+		}
+		// The largest int64 is a cursor past everything: an empty page that
+		// stays where it was asked.
+		var last changesPage
+		r := h.do(req{method: "GET", path: "/api/v1/changes?after=9223372036854775807"})
+		r.expectStatus(t, http.StatusOK)
+		r.json(t, &last)
+		if len(last.Changes) != 0 || last.NextAfter != 9223372036854775807 {
+			t.Fatalf("after=MaxInt64: %+v", last)
 		}
 	})
 }

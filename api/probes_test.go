@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // probeRound plays the prober for one agent: claim it and record one probe
@@ -99,7 +101,7 @@ func TestLivenessAPI(t *testing.T) {
 
 		// The off switch: admins only, a boolean only.
 		h.do(req{method: "PUT", path: path + "/probing", token: reader, body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusForbidden)
-		h.do(req{method: "PUT", path: path + "/probing", body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusForbidden)
+		h.do(req{method: "PUT", path: path + "/probing", body: jsonBody(`{"enabled":false}`)}).expectStatus(t, http.StatusUnauthorized)
 		for _, bad := range []string{`{}`, `{"enabled":"no"}`, `{"enabled":false,"x":1}`, `[]`} {
 			h.do(req{method: "PUT", path: path + "/probing", token: admin, body: jsonBody(bad)}).expectStatus(t, http.StatusBadRequest)
 		}
@@ -132,4 +134,53 @@ func TestLivenessAPI(t *testing.T) {
 			t.Fatalf("%d liveness changes in the feed, want 2 (degraded, then unknown): %+v", n, feed.Changes)
 		}
 	})
+}
+
+// TestLiveFilterAndFacet: live= filters the list through the index, repeated
+// values OR; the liveness facet counts the matching agents; a bad value is
+// 400; a liveness change reaches the index through the change log.
+func TestLiveFilterAndFacet(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		h := newSearchHarness(t, store)
+		admin := h.token(registry.RoleAdmin)
+		card := testCard{name: "Agent", description: "Answers things.", skills: []skill{{"s", "Skill", "Does it.", []string{"t"}}}}
+		up := h.publish("up.example.com", card, admin, true)
+		down := h.publish("down.example.com", card, admin, true)
+		never := h.publish("never.example.com", card, admin, true)
+		h.probeRound(up.ID, registry.OutcomeAnswering)
+		h.probeRound(down.ID, registry.OutcomeUnreachable)
+		h.sync()
+
+		if got := h.list("live=answering", "").ids(); !slices.Equal(got, []string{up.ID}) {
+			t.Errorf("live=answering: %v", got)
+		}
+		if got := h.list("live=unreachable&live=unknown", "").ids(); !slices.Equal(sortedStrings(got), sortedIDs(down, never)) {
+			t.Errorf("live=unreachable|unknown: %v", got)
+		}
+		p := h.list("q=agent", "")
+		want := []search.FacetValue{{Value: "answering", Count: 1}, {Value: "unknown", Count: 1}, {Value: "unreachable", Count: 1}}
+		if p.Facets == nil || !slices.Equal(p.Facets.Liveness, want) {
+			t.Errorf("liveness facet %+v", p.Facets)
+		}
+		for _, a := range p.Agents {
+			if a.Liveness == nil || (a.ID == up.ID && a.Liveness.State != registry.LivenessAnswering) {
+				t.Errorf("search result %s liveness %+v", a.ID, a.Liveness)
+			}
+		}
+		h.do(req{method: "GET", path: "/api/v1/agents?live=alive"}).expectStatus(t, http.StatusBadRequest)
+
+		// The unreachable agent recovers: after the index follows the
+		// change log it lists as answering.
+		h.probeRound(down.ID, registry.OutcomeAnswering)
+		h.sync()
+		if got := h.list("live=answering", "").ids(); !slices.Equal(sortedStrings(got), sortedIDs(up, down)) {
+			t.Errorf("after recovery: %v", got)
+		}
+	})
+}
+
+func sortedStrings(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

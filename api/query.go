@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -44,6 +46,31 @@ func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 		return 0, fieldProblem("/"+name, "minimum", name+" must be at least "+strconv.FormatInt(lo, 10))
 	}
 	return min(n, hi), nil
+}
+
+// cursorParam reads a position in a log (after, before): a non-negative
+// int64, taken as given. Unlike a page size it is never clamped: a cursor
+// beyond int64 is not a position, and clamping it would answer a different
+// question than the one asked.
+func cursorParam(c echo.Context, name string, def, lo int64) (int64, error) {
+	vals, ok := c.QueryParams()[name]
+	if !ok {
+		return def, nil
+	}
+	if len(vals) != 1 {
+		return 0, fieldProblem("/"+name, "repeated", name+" may be given only once")
+	}
+	n, err := strconv.ParseInt(vals[0], 10, 64)
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && ne.Err == strconv.ErrRange && vals[0][0] != '-':
+		return 0, fieldProblem("/"+name, "maximum", name+" must be at most "+strconv.FormatInt(math.MaxInt64, 10))
+	case err != nil:
+		return 0, fieldProblem("/"+name, "type", name+" must be an integer")
+	case n < lo:
+		return 0, fieldProblem("/"+name, "minimum", name+" must be at least "+strconv.FormatInt(lo, 10))
+	}
+	return n, nil
 }
 
 // enumParam reads a repeatable enumerated query parameter (repeat = OR).

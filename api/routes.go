@@ -24,41 +24,47 @@ func (s *server) routes(e *echo.Echo) {
 	v1 := e.Group("/api/v1")
 	get(v1, "/openapi.yaml", openAPIDocument)
 
+	// Operations that need a token say so here: the caller is authorized
+	// before its body or parameters are read (registry.Authorize), so an
+	// anonymous caller gets 401 and a token of another role 403, whatever
+	// the request holds. The registry checks again, and checks the host of
+	// the agent for publisher tokens.
+	admin, publisher, token := s.needs(registry.NeedAdmin), s.needs(registry.NeedPublisher), s.needs(registry.NeedToken)
+
 	get(v1, "/agents", s.listAgents)
 	v1.POST("/agents", s.submitAgent)
 	get(v1, "/agents/:id", s.getAgent)
-	v1.PATCH("/agents/:id", s.updateAgent)
-	v1.DELETE("/agents/:id", s.removeAgent)
+	v1.PATCH("/agents/:id", s.updateAgent, admin)
+	v1.DELETE("/agents/:id", s.removeAgent, s.needs(registry.ActionNeed(registry.ActionRemove)))
 	get(v1, "/agents/:id/card", s.getCard)
 	get(v1, "/agents/:id/versions", s.listVersions)
 	get(v1, "/agents/:id/versions/:seq", s.getVersion)
-	v1.POST("/agents/:id/approve", s.act(registry.ActionApprove))
-	v1.POST("/agents/:id/reject", s.act(registry.ActionReject))
-	v1.POST("/agents/:id/suspend", s.act(registry.ActionSuspend))
-	v1.POST("/agents/:id/restore", s.act(registry.ActionRestore))
-	v1.POST("/agents/:id/crawl", s.crawlAgent)
-	v1.PUT("/agents/:id/keys", s.pinKeys)
-	v1.DELETE("/agents/:id/keys", s.unpinKeys)
-	get(v1, "/agents/:id/fetches", s.listFetches)
+	for _, a := range []registry.Action{registry.ActionApprove, registry.ActionReject, registry.ActionSuspend, registry.ActionRestore} {
+		v1.POST("/agents/:id/"+string(a), s.act(a), s.needs(registry.ActionNeed(a)))
+	}
+	v1.POST("/agents/:id/crawl", s.crawlAgent, publisher)
+	v1.PUT("/agents/:id/keys", s.pinKeys, admin)
+	v1.DELETE("/agents/:id/keys", s.unpinKeys, admin)
+	get(v1, "/agents/:id/fetches", s.listFetches, publisher)
 	get(v1, "/agents/:id/probes", s.listProbes)
-	v1.PUT("/agents/:id/probing", s.setProbing)
+	v1.PUT("/agents/:id/probing", s.setProbing, admin)
 	get(v1, "/changes", s.listChanges)
-	get(v1, "/audit", s.listAudit)
+	get(v1, "/audit", s.listAudit, admin)
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)
-	v1.POST("/admin/reindex", s.adminReindex)
+	v1.POST("/admin/reindex", s.adminReindex, admin)
 	v1.POST("/claims", s.createClaim)
 	v1.POST("/claims/:id/verify", s.verifyClaim)
-	get(v1, "/tokens", s.listTokens)
-	v1.DELETE("/tokens/:id", s.revokeToken)
+	get(v1, "/tokens", s.listTokens, token)
+	v1.DELETE("/tokens/:id", s.revokeToken, token)
 }
 
 // get registers a read route for GET and HEAD (net/http drops a HEAD
 // response's body).
 func get(r interface {
 	Match([]string, string, echo.HandlerFunc, ...echo.MiddlewareFunc) []*echo.Route
-}, path string, h echo.HandlerFunc) {
-	r.Match([]string{http.MethodGet, http.MethodHead}, path, h)
+}, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	r.Match([]string{http.MethodGet, http.MethodHead}, path, h, mw...)
 }
 
 // apiOnly applies mw to requests under /api/ only: probes and problem pages

@@ -16,7 +16,7 @@ import (
 // searchOnlyParams are the query parameters only the index can answer
 // (CONTRACT.md §5 "Lists and search"); the SQL listing has none of them.
 var searchOnlyParams = []string{"q", "tag", "skill", "inputMode", "outputMode", "capability",
-	"binding", "securityScheme", "protocolVersion", "provider", "extension"}
+	"binding", "securityScheme", "protocolVersion", "provider", "extension", "live"}
 
 // usesSearch reports whether a list request needs the index: a search-only
 // parameter or sort=relevance.
@@ -80,6 +80,9 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 	}
 	if f.Trust, err = enumStrings(c, "trust", strs(registry.TrustUnknown, registry.TrustUnsigned,
 		registry.TrustVerified, registry.TrustInvalid, registry.TrustUntrusted, registry.TrustError)...); err != nil {
+		return r, err
+	}
+	if f.Liveness, err = enumStrings(c, "live", strs(registry.LivenessStates...)...); err != nil {
 		return r, err
 	}
 	if f.Statuses, err = enumStrings(c, "status", strs(registry.StatusPending, registry.StatusApproved,

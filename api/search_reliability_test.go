@@ -170,7 +170,7 @@ func TestSearchAdminReindex(t *testing.T) {
 		for _, q := range queries {
 			before[q] = h.do(req{method: "GET", path: "/api/v1/agents?" + q, token: c.reader}).body
 		}
-		h.do(req{method: "POST", path: "/api/v1/admin/reindex"}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "POST", path: "/api/v1/admin/reindex"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 		h.do(req{method: "POST", path: "/api/v1/admin/reindex", token: c.reader}).expectProblem(t, http.StatusForbidden, "forbidden")
 		h.do(req{method: "POST", path: "/api/v1/admin/reindex", token: c.admin, body: jsonBody(`{"force":true}`)}).
 			expectProblem(t, http.StatusBadRequest, "unknown-field")

@@ -48,10 +48,10 @@ var actionChange = map[Action]string{
 // audit entry names it. Every other action, and any action on another
 // host's agent, is ErrForbidden to it.
 func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req ActionRequest) (*Agent, error) {
-	withdraw := a == ActionRemove && p.Role == RolePublisher
-	if err := requireAdmin(p); err != nil && !withdraw {
+	if err := Authorize(p, ActionNeed(a)); err != nil {
 		return nil, err
 	}
+	withdraw := a == ActionRemove && p.Role == RolePublisher
 	if _, ok := actionChange[a]; !ok {
 		return nil, invalidField("/action", "enum", "unknown action "+string(a))
 	}
@@ -99,7 +99,7 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "curation action", "agent_id", id, "action", string(a), "status", out.Status, "actor", actorName(p))
-	return s.agentRecord(s.store.read(ctx), out)
+	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
 // transition returns the column updates of action a on r, nil for a repeat

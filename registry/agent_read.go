@@ -89,7 +89,8 @@ func hydrate(db *gorm.DB, rows []agentRow) ([]Agent, error) {
 	return out, nil
 }
 
-func (s *Service) agentRecord(db *gorm.DB, r *agentRow) (*Agent, error) {
+// agentRecord is the full record of one agent as p may see it.
+func (s *Service) agentRecord(db *gorm.DB, p Principal, r *agentRow) (*Agent, error) {
 	as, err := hydrate(db, []agentRow{*r})
 	if err != nil {
 		return nil, err
@@ -97,6 +98,7 @@ func (s *Service) agentRecord(db *gorm.DB, r *agentRow) (*Agent, error) {
 	if err := s.livenessDetail(db, r.ID, as[0].Liveness); err != nil {
 		return nil, err
 	}
+	redactAgent(p, &as[0])
 	return &as[0], nil
 }
 
@@ -111,7 +113,7 @@ func (s *Service) Get(ctx context.Context, p Principal, id string) (*Agent, erro
 	if !p.canRead(r) {
 		return nil, ErrNotFound
 	}
-	return s.agentRecord(db, r)
+	return s.agentRecord(db, p, r)
 }
 
 // readable loads the agent p may read, or ErrNotFound.

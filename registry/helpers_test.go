@@ -123,3 +123,12 @@ func asValidation(err error, target **registry.ValidationError) bool {
 
 // wk is a bare host's card path.
 const wk = cardurl.WellKnownPath
+
+// denied is how an operation p may not call refuses it: an anonymous caller
+// needs a token, a token of another role is forbidden.
+func denied(p registry.Principal) error {
+	if p.Role == "" {
+		return registry.ErrUnauthorized
+	}
+	return registry.ErrForbidden
+}

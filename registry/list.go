@@ -171,6 +171,7 @@ func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPag
 	if page.Agents, err = hydrate(s.store.read(ctx), rows); err != nil {
 		return nil, err
 	}
+	redactAgents(p, page.Agents)
 	return page, nil
 }
 
@@ -208,6 +209,7 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 	if err != nil {
 		return nil, err
 	}
+	redactAgents(p, agents)
 	byID := make(map[string]Agent, len(agents))
 	for _, a := range agents {
 		byID[a.ID] = a

@@ -9,8 +9,8 @@ import (
 // publisher token of the agent's host (CONTRACT.md §5). limit defaults to
 // and is capped at the number of attempts kept.
 func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int) ([]FetchAttempt, error) {
-	if !p.isAdmin() && p.Role != RolePublisher {
-		return nil, ErrForbidden
+	if err := Authorize(p, NeedPublisher); err != nil {
+		return nil, err
 	}
 	r, err := s.readable(ctx, p, id)
 	if err != nil {
@@ -31,6 +31,7 @@ func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int
 		out[i] = FetchAttempt{At: f.At.UTC(), URL: f.URL, HTTPStatus: f.HTTPStatus, DurationMS: f.DurationMS,
 			Duration: msDuration(f.DurationMS), Bytes: f.Bytes, ErrorClass: f.ErrorClass, Message: f.Message, Result: f.Result}
 	}
+	redactAttempts(p, out)
 	return out, nil
 }
 

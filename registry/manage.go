@@ -2,6 +2,11 @@ package registry
 
 import (
 	"context"
+	"crypto/ecdh"
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"math/big"
 	"slices"
 
 	"github.com/cardexhq/cardex/agentcard/strictjson"
@@ -48,7 +53,7 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 	if err != nil {
 		return nil, err
 	}
-	return s.agentRecord(s.store.read(ctx), out)
+	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
 // SetVisibility changes who may list the agent (admins only).
@@ -109,8 +114,8 @@ func (s *Service) UnpinKeys(ctx context.Context, p Principal, id string) (*Agent
 // publisher token for agents of its own hosts (CONTRACT.md §5; RELIABILITY.md
 // I.79). Removed and rejected agents are not crawled: ErrInvalidTransition.
 func (s *Service) RequestCrawl(ctx context.Context, p Principal, id string) (*Agent, error) {
-	if !p.isAdmin() && p.Role != RolePublisher {
-		return nil, ErrForbidden
+	if err := Authorize(p, NeedPublisher); err != nil {
+		return nil, err
 	}
 	return s.update(ctx, p, id, "crawl", "", nil, func(r *agentRow) (map[string]any, string, error) {
 		if !p.isAdmin() && !p.owns(r.Host) {
@@ -166,8 +171,69 @@ func validateJWKS(b []byte) error {
 			}
 			kids = append(kids, kid.String)
 		}
+		if member, msg := checkPublicKey(kty.String, k); msg != "" {
+			return bad(ptr+member, msg)
+		}
 	}
 	return nil
+}
+
+// checkPublicKey checks that a key's public material is a key at all: an EC
+// point on its named curve (an off-curve point is the start of an
+// invalid-curve attack), an Ed25519 key of 32 bytes, an RSA modulus of at
+// least 2048 bits with an odd exponent > 1. It returns the member at fault
+// and why, or "" for a usable key.
+func checkPublicKey(kty string, k *strictjson.Value) (member, msg string) {
+	b64 := func(name string) ([]byte, bool) {
+		v := k.Get(name)
+		if v == nil || v.Kind != strictjson.String {
+			return nil, false
+		}
+		b, err := base64.RawURLEncoding.DecodeString(v.String)
+		return b, err == nil && len(b) > 0
+	}
+	str := func(name string) string {
+		if v := k.Get(name); v != nil && v.Kind == strictjson.String {
+			return v.String
+		}
+		return ""
+	}
+	switch kty {
+	case "EC":
+		curves := map[string]ecdh.Curve{"P-256": ecdh.P256(), "P-384": ecdh.P384(), "P-521": ecdh.P521()}
+		curve, ok := curves[str("crv")]
+		if !ok {
+			return "/crv", "crv must be P-256, P-384 or P-521"
+		}
+		size := map[string]int{"P-256": 32, "P-384": 48, "P-521": 66}[str("crv")]
+		x, okx := b64("x")
+		y, oky := b64("y")
+		if !okx || !oky || len(x) != size || len(y) != size {
+			return "/x", fmt.Sprintf("x and y must be %d bytes of base64url each", size)
+		}
+		point := append(append([]byte{4}, x...), y...)
+		if _, err := curve.NewPublicKey(point); err != nil {
+			return "/x", "the point (x, y) is not on the curve " + str("crv")
+		}
+	case "OKP":
+		if str("crv") != "Ed25519" {
+			return "/crv", "crv must be Ed25519"
+		}
+		if x, ok := b64("x"); !ok || len(x) != ed25519.PublicKeySize {
+			return "/x", "x must be 32 bytes of base64url"
+		}
+	case "RSA":
+		n, okn := b64("n")
+		e, oke := b64("e")
+		if !okn || new(big.Int).SetBytes(n).BitLen() < 2048 {
+			return "/n", "n must be an RSA modulus of at least 2048 bits"
+		}
+		exp := new(big.Int).SetBytes(e)
+		if !oke || exp.Cmp(big.NewInt(1)) <= 0 || exp.Bit(0) == 0 || exp.BitLen() > 32 {
+			return "/e", "e must be an odd public exponent greater than 1"
+		}
+	}
+	return "", ""
 }
 
 func countKeys(b []byte) int {

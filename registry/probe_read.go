@@ -127,6 +127,7 @@ func (s *Service) Probes(ctx context.Context, p Principal, id string, limit int,
 		probes[i] = Probe{ID: r.ID, At: r.At.UTC(), URL: r.URL, Binding: r.Binding, ProtocolVersion: r.ProtocolVersion,
 			Outcome: r.Outcome, ErrorClass: r.ErrorClass, LatencyMS: r.LatencyMS, HTTPStatus: r.HTTPStatus, RPCCode: r.RPCCode, Message: r.Message}
 	}
+	redactProbes(p, probes)
 	return probes, next, nil
 }
 

@@ -317,3 +317,35 @@ func TestClaimProbesExclusive(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimProbesYieldsToCrawls: a probe claim counts the crawl leases of
+// a host against the per-host cap (the crawler's politeness is shared).
+func TestClaimProbesYieldsToCrawls(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		a := approvedAgent(t, svc, c, "https://busy.example.com/a.json")
+		b := approvedAgent(t, svc, c, "https://busy.example.com/b.json")
+		makeDue(c)
+		// The crawler holds one agent of the host.
+		crawled, err := svc.ClaimDue(t.Context(), "crawler", c.Now(), time.Minute, 1, 1)
+		if err != nil || len(crawled) != 1 {
+			t.Fatalf("crawl claim: %v %+v", err, crawled)
+		}
+		due, err := svc.ClaimProbes(t.Context(), "prober", c.Now(), time.Minute, 10, 1)
+		if err != nil || len(due) != 0 {
+			t.Fatalf("with the host at its cap: %v %+v", err, due)
+		}
+		due, err = svc.ClaimProbes(t.Context(), "prober", c.Now(), time.Minute, 10, 2)
+		if err != nil || len(due) != 1 {
+			t.Fatalf("cap 2, one crawl lease: %v %+v", err, due)
+		}
+		if err := svc.ReleaseLeases(t.Context(), "crawler"); err != nil {
+			t.Fatal(err)
+		}
+		due, err = svc.ClaimProbes(t.Context(), "prober", c.Now(), time.Minute, 10, 2)
+		if err != nil || len(due) != 1 || (due[0].ID != a && due[0].ID != b) {
+			t.Fatalf("after the crawl: %v %+v", err, due)
+		}
+	})
+}

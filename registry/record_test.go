@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,11 @@ func TestRecordFetchErrorsAndHealth(t *testing.T) {
 			got.LastError.Class != "timeout" || !got.LastError.At.Equal(failAt) {
 			t.Fatalf("after error: %+v", got)
 		}
+		// Anonymous callers see the class and a generic sentence.
+		if got.LastError.Message != "the server took too long to answer" {
+			t.Fatalf("anonymous message %q", got.LastError.Message)
+		}
+		got, _ = svc.Get(ctx, admin, a.ID)
 		// RELIABILITY.md I.81: no CR/LF, escapes or invalid UTF-8 survive.
 		if got.LastError.Message != "read  X-Injected: 1 [31m \uFFFD" {
 			t.Fatalf("message %q", got.LastError.Message)
@@ -295,9 +301,49 @@ func TestFetchTraceIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range []registry.Principal{anonymous, reader, publisher("b.example.com")} {
-			if _, err := svc.Fetches(t.Context(), p, a.ID, 0); !errors.Is(err, registry.ErrForbidden) {
+			if _, err := svc.Fetches(t.Context(), p, a.ID, 0); !errors.Is(err, denied(p)) {
 				t.Errorf("%q: %v", p.Role, err)
 			}
+		}
+	})
+}
+
+// A failure's words can name internal addresses and resolvers: only admins
+// see them; anonymous and publisher callers (of the agent's own host too)
+// see the class, the status and a generic sentence, in the record, the
+// lists, the crawl trace and the signatures.
+func TestFailureDetailsAreForAdmins(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		a := mustSubmit(t, svc, "https://inside.example.com/")
+		const detail = "refusing to connect to reserved address ::ffff:10.20.30.40 (resolver 10.0.0.53:53)"
+		res := errResult(c.Now(), "blocked_address", 0)
+		res.Attempt.Message = detail
+		crawl(t, svc, c, a.ID, res)
+		pub := publisher("inside.example.com")
+		for _, p := range []registry.Principal{anonymous, reader, pub} {
+			got, err := svc.Get(ctx, p, a.ID)
+			if err != nil || got.LastError == nil || got.LastError.Class != "blocked_address" ||
+				got.LastError.Message != "the address is not one this registry fetches from" {
+				t.Fatalf("%q record: %+v, %v", p.Role, got.LastError, err)
+			}
+		}
+		page, err := svc.List(ctx, pub, registry.ListQuery{})
+		if err != nil || len(page.Agents) != 1 || strings.Contains(page.Agents[0].LastError.Message, "10.20") {
+			t.Fatalf("publisher list: %+v, %v", page, err)
+		}
+		fs, err := svc.Fetches(ctx, pub, a.ID, 0)
+		if err != nil || len(fs) != 1 || fs[0].ErrorClass != "blocked_address" || strings.Contains(fs[0].Message, "10.20") {
+			t.Fatalf("publisher trace: %+v, %v", fs, err)
+		}
+		got, err := svc.Get(ctx, admin, a.ID)
+		if err != nil || got.LastError.Message != detail {
+			t.Fatalf("admin record: %+v, %v", got.LastError, err)
+		}
+		if fs, _ := svc.Fetches(ctx, admin, a.ID, 0); len(fs) != 1 || fs[0].Message != detail {
+			t.Fatalf("admin trace: %+v", fs)
 		}
 	})
 }

@@ -137,13 +137,6 @@ func (p Principal) owns(host string) bool {
 	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)
 }
 
-func requireAdmin(p Principal) error {
-	if !p.isAdmin() {
-		return ErrForbidden
-	}
-	return nil
-}
-
 func jsonList(v []string) string {
 	if v == nil {
 		v = []string{}

@@ -71,7 +71,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "agent submitted", "agent_id", row.ID, "card_url", cu.URL, "actor", actorName(p))
-	return s.agentRecord(s.store.read(ctx), &row)
+	return s.agentRecord(s.store.read(ctx), p, &row)
 }
 
 // existing answers nil when no agent has this card URL, ErrAgentRemoved for

@@ -81,6 +81,7 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) ([]Versi
 	out := make([]Version, len(rows))
 	for i := range rows {
 		out[i] = toVersion(a, &rows[i])
+		redactVersion(p, &out[i])
 	}
 	return out, nil
 }
@@ -96,5 +97,6 @@ func (s *Service) Version(ctx context.Context, p Principal, id string, seq int64
 		return nil, translate(err)
 	}
 	out := toVersion(a, &v)
+	redactVersion(p, &out)
 	return &out, nil
 }

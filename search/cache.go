@@ -107,6 +107,7 @@ func cloneFacets(f Facets) Facets {
 		Extensions:       slices.Clone(f.Extensions),
 		Trust:            slices.Clone(f.Trust),
 		Providers:        slices.Clone(f.Providers),
+		Liveness:         slices.Clone(f.Liveness),
 	}
 }
 

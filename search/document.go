@@ -23,6 +23,7 @@ type Document struct {
 	Health           registry.Health
 	Trust            registry.Trust
 	Visibility       registry.Visibility
+	Liveness         registry.LivenessState // docs/liveness.md
 	ProtocolVersions []string
 	Bindings         []string
 	SecuritySchemes  []string // scheme kinds: apiKey, http, oauth2, openIdConnect, mutualTls
@@ -67,11 +68,15 @@ func NewDocument(a registry.Agent) Document {
 		Health:     a.Health,
 		Trust:      a.Trust,
 		Visibility: a.Visibility,
+		Liveness:   registry.LivenessUnknown,
 		ListedBy:   registry.ListTerms(a),
 		UpdatedAt:  a.UpdatedAt,
 	}
 	if a.LastChangedAt != nil {
 		d.LastChangedAt = *a.LastChangedAt
+	}
+	if a.Liveness != nil {
+		d.Liveness = a.Liveness.State
 	}
 	c := a.Card
 	if c == nil {
@@ -195,6 +200,7 @@ func (d Document) fields() map[string]any {
 		fieldHealth:           string(d.Health),
 		fieldTrust:            string(d.Trust),
 		fieldVisibility:       string(d.Visibility),
+		fieldLiveness:         string(d.Liveness),
 		fieldListedBy:         d.ListedBy,
 		fieldProtocols:        d.ProtocolVersions,
 		fieldBindings:         d.Bindings,

@@ -22,6 +22,8 @@ type Facets struct {
 	// Providers are the providers' organizations as written (the provider
 	// filter compares case-insensitively), top 50.
 	Providers []FacetValue `json:"providers"`
+	// Liveness counts the agents' liveness states (docs/liveness.md).
+	Liveness []FacetValue `json:"liveness"`
 }
 
 // FacetValue is one value and how many matching agents have it.
@@ -44,6 +46,7 @@ var facetSpecs = []struct {
 	{fieldExtensions, maxTagsFacet},
 	{fieldTrust, maxOtherFacet},
 	{fieldProviderFacet, maxOtherFacet},
+	{fieldLiveness, maxOtherFacet},
 }
 
 func addFacets(req *bleve.SearchRequest) {
@@ -79,5 +82,6 @@ func facetsOf(res *bleve.SearchResult) Facets {
 		Extensions:       get(fieldExtensions),
 		Trust:            get(fieldTrust),
 		Providers:        get(fieldProviderFacet),
+		Liveness:         get(fieldLiveness),
 	}
 }

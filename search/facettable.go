@@ -172,5 +172,6 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 		Extensions:       byName(fieldExtensions),
 		Trust:            byName(fieldTrust),
 		Providers:        byName(fieldProviderFacet),
+		Liveness:         byName(fieldLiveness),
 	}
 }

@@ -32,6 +32,11 @@ func filterCorpus() *memSource {
 	a3.Card.Capabilities = agentcard.Capabilities{PushNotifications: true, Extensions: []agentcard.Extension{{URI: "urn:ext:one"}, {URI: "urn:ext:two"}}}
 	a3.Card.SecuritySchemes = []agentcard.SecurityScheme{{Name: "k", Kind: agentcard.SchemeAPIKey}, {Name: "o", Kind: agentcard.SchemeOAuth2}}
 
+	// Liveness: a1 answers, a2 is unreachable, a3 was never probed (a
+	// record without a liveness object reads as unknown).
+	a1.Liveness = &registry.Liveness{State: registry.LivenessAnswering}
+	a2.Liveness = &registry.Liveness{State: registry.LivenessUnreachable}
+
 	a4 := testAgent("a4", "Delta", "Internal finance", skill("x", "X", "x", "finance"))
 	a4.Visibility = registry.VisibilityInternal
 	a5 := testAgent("a5", "Echo", "Pending finance", skill("x", "X", "x", "finance"))
@@ -74,6 +79,9 @@ func TestFiltersOrAnd(t *testing.T) {
 		{"extension", Filters{Extensions: []string{"urn:ext:two"}}, []string{"a3"}},
 		{"protocol version", Filters{ProtocolVersions: []string{"0.3"}}, []string{"a2"}},
 		{"trust", Filters{Trust: []string{"verified"}}, []string{"a1"}},
+		{"live", Filters{Liveness: []string{"answering"}}, []string{"a1"}},
+		{"live OR", Filters{Liveness: []string{"unreachable", "unknown"}}, []string{"a2", "a3"}},
+		{"live AND tag", Filters{Liveness: []string{"answering", "unreachable"}, Tags: []string{"travel"}}, []string{"a2"}},
 		{"provider", Filters{Providers: []string{"acme corp"}}, []string{"a1"}},
 		{"skill id", Filters{SkillIDs: []string{"fx", "trip"}}, []string{"a2", "a3"}},
 		{"no match", Filters{Tags: []string{"finance"}, Extensions: []string{"urn:ext:two"}}, []string{}},
@@ -102,6 +110,7 @@ func TestFacetCountsExact(t *testing.T) {
 		Extensions:       []FacetValue{{"urn:ext:one", 2}, {"urn:ext:two", 1}},
 		Trust:            []FacetValue{{"unsigned", 2}, {"verified", 1}},
 		Providers:        []FacetValue{{"ACME Corp", 1}},
+		Liveness:         []FacetValue{{"answering", 1}, {"unknown", 1}, {"unreachable", 1}},
 	}
 	if fmt.Sprint(r.Facets) != fmt.Sprint(want) {
 		t.Fatalf("facets\n got %v\nwant %v", r.Facets, want)

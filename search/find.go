@@ -113,18 +113,22 @@ func listable(ctx context.Context, l Lister, caller registry.Principal, f Filter
 }
 
 // matchColumns re-checks the filters on SQL columns (the index may hold an
-// older status, health, visibility or trust).
+// older status, health, visibility, trust or liveness).
 func (f Filters) matchColumns(a registry.Agent) bool {
 	in := func(vals []string, v string) bool { return len(vals) == 0 || slices.Contains(vals, v) }
+	live := registry.LivenessUnknown
+	if a.Liveness != nil {
+		live = a.Liveness.State
+	}
 	return in(f.Statuses, string(a.Status)) && in(f.Healths, string(a.Health)) &&
-		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust))
+		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust)) && in(f.Liveness, string(live))
 }
 
 // Lists returns f with every facet a list (empty rather than nil), so each
 // is a JSON array as the API and the discovery surfaces promise.
 func (f Facets) Lists() Facets {
 	for _, l := range []*[]FacetValue{&f.Tags, &f.InputModes, &f.OutputModes, &f.Bindings,
-		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Providers} {
+		&f.SecuritySchemes, &f.ProtocolVersions, &f.Capabilities, &f.Extensions, &f.Trust, &f.Providers, &f.Liveness} {
 		if *l == nil {
 			*l = []FacetValue{}
 		}

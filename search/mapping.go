@@ -11,7 +11,7 @@ import (
 // rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-7"
+const MappingVersion = "cardex-search-8"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term
@@ -29,6 +29,7 @@ const (
 	fieldHealth        = "health"
 	fieldTrust         = "trust"
 	fieldVisibility    = "visibility"
+	fieldLiveness      = "liveness"
 	fieldListedBy      = "listedBy" // who may list the agent: registry.ListTerms
 	fieldProtocols     = "protocolVersions"
 	fieldBindings      = "bindings"
@@ -77,6 +78,7 @@ func newMapping() *mapping.IndexMappingImpl {
 	agent.AddFieldMappingsAt(fieldProviderKey, keywordField(false, false))
 	agent.AddFieldMappingsAt(fieldHost, keywordField(true, false))
 	agent.AddFieldMappingsAt(fieldTrust, keywordField(true, true))
+	agent.AddFieldMappingsAt(fieldLiveness, keywordField(false, true))
 	for _, f := range []string{fieldStatus, fieldHealth, fieldVisibility, fieldListedBy} {
 		agent.AddFieldMappingsAt(f, keywordField(false, false))
 	}

@@ -38,6 +38,7 @@ type Filters struct {
 	SecuritySchemes  []string // apiKey, http, oauth2, openIdConnect, mutualTls
 	ProtocolVersions []string
 	Trust            []string
+	Liveness         []string // answering, degraded, unreachable, unknown (docs/liveness.md)
 	Providers        []string // provider organization
 	Extensions       []string // extension URIs
 	Statuses         []string
@@ -65,6 +66,7 @@ func (f Filters) fields() []filterField {
 		{fieldSchemes, f.SecuritySchemes, false},
 		{fieldProtocols, f.ProtocolVersions, false},
 		{fieldTrust, f.Trust, false},
+		{fieldLiveness, f.Liveness, false},
 		{fieldProviderKey, f.Providers, true},
 		{fieldExtensions, f.Extensions, false},
 		{fieldStatus, f.Statuses, false},

@@ -23,6 +23,7 @@ type agentView struct {
 	RawBytes     int
 	CardURL      string // download link of the card as fetched
 	Listed       bool   // anonymous visitors can find it in the catalogue
+	Live         livenessView
 }
 
 type signatureView struct {
@@ -64,7 +65,7 @@ func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
 		return nil, err
 	}
 	v := &agentView{A: a, Card: a.Card, CardURL: "/api/v1/agents/" + a.ID + "/card",
-		Listed: registry.CanList(registry.Anonymous, *a)}
+		Listed: registry.CanList(registry.Anonymous, *a), Live: uptimeStrip(a.Liveness, u.cfg.Now())}
 	if c := a.Card; c != nil {
 		for _, s := range c.SecuritySchemes {
 			v.Schemes = append(v.Schemes, describeScheme(s))

@@ -133,7 +133,7 @@ func TestAgentPageProblemsErrorsAndUnsafeURLs(t *testing.T) {
 	if d.count(`table.interfaces a`) != 0 {
 		t.Error("an http:// interface URL became a link")
 	}
-	if got := d.text("#health dd.last-error"); !strings.HasPrefix(got, "http_status HTTP 503 at") || !strings.HasSuffix(got, "the server answered 503") {
+	if got := d.text("#health dd.last-error"); !strings.HasPrefix(got, "http_status HTTP 503 at") || !strings.HasSuffix(got, "the server answered with an error status") {
 		t.Errorf("last error %q", got)
 	}
 	// Pending agents say so, and are readable by id (CONTRACT.md §1).

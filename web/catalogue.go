@@ -27,6 +27,7 @@ var filterParams = []struct {
 	{"capability", "Capabilities", false, func(f *search.Filters, v []string) { f.Capabilities = v }},
 	{"extension", "Extensions", false, func(f *search.Filters, v []string) { f.Extensions = v }},
 	{"trust", "Trust", false, func(f *search.Filters, v []string) { f.Trust = v }},
+	{"live", "A2A liveness", false, func(f *search.Filters, v []string) { f.Liveness = v }},
 	{"skill", "Skill ids", false, func(f *search.Filters, v []string) { f.SkillIDs = v }},
 	{"provider", "Providers", false, func(f *search.Filters, v []string) { f.Providers = v }},
 	{"status", "Status", true, func(f *search.Filters, v []string) { f.Statuses = v }},

@@ -31,7 +31,7 @@ func facetGroups(kept url.Values, f search.Facets, admin bool) ([]facetGroup, []
 	counts := map[string][]search.FacetValue{
 		"tag": f.Tags, "inputMode": f.InputModes, "outputMode": f.OutputModes, "binding": f.Bindings,
 		"securityScheme": f.SecuritySchemes, "protocolVersion": f.ProtocolVersions,
-		"capability": f.Capabilities, "extension": f.Extensions, "trust": f.Trust,
+		"capability": f.Capabilities, "extension": f.Extensions, "trust": f.Trust, "live": f.Liveness,
 	}
 	var groups []facetGroup
 	var active []activeFilter

@@ -36,6 +36,15 @@ var legend = []legendGroup{
 			{"gone", "The card kept failing or disappeared (404 or 410 several times in a row); the agent left the public catalogue."},
 			{"unknown", "The card has not been fetched yet."},
 		}},
+	{Kind: "liveness", Title: "A2A liveness",
+		Intro: "Whether the agent's own endpoints answer the A2A protocol, not just whether its card loads. Each interface of the card is sent " +
+			"a read of a task that cannot exist (nothing the agent would act on) every few minutes.",
+		Entries: []legendEntry{
+			{"answering", "Every interface answered with an A2A reply (or said it needs credentials)."},
+			{"degraded", "Some interfaces failed or did not answer in A2A (for example an HTML page or a bare 404)."},
+			{"unreachable", "No interface could be reached: connection refused or reset, no answer in time, TLS failure or a server error."},
+			{"unknown", "Not probed yet, or a curator turned probing off for this agent."},
+		}},
 	{Kind: "status", Title: "Curation status",
 		Intro: "What a curator of this registry decided.",
 		Entries: []legendEntry{

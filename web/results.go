@@ -14,6 +14,7 @@ type resultView struct {
 	ID, Name, Host, Provider, Description string
 	Trust                                 registry.Trust
 	Health                                registry.Health
+	Liveness                              registry.LivenessState
 	Status                                registry.Status
 	NeedsReview                           bool
 	LastChangedAt                         *time.Time
@@ -54,7 +55,10 @@ func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
 
 func resultOf(a *registry.Agent, h search.Hit) resultView {
 	v := resultView{ID: a.ID, Name: a.Host, Host: a.Host, Trust: a.Trust, Health: a.Health, Status: a.Status,
-		NeedsReview: a.NeedsReview, LastChangedAt: a.LastChangedAt}
+		NeedsReview: a.NeedsReview, LastChangedAt: a.LastChangedAt, Liveness: registry.LivenessUnknown}
+	if a.Liveness != nil {
+		v.Liveness = a.Liveness.State
+	}
 	names := map[string]string{}
 	if c := a.Card; c != nil {
 		v.Name, v.Description = c.Name, c.Description

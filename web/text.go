@@ -120,6 +120,9 @@ func (u *ui) funcs() template.FuncMap {
 		"join":       strings.Join,
 		"legendText": legendText,
 		"deref":      func(t *time.Time) time.Time { return *t },
+		"percent":    percent,
+		"deref64":    func(n *int64) int64 { return *n },
+		"ptr":        func(t time.Time) *time.Time { return &t },
 	}
 }
 

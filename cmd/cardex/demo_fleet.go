@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/prober/probertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -37,6 +38,7 @@ const (
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
 	fleet  *agentfleet.Fleet
+	a2a    *probertest.Fleet // fake A2A endpoints for the liveness probes (demo_a2a.go)
 	flaky  *flakyAgents
 	live   *liveAgents // demo_live.go
 	ports  demoPorts   // where the agents listen, kept in the demo marker
@@ -89,9 +91,15 @@ func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
 		fleet.Close()
 		return nil, err
 	}
+	if err := d.startA2A(log); err != nil {
+		d.flaky.close()
+		fleet.Close()
+		return nil, err
+	}
 	d.agents = append(d.agents, demoAgent{url: d.flaky.url(flakyFailing), flaky: flakyFailing},
 		demoAgent{url: d.flaky.url(flakyGone), flaky: flakyGone})
 	if d.live, err = startLive(fleet.Hosts()[0], or(want.Live, demoLivePort), time.Now, log); err != nil {
+		d.a2a.Close()
 		d.flaky.close()
 		fleet.Close()
 		return nil, err
@@ -170,6 +178,7 @@ func (d *demoFleet) addAgents() error {
 }
 
 func (d *demoFleet) Close() {
+	d.a2a.Close()
 	d.live.close()
 	d.flaky.close()
 	d.fleet.Close()

@@ -46,6 +46,9 @@ type demoList struct {
 		Health      string `json:"health"`
 		NeedsReview bool   `json:"needsReview"`
 		VersionSeq  int    `json:"versionSeq"`
+		Liveness    struct {
+			State string `json:"state"`
+		} `json:"liveness"`
 	} `json:"agents"`
 	TotalSize int `json:"totalSize"`
 }
@@ -94,6 +97,19 @@ func TestServeDemo(t *testing.T) {
 			trust["approved/verified"] > 0 && trust["approved/unsigned"] > 0 &&
 			health["approved/ok"] > 0 && health["approved/failing"] >= 2 && health["approved/gone"] > 0 &&
 			flagged == 1 && changed == 1
+	})
+	// Liveness: the demo's own A2A endpoints answer, one agent is degraded
+	// and one unreachable (the sample cards' hosts are never contacted and
+	// show as unreachable too).
+	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
+		list = demoList{}
+		json.Unmarshal([]byte(body), &list)
+		live := map[string]int{}
+		for _, a := range list.Agents {
+			live[a.Liveness.State]++
+		}
+		return live["answering"] > 0 && live["degraded"] > 0 && live["unreachable"] > 0
 	})
 	// One agent waits in the review queue.
 	if c := counts(func(st, _, _ string) string { return st }); c["pending"] != 1 || c["approved"] != len(list.Agents)-1 {

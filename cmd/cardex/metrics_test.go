@@ -187,3 +187,25 @@ func TestRecordingRegistryKeepsBatches(t *testing.T) {
 		t.Fatalf("attempts %v, want 4", got)
 	}
 }
+
+// Probes are counted by outcome and binding (unknown bindings share one
+// label value, so a card cannot grow the series); the duration histogram
+// has one series per outcome from the start.
+func TestObserveProbe(t *testing.T) {
+	m := newMetrics()
+	if got := count(m.probeDuration); got != len(registry.ProbeOutcomes) {
+		t.Fatalf("%d duration series before any probe, want %d", got, len(registry.ProbeOutcomes))
+	}
+	m.observeProbe(registry.ProbeResult{Outcome: registry.OutcomeAnswering, Binding: "jsonrpc", Latency: 30 * time.Millisecond})
+	m.observeProbe(registry.ProbeResult{Outcome: registry.OutcomeAnswering, Binding: "JSONRPC", Latency: 10 * time.Millisecond})
+	m.observeProbe(registry.ProbeResult{Outcome: registry.OutcomeUnreachable, Binding: "urn:custom:binding", Latency: time.Second})
+	if got := value(t, m.probes.WithLabelValues(registry.OutcomeAnswering, "JSONRPC")); got != 2 {
+		t.Errorf("answering JSONRPC probes %v", got)
+	}
+	if got := value(t, m.probes.WithLabelValues(registry.OutcomeUnreachable, "other")); got != 1 {
+		t.Errorf("unreachable probes of other bindings %v", got)
+	}
+	if got := count(m.probes); got != 2 {
+		t.Errorf("%d probe counter series, want 2", got)
+	}
+}

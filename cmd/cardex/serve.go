@@ -143,7 +143,14 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	if err != nil {
 		return err
 	}
-	pr, err := newProber(cfg, cr, svc, m, log)
+	probeFetcher := fetcher
+	if demo != nil {
+		if probeFetcher, err = demo.probeFetcher(cfg, allow, log); err != nil {
+			return err
+		}
+		defer probeFetcher.Close()
+	}
+	pr, err := newProber(cfg, cr, probeFetcher, svc, m, log)
 	if err != nil {
 		return err
 	}
@@ -205,7 +212,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 			log.Error("demo", "err", err.Error())
 		}
 		seeding.Go(func() {
-			if err := demo.seed(seedCtx, svc, cr.sched.Kick, log); err != nil && seedCtx.Err() == nil {
+			kick := func() {
+				cr.sched.Kick()
+				if pr != nil {
+					pr.Kick() // approved agents are probed at once
+				}
+			}
+			if err := demo.seed(seedCtx, svc, kick, log); err != nil && seedCtx.Err() == nil {
 				log.Error("demo catalogue", "err", err.Error())
 			}
 		})

@@ -93,15 +93,16 @@ func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metr
 	return &crawlRuntime{fetcher: f, sched: s, hosts: hosts}, nil
 }
 
-// newProber builds the liveness prober over the crawler's fetcher and
+// newProber builds the liveness prober over f (the crawler's fetcher; the
+// demo's own, which reaches only the demo's agents) and the crawler's
 // per-host cap (docs/liveness.md), or nil when --probe-interval is 0.
-func newProber(c *serveConfig, cr *crawlRuntime, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
+func newProber(c *serveConfig, cr *crawlRuntime, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
 	if c.ProbeInterval == 0 {
 		return nil, nil
 	}
 	p, err := prober.New(prober.Config{
 		Registry: svc,
-		Fetcher:  cr.fetcher,
+		Fetcher:  f,
 		Hosts:    cr.hosts,
 		Interval: c.ProbeInterval,
 		Workers:  c.ProbeWorkers,

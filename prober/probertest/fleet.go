@@ -62,15 +62,43 @@ type Fleet struct {
 
 // Start starts a fleet on 127.0.0.1; Close stops it.
 func Start() *Fleet {
+	f, err := StartOn("127.0.0.1", 0)
+	if err != nil {
+		panic(fmt.Sprintf("probertest: %v", err))
+	}
+	return f
+}
+
+// StartOn starts a fleet whose HTTP server listens on host:port (port 0
+// picks a free one) and whose gRPC server listens on a free port of the
+// same host: the demo puts it on its own loopback address.
+func StartOn(host string, port int) (*Fleet, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	if err != nil {
+		return nil, err
+	}
+	gln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	f := &Fleet{stop: make(chan struct{}), paths: map[string]Behavior{}, calls: map[string]int{}, hits: map[string]int{},
 		RedirectTarget: "http://169.254.169.254/latest/meta-data/"}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	f.srv.Listener.Close()
+	f.srv.Listener = ln
+	f.srv.Start()
 	g := httptest.NewUnstartedServer(http.HandlerFunc(f.serveGRPC))
+	g.Listener.Close()
+	g.Listener = gln
 	g.EnableHTTP2 = true
 	g.StartTLS()
 	f.grpc = g
-	return f
+	return f, nil
 }
+
+// URL is the fleet's HTTP origin (http://host:port).
+func (f *Fleet) URL() string { return f.srv.URL }
 
 // Close stops the servers, releasing hanging requests first.
 func (f *Fleet) Close() {
