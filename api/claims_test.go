@@ -667,3 +667,82 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 		})
 	}
 }
+
+// Verifications racing on one claim issue one token: both fetch the token,
+// the conditional update lets one through, the other is already-verified.
+func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		e := newClaimEnv(t, store, registry.AutoApproveNever)
+		s := newSite(t, "127.0.0.1")
+		c := e.newClaim(s.host)
+		s.serve(c.Token)
+		const n = 4
+		statuses := make(chan int, n)
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				defer cancel()
+				hr, err := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/api/v1/claims/"+c.ID+"/verify", nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				res, err := e.srv.Client().Do(hr)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer res.Body.Close()
+				r := response{status: res.StatusCode, header: res.Header}
+				var body map[string]any
+				if err := decodeAndValidate(hr, res, &r, &body); err != nil {
+					errs <- err
+					return
+				}
+				if res.StatusCode == http.StatusConflict && body["reason"] != registry.ClaimReplayed {
+					errs <- fmt.Errorf("409 with reason %v", body["reason"])
+				}
+				statuses <- res.StatusCode
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		count := map[int]int{}
+		for st := range statuses {
+			count[st]++
+		}
+		if count[http.StatusOK] != 1 || count[http.StatusConflict] != n-1 {
+			t.Fatalf("statuses %v, want one 200 and %d 409", count, n-1)
+		}
+		toks, err := e.svc.ListTokens(e.ctx())
+		if err != nil || len(toks) != 1 || toks[0].Role != registry.RolePublisher {
+			t.Fatalf("tokens %+v, %v", toks, err)
+		}
+	})
+}
+
+// Unverified claims are deleted a day after they expired (the next claim's
+// insert does it): a late verification then answers not found.
+func TestExpiredClaimsAreDeleted(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		e := newClaimEnv(t, store, registry.AutoApproveNever)
+		s := newSite(t, "127.0.0.1")
+		old := e.newClaim(s.host)
+		kept := e.newClaim(s.host)
+		s.serve(kept.Token)
+		e.do(req{method: "POST", path: "/api/v1/claims/" + kept.ID + "/verify"}).expectStatus(t, http.StatusOK)
+		e.svcClock.Advance(time.Hour + 24*time.Hour)
+		e.verifyFails(old.ID, registry.ClaimExpired, "")
+		e.svcClock.Advance(time.Second)
+		e.newClaim(s.host)
+		e.do(req{method: "POST", path: "/api/v1/claims/" + old.ID + "/verify"}).expectProblem(t, http.StatusNotFound, "not-found")
+		// A verified claim stays: it answers already-verified, not not-found.
+		e.verifyFails(kept.ID, registry.ClaimReplayed, "")
+	})
+}

@@ -64,9 +64,10 @@ type Config struct {
 	// Tick is how often the database is asked for due agents (default the
 	// smaller of Interval and 10s).
 	Tick time.Duration
-	// KeepProbes is how long each probe is kept (default 7 days), KeepDays
-	// how long the daily roll-ups are (default 90 days); PruneEvery how
-	// often old rows are deleted (default 1h).
+	// KeepProbes is how long each probe is kept (--probe-history, default
+	// 48h: the 24-hour uptime and p50 need one day), KeepDays how long the
+	// daily roll-ups are (default 90 days); PruneEvery how often old rows
+	// are deleted (default 1h).
 	KeepProbes, KeepDays, PruneEvery time.Duration
 	// BatchSize rounds are recorded per transaction (default 32), a lone
 	// round waiting at most BatchDelay (default 50ms).
@@ -123,7 +124,7 @@ func (c *Config) withDefaults() error {
 		c.Tick = min(c.Interval, 10*time.Second)
 	}
 	if c.KeepProbes <= 0 {
-		c.KeepProbes = 7 * 24 * time.Hour
+		c.KeepProbes = 48 * time.Hour
 	}
 	if c.KeepDays <= 0 {
 		c.KeepDays = 90 * 24 * time.Hour

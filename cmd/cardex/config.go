@@ -80,6 +80,7 @@ type serveConfig struct {
 	// Liveness probes (docs/liveness.md): 0 disables them.
 	ProbeInterval time.Duration
 	ProbeWorkers  int
+	ProbeHistory  time.Duration
 }
 
 // Defaults of the crawler settings (CONTRACT.md §6).
@@ -94,6 +95,7 @@ const (
 	defaultLeaseTTL         = 2 * time.Minute
 	defaultProbeInterval    = 15 * time.Minute
 	defaultProbeWorkers     = 16
+	defaultProbeHistory     = 48 * time.Hour
 	defaultDemoDir          = "./cardex-demo"
 )
 
@@ -136,6 +138,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
+	fs.DurationVar(&c.ProbeHistory, "probe-history", defaultProbeHistory, "how long each probe is kept (at least 24h; daily roll-ups are kept 90 days)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
@@ -320,6 +323,9 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
 		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
+	}
+	if c.ProbeHistory < 24*time.Hour {
+		return bad("probe-history", "%s is below 24h (the 24-hour uptime reads a day of probes)", c.ProbeHistory)
 	}
 	if c.Demo && c.Store.databaseURL != "" {
 		return bad("demo", "the demo runs on SQLite; drop --database-url")

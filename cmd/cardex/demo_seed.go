@@ -51,11 +51,13 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 			return fmt.Errorf("demo: submit %s: %w", a.url, err)
 		}
 	}
-	selfID, err := d.selfPublish(ctx, svc)
-	if err != nil {
-		return err
+	// The self-publishing host is one more demo of a feature; if its claim
+	// cannot be completed, the rest of the catalogue is seeded anyway.
+	if selfID, err := d.selfPublish(ctx, svc); err != nil {
+		log.Error("demo: the host that claims itself", "err", err.Error())
+	} else {
+		ids[selfID] = demoAgent{url: d.self.URL()}
 	}
-	ids[selfID] = demoAgent{url: d.self.URL()}
 	kick()
 	pending := make(map[string]bool, len(ids))
 	for id, a := range ids {
@@ -63,7 +65,7 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 			pending[id] = true
 		}
 	}
-	err = poll(ctx, demoApproveWithin, func() (bool, error) {
+	err := poll(ctx, demoApproveWithin, func() (bool, error) {
 		for id := range pending {
 			ag, err := svc.Get(ctx, demoAdmin, id)
 			if err != nil {

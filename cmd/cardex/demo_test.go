@@ -180,6 +180,12 @@ func TestServeDemo(t *testing.T) {
 	if code, _, _ := get(t, s2.base+"/api/v1/audit?limit=1", strings.TrimSpace(tokOut)); code != 200 {
 		t.Fatalf("the new token answers %d on the demo", code)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last listing: totalSize %d (first run %d), by status %v", list.TotalSize, total,
+				counts(func(st, _, _ string) string { return st }))
+		}
+	})
 	waitFor(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}

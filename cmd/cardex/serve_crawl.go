@@ -101,15 +101,16 @@ func newProber(c *serveConfig, cr *crawlRuntime, f *crawler.Fetcher, svc *regist
 		return nil, nil
 	}
 	p, err := prober.New(prober.Config{
-		Registry: svc,
-		Fetcher:  f,
-		Hosts:    cr.hosts,
-		Interval: c.ProbeInterval,
-		Workers:  c.ProbeWorkers,
-		PerHost:  c.CrawlPerHost,
-		LeaseTTL: c.LeaseTTL,
-		Logger:   log,
-		Observe:  m.observeProbe,
+		Registry:   svc,
+		Fetcher:    f,
+		Hosts:      cr.hosts,
+		Interval:   c.ProbeInterval,
+		Workers:    c.ProbeWorkers,
+		KeepProbes: c.ProbeHistory,
+		PerHost:    c.CrawlPerHost,
+		LeaseTTL:   c.LeaseTTL,
+		Logger:     log,
+		Observe:    m.observeProbe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)
