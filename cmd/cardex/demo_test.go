@@ -98,6 +98,27 @@ func TestServeDemo(t *testing.T) {
 			health["approved/ok"] > 0 && health["approved/failing"] >= 2 && health["approved/gone"] > 0 &&
 			flagged == 1 && changed == 1
 	})
+	// The README's example searches find something in the demo.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := regexp.MustCompile(`curl -s '(localhost:8080)(/api/v1/(?:agents|skills|tags)\?[^']+)'`).FindAllStringSubmatch(string(readme), -1)
+	if len(examples) < 3 {
+		t.Fatalf("README has %d example searches", len(examples))
+	}
+	for _, ex := range examples {
+		_, _, body := get(t, s.base+ex[2], "")
+		var res struct {
+			TotalSize *int              `json:"totalSize"`
+			Skills    []json.RawMessage `json:"skills"`
+			Tags      []json.RawMessage `json:"tags"`
+		}
+		json.Unmarshal([]byte(body), &res)
+		if (res.TotalSize == nil || *res.TotalSize == 0) && len(res.Skills) == 0 && len(res.Tags) == 0 {
+			t.Errorf("the README's %s finds nothing in the demo: %.300s", ex[2], body)
+		}
+	}
 	// Liveness: the demo's own A2A endpoints answer, one agent is degraded
 	// and one unreachable (the sample cards' hosts are never contacted and
 	// show as unreachable too).
@@ -307,6 +328,10 @@ func startDemoHere(t *testing.T) *testServer {
 // directory, gets its own data directory, address and agent ports, and a
 // restart keeps its agents' URLs.
 func TestSecondDemoOnTheSameMachine(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Chdir(t.TempDir())
 	// The default address is taken (by the first demo, or anything else).
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -318,7 +343,24 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	defaultAddr = busy.Addr().String()
 	t.Cleanup(func() { defaultAddr = saved })
 
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	first := startDemoHere(t)
+	// The README's token command, run where the demo was started, makes a
+	// token the demo accepts.
+	tokenCmd := regexp.MustCompile(`TOKEN=\$\(cardex (token create [^)]+)\)`).FindStringSubmatch(string(readme))
+	if tokenCmd == nil {
+		t.Fatal("README has no token command")
+	}
+	code, tok, errs := runCLI(t, "", strings.Fields(tokenCmd[1])...)
+	if code != exitOK {
+		t.Fatalf("README's %q: exit %d %q", tokenCmd[1], code, errs)
+	}
+	if code, _, _ := get(t, first.base+"/api/v1/audit?limit=1", strings.TrimSpace(tok)); code != 200 {
+		t.Errorf("README's token answers %d on the demo", code)
+	}
 	second := startDemoHere(t)
 	if first.base == second.base || first.base == "http://"+busy.Addr().String() {
 		t.Fatalf("addresses %s and %s (default %s)", first.base, second.base, busy.Addr())
@@ -334,12 +376,19 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	if !strings.Contains(second.logs.String(), "directory in use by another running demo") {
 		t.Errorf("the second demo does not say why it moved:\n%.2000s", second.logs.String())
 	}
+	// Every agent a demo registered, whatever its state: read with the
+	// admin token the demo printed on its first start.
+	secondToken := ""
 	urls := func(s *testServer) []string {
+		tok := secondToken
+		if m := demoTokenLine.FindStringSubmatch(s.stdout.String()); m != nil {
+			tok = m[1]
+		}
 		var out []string
 		// Every agent is registered once the catalogue is approved.
 		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
 		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
-			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", "")
+			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", tok)
 			var l demoList
 			json.Unmarshal([]byte(body), &l)
 			out = out[:0]
@@ -352,6 +401,7 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 		return out
 	}
 	u1, u2 := urls(first), urls(second)
+	secondToken = demoTokenLine.FindStringSubmatch(second.stdout.String())[1]
 	for _, u := range u2 {
 		if slices.Contains(u1, u) {
 			t.Fatalf("both demos list %s", u)
