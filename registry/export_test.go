@@ -23,7 +23,7 @@ func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
 var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{},
-	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}}
+	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}}
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {

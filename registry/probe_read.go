@@ -195,7 +195,7 @@ func (s *Service) SetProbing(ctx context.Context, p Principal, id string, enable
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
-	return s.update(ctx, p, id, "probing", "", map[string]any{"enabled": enabled}, func(r *agentRow) (map[string]any, string, error) {
+	return s.update(ctx, p, id, "set-probing", "", map[string]any{"enabled": enabled}, func(r *agentRow) (map[string]any, string, error) {
 		if r.ProbeDisabled == !enabled {
 			return nil, "", nil
 		}

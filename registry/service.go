@@ -35,6 +35,13 @@ type ServiceConfig struct {
 	PublisherTokenTTL time.Duration
 	// AutoApprove is the approval policy (--auto-approve); "" means never.
 	AutoApprove AutoApprove
+	// SessionIdle ends an admin web session after this long without a
+	// request (--session-idle). Zero means DefaultSessionIdle.
+	SessionIdle time.Duration
+	// SessionMaxAge ends an admin web session this long after sign-in
+	// whatever happens (--session-max-age). Zero means
+	// DefaultSessionMaxAge.
+	SessionMaxAge time.Duration
 }
 
 // Service holds the use cases of the registry. It is safe for concurrent
@@ -56,6 +63,12 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
+	}
+	if cfg.SessionMaxAge <= 0 {
+		cfg.SessionMaxAge = DefaultSessionMaxAge
 	}
 	if cfg.GoneAfter <= 0 {
 		cfg.GoneAfter = 168 * time.Hour

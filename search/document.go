@@ -180,6 +180,17 @@ func (d Document) fields() map[string]any {
 		skillIDs = appendUnique(skillIDs, s.ID)
 	}
 	skillsJSON, _ := json.Marshal(stored) // strings only: cannot fail
+	var text strings.Builder
+	for _, v := range []string{d.Name, d.Description, d.Provider} {
+		text.WriteString(v)
+		text.WriteString("\n")
+	}
+	for _, s := range d.Skills {
+		for _, v := range slices.Concat([]string{s.Name, s.Description}, s.Tags, s.Examples) {
+			text.WriteString(v)
+			text.WriteString("\n")
+		}
+	}
 	sortName := strings.ToLower(strings.TrimSpace(d.Name))
 	if sortName == "" {
 		sortName = strings.ToLower(d.Host)
@@ -213,6 +224,7 @@ func (d Document) fields() map[string]any {
 		fieldSkillTags:        tags,
 		fieldSkillExamples:    examples,
 		fieldSkillsStored:     string(skillsJSON),
+		fieldText:             text.String(),
 	}
 	if d.Provider != "" {
 		m[fieldProviderFacet] = d.Provider // no empty facet value

@@ -24,7 +24,10 @@ func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) error {
 	w.Header().Set("Cache-Control", "no-store")
-	u.render(w, r, status, "admin_login", "Admin sign in", struct{ Error string }{msg})
+	u.render(w, r, status, "admin_login", "Admin sign in", struct {
+		Error     string
+		PlainHTTP bool
+	}{msg, u.cookieDropped(r)})
 	return nil
 }
 
@@ -45,7 +48,11 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 	p, err := u.svc.Authenticate(r.Context(), token)
 	switch {
 	case err == nil && p.Role == registry.RoleAdmin:
-		setSession(w, r.PostForm.Get("token"))
+		secret, err := u.svc.StartSession(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		setSession(w, secret)
 		u.log.InfoContext(r.Context(), "admin signed in", "token_id", p.TokenID)
 		return seeOther(w, r, "/admin")
 	case err != nil && !errors.Is(err, registry.ErrUnauthorized):
@@ -57,8 +64,14 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 	return u.loginPage(w, r, http.StatusUnauthorized, "That is not a valid admin token.")
 }
 
-// logout is POST /admin/logout.
+// logout is POST /admin/logout: the session ends on the server, so a copy
+// of the cookie is worth nothing afterwards.
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if err := u.svc.EndSession(r.Context(), c.Value); err != nil {
+			return err
+		}
+	}
 	clearSession(w)
 	return seeOther(w, r, "/")
 }

@@ -43,6 +43,7 @@ var doneWords = map[string]string{
 	"approve": "Approved.", "reject": "Rejected.", "suspend": "Suspended.", "restore": "Restored.",
 	"remove": "Removed.", "keys": "Keys pinned; the agent will be fetched again.", "unpin": "Pinned keys removed.",
 	"crawl": "A fetch was requested.", "visibility": "Visibility changed.",
+	"probing": "Liveness probing changed.",
 }
 
 func (u *ui) loadReview(r *http.Request, id string) (*reviewView, error) {
@@ -182,6 +183,27 @@ func (u *ui) crawl(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.kick()
 	return seeOther(w, r, "/admin/agents/"+r.PathValue("id")+"?done=crawl")
+}
+
+// setProbing is POST /admin/agents/{id}/probing: the per-agent off switch
+// of liveness probes (docs/liveness.md).
+func (u *ui) setProbing(w http.ResponseWriter, r *http.Request) error {
+	form, err := postForm(w, r)
+	if err != nil {
+		return err
+	}
+	var enabled bool
+	switch form.Get("enabled") {
+	case "true":
+		enabled = true
+	case "false":
+	default:
+		return errBadRequest
+	}
+	if _, err := u.svc.SetProbing(r.Context(), principal(r), r.PathValue("id"), enabled); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/admin/agents/"+r.PathValue("id")+"?done=probing")
 }
 
 // setVisibility is POST /admin/agents/{id}/visibility.

@@ -2,6 +2,9 @@ package web_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -28,25 +31,34 @@ func TestAdminLogin(t *testing.T) {
 			c = sc
 		}
 	}
-	for _, want := range []string{"__Host-cardex_session=" + tok, "Path=/", "HttpOnly", "Secure", "SameSite=Strict"} {
+	for _, want := range []string{"__Host-cardex_session=", "Path=/", "HttpOnly", "Secure", "SameSite=Strict"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("session cookie %q lacks %q", c, want)
 		}
 	}
+	// The cookie holds a session secret, never the API token.
+	if strings.Contains(c, tok) || strings.Contains(c, "cdx_") {
+		t.Errorf("the session cookie carries the token: %q", c)
+	}
 	if strings.Contains(c, "Domain=") {
 		t.Errorf("a __Host- cookie with a Domain: %q", c)
 	}
+	session := map[string]string{"Cookie": strings.SplitN(c, ";", 2)[0]}
 	// Signed in: the queue.
-	d = parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin", nil, session))
 	if got := d.text("h1"); got != "Review queue" {
 		t.Errorf("signed-in /admin h1 %q", got)
 	}
-	// Logout clears the cookie.
-	r = e.do("POST", "/admin/logout", nil, asAdmin(tok))
+	// Logout clears the cookie and ends the session on the server: a kept
+	// copy of the cookie opens nothing.
+	r = e.do("POST", "/admin/logout", nil, session)
 	wantStatus(t, r, 303)
 	if sc := r.Header.Get("Set-Cookie"); !strings.Contains(sc, "Max-Age=0") {
 		t.Errorf("logout cookie %q", sc)
 	}
+	parse(t, e.do("GET", "/admin", nil, session)).one(`form[action="/admin/login"]`)
+	// The raw token in the cookie is no session either.
+	parse(t, e.do("GET", "/admin", nil, map[string]string{"Cookie": "__Host-cardex_session=" + tok})).one(`form[action="/admin/login"]`)
 
 	// RELIABILITY.md I.78: a reader token, a garbage token and a revoked
 	// token all get the same generic 401; then further failures from the
@@ -73,8 +85,8 @@ func TestAdminLogin(t *testing.T) {
 	}
 	wantStatus(t, e.do("POST", "/admin/login", url.Values{"token": {tok}}, nil), 303)
 	wantStatus(t, e.do("POST", "/admin/login", url.Values{"token": {"x"}}, nil), 429)
-	// A session cookie holding a non-admin token is no session.
-	d = parse(t, e.do("GET", "/admin/tokens", nil, asAdmin(reader)))
+	// A non-admin token neither signs in nor makes a session.
+	d = parse(t, e.do("GET", "/admin/tokens", nil, map[string]string{"Cookie": "__Host-cardex_session=" + reader}))
 	d.one(`form[action="/admin/login"]`)
 }
 
@@ -104,7 +116,7 @@ func TestAdminQueueAndReview(t *testing.T) {
 
 	// Each tab lists its own agents, and every tab shows its count.
 	for view, id := range map[string]string{"pending": pending.ID, "flagged": flagged, "failing": failing} {
-		d := parse(t, e.do("GET", "/admin?view="+view, nil, asAdmin(tok)))
+		d := parse(t, e.do("GET", "/admin?view="+view, nil, e.asAdmin(tok)))
 		if got := resultRowIDs(d); len(got) != 1 || got[0] != id {
 			t.Errorf("queue %s lists %v, want [%s]", view, got, id)
 		}
@@ -113,13 +125,13 @@ func TestAdminQueueAndReview(t *testing.T) {
 		}
 	}
 	// Pending is the default tab.
-	if got := resultRowIDs(parse(t, e.do("GET", "/admin", nil, asAdmin(tok)))); len(got) != 1 || got[0] != pending.ID {
+	if got := resultRowIDs(parse(t, e.do("GET", "/admin", nil, e.asAdmin(tok)))); len(got) != 1 || got[0] != pending.ID {
 		t.Errorf("default queue %v", got)
 	}
 
 	// The re-review shows the candidate, the diff since the approved
 	// version, and binds approve to the candidate.
-	r := e.do("GET", "/admin/agents/"+flagged, nil, asAdmin(tok))
+	r := e.do("GET", "/admin/agents/"+flagged, nil, e.asAdmin(tok))
 	wantStatus(t, r, 200)
 	if r.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("admin page Cache-Control %q", r.Header.Get("Cache-Control"))
@@ -156,7 +168,7 @@ func TestAdminActions(t *testing.T) {
 	e.record(a.ID, fetched{raw: readCard(t, "hotel.json")})
 	tok := e.adminToken()
 	post := func(path string, form url.Values) response {
-		return e.do("POST", path, form, asAdmin(tok))
+		return e.do("POST", path, form, e.asAdmin(tok))
 	}
 	act := "/admin/agents/" + a.ID + "/act"
 
@@ -183,7 +195,7 @@ func TestAdminActions(t *testing.T) {
 	if loc := r.Header.Get("Location"); loc != "/admin/agents/"+a.ID+"?done=approve" {
 		t.Errorf("redirect %q", loc)
 	}
-	if got := parse(t, e.do("GET", "/admin/agents/"+a.ID+"?done=approve", nil, asAdmin(tok))).text("#done"); got != "Approved." {
+	if got := parse(t, e.do("GET", "/admin/agents/"+a.ID+"?done=approve", nil, e.asAdmin(tok))).text("#done"); got != "Approved." {
 		t.Errorf("done %q", got)
 	}
 	for _, step := range []struct {
@@ -204,7 +216,7 @@ func TestAdminActions(t *testing.T) {
 			t.Fatalf("after %s: status %s, want %s", step.action, got.Status, step.status)
 		}
 	}
-	d := parse(t, e.do("GET", "/admin/audit", nil, asAdmin(tok)))
+	d := parse(t, e.do("GET", "/admin/audit", nil, e.asAdmin(tok)))
 	var actions []string
 	for _, row := range d.all("tr.audit-entry") {
 		cells := all(row, "td")
@@ -247,7 +259,7 @@ func TestAdminActions(t *testing.T) {
 func TestAdminTokens(t *testing.T) {
 	e := newEnv(t)
 	tok := e.adminToken()
-	r := e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}, "name": {"acme-pub"}, "hosts": {"acme.example.com, api.acme.example.com"}, "expiresDays": {"30"}}, asAdmin(tok))
+	r := e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}, "name": {"acme-pub"}, "hosts": {"acme.example.com, api.acme.example.com"}, "expiresDays": {"30"}}, e.asAdmin(tok))
 	wantStatus(t, r, 201)
 	if r.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("the page with a secret has Cache-Control %q", r.Header.Get("Cache-Control"))
@@ -259,7 +271,7 @@ func TestAdminTokens(t *testing.T) {
 		t.Fatalf("the shown secret authenticates as %+v, %v", p, err)
 	}
 	// Listed without the secret.
-	d = parse(t, e.do("GET", "/admin/tokens", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/tokens", nil, e.asAdmin(tok)))
 	if strings.Contains(d.text("table.tokens"), secret) || d.count("#secret") != 0 {
 		t.Fatal("the token list shows the secret again")
 	}
@@ -268,25 +280,26 @@ func TestAdminTokens(t *testing.T) {
 		t.Errorf("token row %q", got)
 	}
 	// Bad requests are explained.
-	r = e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}}, asAdmin(tok))
+	r = e.do("POST", "/admin/tokens", url.Values{"role": {"publisher"}}, e.asAdmin(tok))
 	wantStatus(t, r, 400)
 	if got := parse(t, r).text("#token-error"); got != "The token was not created: a publisher token needs at least one host." {
 		t.Errorf("error %q", got)
 	}
-	wantStatus(t, e.do("POST", "/admin/tokens", url.Values{"role": {"reader"}, "expiresDays": {"-3"}}, asAdmin(tok)), 400)
+	wantStatus(t, e.do("POST", "/admin/tokens", url.Values{"role": {"reader"}, "expiresDays": {"-3"}}, e.asAdmin(tok)), 400)
 	// Revoke.
-	wantStatus(t, e.do("POST", "/admin/tokens/"+p.TokenID+"/revoke", nil, asAdmin(tok)), 303)
+	wantStatus(t, e.do("POST", "/admin/tokens/"+p.TokenID+"/revoke", nil, e.asAdmin(tok)), 303)
 	if _, err := e.svc.Authenticate(t.Context(), secret); err == nil {
 		t.Error("a revoked token still authenticates")
 	}
-	d = parse(t, e.do("GET", "/admin/tokens?done=revoke", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/tokens?done=revoke", nil, e.asAdmin(tok)))
 	if !strings.Contains(text(d.one(`tr.token[data-token-id=`+p.TokenID+`]`)), "revoked") {
 		t.Error("the revoked token is not shown as revoked")
 	}
 	// Revoking your own token ends your session.
 	self, _ := e.svc.Authenticate(t.Context(), tok)
-	wantStatus(t, e.do("POST", "/admin/tokens/"+self.TokenID+"/revoke", nil, asAdmin(tok)), 303)
-	wantStatus(t, e.do("GET", "/admin/tokens", nil, asAdmin(tok)), 401)
+	session := e.asAdmin(tok)
+	wantStatus(t, e.do("POST", "/admin/tokens/"+self.TokenID+"/revoke", nil, session), 303)
+	wantStatus(t, e.do("GET", "/admin/tokens", nil, session), 401)
 }
 
 // The audit log reads newest first, 50 to a page, every entry once.
@@ -299,7 +312,7 @@ func TestAdminAuditPaging(t *testing.T) {
 	var seqs []int
 	next, pages := "/admin/audit", 0
 	for next != "" && pages < 5 {
-		d := parse(t, e.do("GET", next, nil, asAdmin(tok)))
+		d := parse(t, e.do("GET", next, nil, e.asAdmin(tok)))
 		for _, tr := range d.all("tr.audit-entry") {
 			v, _ := attr(tr, "data-seq")
 			n, _ := strconv.Atoi(v)
@@ -314,8 +327,8 @@ func TestAdminAuditPaging(t *testing.T) {
 	if pages != 3 || len(seqs) != 106 || seqs[0] != 106 || seqs[105] != 1 || !slices.IsSortedFunc(seqs, func(a, b int) int { return b - a }) {
 		t.Errorf("%d pages, %d entries from %v to %v", pages, len(seqs), seqs[:1], seqs[len(seqs)-1:])
 	}
-	wantStatus(t, e.do("GET", "/admin/audit?before=x", nil, asAdmin(tok)), 400)
-	wantStatus(t, e.do("GET", "/admin/audit?action=frobnicate", nil, asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin/audit?before=x", nil, e.asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin/audit?action=frobnicate", nil, e.asAdmin(tok)), 400)
 }
 
 // Filtered by agent, actor and action; agents by name, details in words.
@@ -327,7 +340,7 @@ func TestAdminAuditFiltersAndReadableDetail(t *testing.T) {
 	if _, err := e.svc.Act(t.Context(), adminP, id, registry.ActionSuspend, registry.ActionRequest{Reason: "checking"}); err != nil {
 		t.Fatal(err)
 	}
-	d := parse(t, e.do("GET", "/admin/audit?agent="+id, nil, asAdmin(tok)))
+	d := parse(t, e.do("GET", "/admin/audit?agent="+id, nil, e.asAdmin(tok)))
 	var got []string
 	for _, tr := range d.all("tr.audit-entry") {
 		got = append(got, text(all(tr, "td.action")[0])+" | "+text(all(tr, "td.detail")[0]))
@@ -343,19 +356,56 @@ func TestAdminAuditFiltersAndReadableDetail(t *testing.T) {
 	if got := d.text("#audit-agent"); !strings.Contains(got, "GeoSpatial Route Planner Agent") {
 		t.Errorf("filter heading %q", got)
 	}
-	d = parse(t, e.do("GET", "/admin/audit?action=submit", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/audit?action=submit", nil, e.asAdmin(tok)))
 	if n := d.count("tr.audit-entry"); n != 2 {
 		t.Errorf("%d submit entries, want 2", n)
 	}
 	if got := d.text("tr.audit-entry td.agent a"); got != "other.example.com" {
 		t.Errorf("a never-fetched agent is named %q, want its host (%s)", got, other.ID)
 	}
-	d = parse(t, e.do("GET", "/admin/audit?actor=test-admin", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/audit?actor=test-admin", nil, e.asAdmin(tok)))
 	if n := d.count("tr.audit-entry"); n != 2 {
 		t.Errorf("%d entries by test-admin, want 2", n)
 	}
-	d = parse(t, e.do("GET", "/admin/audit?actor=cli&action=token-create", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/audit?actor=cli&action=token-create", nil, e.asAdmin(tok)))
 	if got := d.text("tr.audit-entry td.detail"); got != "token “ui-admin”, role admin" {
 		t.Errorf("token detail %q", got)
+	}
+}
+
+// Signing in over plain HTTP to a host that is not loopback would fail
+// silently (the browser drops the Secure cookie): the page says so. On
+// loopback, over TLS or behind a trusted TLS proxy it does not.
+func TestAdminLoginWarnsOnPlainHTTP(t *testing.T) {
+	e := newEnv(t)
+	if n := parse(t, e.get("/admin")).count("#plain-http"); n != 0 {
+		t.Error("a plain-HTTP warning on loopback")
+	}
+	req, err := http.NewRequest("GET", e.srv.URL+"/admin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "cardex.example.com"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(b), `id="plain-http"`) {
+		t.Error("no warning for a plain-HTTP sign-in page on a public host name")
+	}
+	behind := newEnv(t, func(c *web.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	req, _ = http.NewRequest("GET", behind.srv.URL+"/admin", nil)
+	req.Host = "cardex.example.com"
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ = io.ReadAll(res.Body)
+	if strings.Contains(string(b), `id="plain-http"`) {
+		t.Error("a warning behind a trusted TLS proxy")
 	}
 }

@@ -166,7 +166,7 @@ func TestRemovedAgentIsNotFoundForAnonymousVisitors(t *testing.T) {
 	wantStatus(t, e.get("/publish/"+id), 404)
 	wantStatus(t, e.get("/agents/no-such-id"), 404)
 	// An admin still sees it.
-	wantStatus(t, e.do("GET", "/agents/"+id, nil, asAdmin(e.adminToken())), 200)
+	wantStatus(t, e.do("GET", "/agents/"+id, nil, e.asAdmin(e.adminToken())), 200)
 	// And it is gone from the catalogue.
 	if n := parse(t, e.get("/")).count("li.result"); n != 0 {
 		t.Errorf("%d results after removal", n)
@@ -200,5 +200,5 @@ func TestInternalAgentPageNeedsSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, e.get("/agents/"+id), 404)
-	wantStatus(t, e.do("GET", "/agents/"+id, nil, asAdmin(e.adminToken())), 200)
+	wantStatus(t, e.do("GET", "/agents/"+id, nil, e.asAdmin(e.adminToken())), 200)
 }

@@ -174,7 +174,7 @@ func TestClaimPages(t *testing.T) {
 	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "expired") {
 		t.Errorf("verify expired: %d", res.StatusCode)
 	}
-	if res, _ = get("/claims/nope"); res.StatusCode != http.StatusNotFound {
+	if res, body = get("/claims/nope"); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "no host claim with this id") {
 		t.Errorf("unknown claim: %d", res.StatusCode)
 	}
 	if res, _ = get(loc + "/verify"); res.StatusCode != http.StatusMethodNotAllowed {
@@ -190,7 +190,7 @@ func TestClaimPages(t *testing.T) {
 func TestQueueShowsAutoApprovals(t *testing.T) {
 	e := newEnvWith(t, func(c *registry.ServiceConfig) { c.AutoApprove = registry.AutoApproveVerified })
 	tok := e.adminToken()
-	r := e.do("GET", "/admin", nil, asAdmin(tok))
+	r := e.do("GET", "/admin", nil, e.asAdmin(tok))
 	wantStatus(t, r, http.StatusOK)
 	if strings.Contains(r.body, `id="auto-approved"`) {
 		t.Fatal("the queue shows an auto-approval section with none made")
@@ -199,16 +199,31 @@ func TestQueueShowsAutoApprovals(t *testing.T) {
 	plain := e.submit("plain.example.com")
 	e.record(signed.ID, fetched{raw: readCard(t, "hotel.json"), trust: registry.TrustVerified})
 	e.record(plain.ID, fetched{raw: readCard(t, "hotel.json")})
-	r = e.do("GET", "/admin", nil, asAdmin(tok))
+	r = e.do("GET", "/admin", nil, e.asAdmin(tok))
 	wantStatus(t, r, http.StatusOK)
 	if n := strings.Count(r.body, `class="auto-approved"`); n != 1 || !strings.Contains(r.body, "/admin/agents/"+signed.ID) ||
 		!strings.Contains(r.body, "rule <code>verified</code> under policy <code>verified</code>") ||
 		!strings.Contains(r.body, `href="/admin/audit?action=auto-approve"`) {
 		t.Fatalf("%d auto-approvals shown:\n%s", n, clip(r.body))
 	}
-	r = e.do("GET", "/admin/audit?action=auto-approve", nil, asAdmin(tok))
+	r = e.do("GET", "/admin/audit?action=auto-approve", nil, e.asAdmin(tok))
 	wantStatus(t, r, http.StatusOK)
 	if !strings.Contains(r.body, signed.ID) || strings.Contains(r.body, plain.ID) {
 		t.Errorf("the audit page filtered to auto-approve:\n%s", clip(r.body))
+	}
+}
+
+// A server built without a claim fetcher says so on Verify (503), and the
+// claim stays verifiable elsewhere: nothing was spent.
+func TestClaimVerifyUnconfigured(t *testing.T) {
+	e := newEnv(t)
+	c, err := e.svc.CreateHostClaim(context.Background(), registry.ClaimRequest{Host: "agent.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("POST", "/claims/"+c.ID+"/verify", url.Values{}, nil)
+	wantStatus(t, r, http.StatusServiceUnavailable)
+	if !strings.Contains(r.body, "cannot verify host claims") {
+		t.Errorf("body:\n%s", clip(r.body))
 	}
 }

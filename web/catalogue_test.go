@@ -188,7 +188,7 @@ func TestCataloguePaginationKeepsTheQuery(t *testing.T) {
 func TestCatalogueAdminSeesEverythingWithStatusFilters(t *testing.T) {
 	e, ids := catalogueEnv(t)
 	tok := e.adminToken()
-	r := e.do("GET", "/?status=pending", nil, asAdmin(tok))
+	r := e.do("GET", "/?status=pending", nil, e.asAdmin(tok))
 	wantStatus(t, r, 200)
 	d := parse(t, r)
 	if got := resultIDs(d); !slices.Equal(got, []string{ids["pending"]}) {
@@ -267,7 +267,7 @@ func TestCatalogueG72StaleIndexNeverLeaks(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("anonymous catalogue over a stale index = %v, want %v", got, want)
 	}
-	r := e.do("GET", "/", nil, asAdmin(e.adminToken()))
+	r := e.do("GET", "/", nil, e.asAdmin(e.adminToken()))
 	wantStatus(t, r, 200)
 	if adminIDs := resultIDs(parse(t, r)); !slices.Contains(adminIDs, ids["hotel"]) {
 		t.Fatalf("admin catalogue %v lacks the suspended agent", adminIDs)

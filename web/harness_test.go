@@ -279,9 +279,19 @@ func (e *env) do(method, path string, form url.Values, hdr map[string]string) re
 
 func (e *env) get(path string) response { return e.do("GET", path, nil, nil) }
 
-// asAdmin is the header set of a signed-in admin.
-func asAdmin(token string) map[string]string {
-	return map[string]string{"Cookie": "__Host-cardex_session=" + token}
+// asAdmin is the header set of an admin signed in with token: a session
+// started for it, as the sign-in form would.
+func (e *env) asAdmin(token string) map[string]string {
+	e.t.Helper()
+	p, err := e.svc.Authenticate(context.Background(), token)
+	if err != nil {
+		e.t.Fatalf("asAdmin: %v", err)
+	}
+	sid, err := e.svc.StartSession(context.Background(), p)
+	if err != nil {
+		e.t.Fatalf("asAdmin: %v", err)
+	}
+	return map[string]string{"Cookie": "__Host-cardex_session=" + sid}
 }
 
 func wantStatus(t testing.TB, r response, want int) {

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,42 @@ func TestCatalogueLiveFacet(t *testing.T) {
 	}
 	if len(ids) != 1 || ids[0] != up {
 		t.Fatalf("filtered results %v, want [%s]", ids, up)
+	}
+}
+
+// TestAdminProbingSwitch: the review page's button stops and resumes the
+// agent's liveness probes (audited), and anything but true/false is 400.
+func TestAdminProbingSwitch(t *testing.T) {
+	e := newEnv(t)
+	id := e.listed("geo.example.com", "geospatial.json")
+	tok := e.adminToken()
+	d := parse(t, e.do("GET", "/admin/agents/"+id, nil, asAdmin(tok)))
+	if got := d.text(`form[action="/admin/agents/` + id + `/probing"] button`); got != "Stop liveness probes" {
+		t.Fatalf("button %q", got)
+	}
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"maybe"}}, asAdmin(tok)), 400)
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"false"}}, nil), 401) // not signed in
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"false"}}, asAdmin(tok)), 303)
+	a, _ := e.svc.Get(t.Context(), adminP, id)
+	if a.Liveness.Probing {
+		t.Fatal("probing still on")
+	}
+	d = parse(t, e.do("GET", "/admin/agents/"+id, nil, asAdmin(tok)))
+	if got := d.text(`form[action="/admin/agents/` + id + `/probing"] button`); got != "Resume liveness probes" {
+		t.Fatalf("button after stopping %q", got)
+	}
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"true"}}, asAdmin(tok)), 303)
+	if a, _ := e.svc.Get(t.Context(), adminP, id); !a.Liveness.Probing {
+		t.Fatal("probing still off")
+	}
+	es, _, _ := e.svc.Audit(t.Context(), adminP, 0, 100)
+	n := 0
+	for _, en := range es {
+		if en.AgentID == id && en.Action == "set-probing" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d set-probing audit entries, want 2", n)
 	}
 }

@@ -116,7 +116,7 @@ func TestPublishIsRateLimitedPerAddress(t *testing.T) {
 	}
 	// An admin session is not limited.
 	tok := e.adminToken()
-	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"https://ry.example.com"}}, asAdmin(tok)), 303)
+	wantStatus(t, e.do("POST", "/publish", url.Values{"cardUrl": {"https://ry.example.com"}}, e.asAdmin(tok)), 303)
 	page, err := e.svc.List(t.Context(), adminP, registry.ListQuery{PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestPageReadsAreRateLimited(t *testing.T) {
 		}
 	}
 	wantStatus(t, e.get(css), 200)
-	wantStatus(t, e.do("GET", "/?q=d", nil, asAdmin(e.adminToken())), 200)
+	wantStatus(t, e.do("GET", "/?q=d", nil, e.asAdmin(e.adminToken())), 200)
 }
 
 // During shutdown the index is closed: pages answer 503 with Retry-After,

@@ -21,7 +21,7 @@ func TestQueuePages(t *testing.T) {
 	seen := map[string]bool{}
 	next, pages := "/admin?view=pending", 0
 	for next != "" && pages < 10 {
-		d := parse(t, e.do("GET", next, nil, asAdmin(tok)))
+		d := parse(t, e.do("GET", next, nil, e.asAdmin(tok)))
 		rows := resultRowIDs(d)
 		if len(rows) > 25 {
 			t.Fatalf("page of %d rows", len(rows))
@@ -44,9 +44,9 @@ func TestQueuePages(t *testing.T) {
 	if pages != 3 || len(seen) != 60 {
 		t.Errorf("%d pages, %d agents", pages, len(seen))
 	}
-	wantStatus(t, e.do("GET", "/admin?view=pending&page=garbage", nil, asAdmin(tok)), 400)
-	wantStatus(t, e.do("GET", "/admin?view=nope", nil, asAdmin(tok)), 400)
-	wantStatus(t, e.do("GET", "/admin?trust=nope", nil, asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin?view=pending&page=garbage", nil, e.asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin?view=nope", nil, e.asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin?trust=nope", nil, e.asAdmin(tok)), 400)
 }
 
 // The signature and host filters narrow the tab and the counts.
@@ -58,11 +58,11 @@ func TestQueueFilters(t *testing.T) {
 	plain := e.submit("plain.example.com")
 	e.record(plain.ID, fetched{raw: readCard(t, "currency.json")})
 	tok := e.adminToken()
-	d := parse(t, e.do("GET", "/admin?view=pending&trust=verified", nil, asAdmin(tok)))
+	d := parse(t, e.do("GET", "/admin?view=pending&trust=verified", nil, e.asAdmin(tok)))
 	if got := resultRowIDs(d); !slices.Equal(got, []string{signed.ID}) {
 		t.Errorf("trust=verified lists %v", got)
 	}
-	d = parse(t, e.do("GET", "/admin?view=pending&host=PLAIN.example.com", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin?view=pending&host=PLAIN.example.com", nil, e.asAdmin(tok)))
 	if got := resultRowIDs(d); !slices.Equal(got, []string{plain.ID}) {
 		t.Errorf("host filter lists %v", got)
 	}
@@ -86,7 +86,7 @@ func TestQueueBulkApproveBoundToTheVersionShown(t *testing.T) {
 		ids = append(ids, a.ID)
 	}
 	tok := e.adminToken()
-	d := parse(t, e.do("GET", "/admin?view=pending", nil, asAdmin(tok)))
+	d := parse(t, e.do("GET", "/admin?view=pending", nil, e.asAdmin(tok)))
 	var picks []string
 	for _, box := range d.all(`#bulk input[name=agent]`) {
 		v, _ := attr(box, "value")
@@ -99,7 +99,7 @@ func TestQueueBulkApproveBoundToTheVersionShown(t *testing.T) {
 	e.record(ids[2], fetched{raw: withCard(t, "hotel.json", map[string]any{"version": "9.9.9"})})
 	back, _ := attr(d.one(`#bulk input[name=back]`), "value")
 	form := url.Values{"action": {"approve"}, "reason": {"batch of hotels"}, "agent": picks, "back": {back}}
-	r := e.do("POST", "/admin/bulk", form, asAdmin(tok))
+	r := e.do("POST", "/admin/bulk", form, e.asAdmin(tok))
 	wantStatus(t, r, 303)
 	loc := r.Header.Get("Location")
 	if loc != "/admin?done=approve&n=2&stale="+ids[2]+"&view=pending" {
@@ -134,7 +134,7 @@ func TestQueueBulkApproveBoundToTheVersionShown(t *testing.T) {
 	if approvals != 2 {
 		t.Errorf("%d approve entries, want 2", approvals)
 	}
-	d = parse(t, e.do("GET", loc, nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", loc, nil, e.asAdmin(tok)))
 	if got := d.text("#bulk-done"); got != "Approved 2 agents." {
 		t.Errorf("summary %q", got)
 	}
@@ -143,12 +143,12 @@ func TestQueueBulkApproveBoundToTheVersionShown(t *testing.T) {
 	}
 	// Bulk suspend of the flagged agent is bound to its candidate too.
 	flagged := flaggedAgent(e, "flagged.example.com")
-	d = parse(t, e.do("GET", "/admin?view=flagged", nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin?view=flagged", nil, e.asAdmin(tok)))
 	v, _ := attr(d.one(`#bulk input[name=agent]`), "value")
 	if v != flagged+":2" {
 		t.Errorf("flagged row bound to %q, want the candidate 2", v)
 	}
-	r = e.do("POST", "/admin/bulk", url.Values{"action": {"suspend"}, "agent": {flagged + ":1"}}, asAdmin(tok))
+	r = e.do("POST", "/admin/bulk", url.Values{"action": {"suspend"}, "agent": {flagged + ":1"}}, e.asAdmin(tok))
 	if loc := r.Header.Get("Location"); loc != "/admin?done=suspend&n=0&stale="+flagged {
 		t.Errorf("suspend bound to a stale version: %q", loc)
 	}
@@ -159,7 +159,7 @@ func TestQueueBulkApproveBoundToTheVersionShown(t *testing.T) {
 		{"action": {"approve"}, "agent": {ids[2]}},
 		{"action": {"approve"}, "agent": {ids[2] + ":x"}},
 	} {
-		wantStatus(t, e.do("POST", "/admin/bulk", f, asAdmin(tok)), 400)
+		wantStatus(t, e.do("POST", "/admin/bulk", f, e.asAdmin(tok)), 400)
 	}
 	wantStatus(t, e.do("POST", "/admin/bulk", url.Values{"action": {"approve"}, "agent": {ids[2] + ":2"}}, nil), 401)
 	if a, _ := e.svc.Get(t.Context(), adminP, ids[2]); a.Status != registry.StatusPending {

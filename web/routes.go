@@ -39,6 +39,7 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/admin/agents/{id}/unpin", on{"POST", u.admin(u.unpinKeys)})
 	r.handle("/admin/agents/{id}/crawl", on{"POST", u.admin(u.crawl)})
 	r.handle("/admin/agents/{id}/visibility", on{"POST", u.admin(u.setVisibility)})
+	r.handle("/admin/agents/{id}/probing", on{"POST", u.admin(u.setProbing)})
 	r.handle("/admin/audit", on{"GET", u.admin(u.auditPage)})
 	r.handle("/admin/tokens", on{"GET", u.admin(u.tokensPage)}, on{"POST", u.admin(u.createToken)})
 	r.handle("/admin/tokens/{id}/revoke", on{"POST", u.admin(u.revokeToken)})

@@ -35,7 +35,7 @@ func checkHeaders(t *testing.T, r response) {
 func TestH76SecurityHeadersOnEveryPage(t *testing.T) {
 	e, ids := catalogueEnv(t)
 	tok := e.adminToken()
-	admin := asAdmin(tok)
+	admin := e.asAdmin(tok)
 	cases := []struct {
 		method, path string
 		hdr          map[string]string
@@ -132,7 +132,7 @@ func TestI77CrossSiteActionsAreRefused(t *testing.T) {
 		"sec-fetch-site": {"Sec-Fetch-Site": "cross-site"},
 		"foreign-origin": {"Origin": "https://evil.example"},
 	} {
-		hdr := asAdmin(tok)
+		hdr := e.asAdmin(tok)
 		for k, v := range h {
 			hdr[k] = v
 		}
@@ -145,7 +145,7 @@ func TestI77CrossSiteActionsAreRefused(t *testing.T) {
 		}
 	}
 	// GET to the action URL: 405, nothing changes.
-	r := e.do("GET", "/admin/agents/"+a.ID+"/act?action=approve&versionSeq=1", nil, asAdmin(tok))
+	r := e.do("GET", "/admin/agents/"+a.ID+"/act?action=approve&versionSeq=1", nil, e.asAdmin(tok))
 	wantStatus(t, r, 405)
 	got, err := e.svc.Get(context.Background(), adminP, a.ID)
 	if err != nil {
@@ -164,7 +164,7 @@ func TestI77CrossSiteActionsAreRefused(t *testing.T) {
 		}
 	}
 	// The same-origin POST works.
-	r = e.do("POST", "/admin/agents/"+a.ID+"/act", form, mergeHdr(asAdmin(tok), map[string]string{"Sec-Fetch-Site": "same-origin"}))
+	r = e.do("POST", "/admin/agents/"+a.ID+"/act", form, mergeHdr(e.asAdmin(tok), map[string]string{"Sec-Fetch-Site": "same-origin"}))
 	wantStatus(t, r, 303)
 }
 

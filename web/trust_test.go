@@ -91,7 +91,7 @@ func TestInvalidCardBannerAndQueue(t *testing.T) {
 		t.Errorf("an unsigned agent shows %d invalid banners", n)
 	}
 	tok := e.adminToken()
-	q := parse(t, e.do("GET", "/admin?view=invalid", nil, asAdmin(tok)))
+	q := parse(t, e.do("GET", "/admin?view=invalid", nil, e.asAdmin(tok)))
 	if got := resultRowIDs(q); strings.Join(got, ",") != id {
 		t.Errorf("invalid queue %v, want [%s]", got, id)
 	}

@@ -42,6 +42,8 @@ type serveConfig struct {
 	SubmitRate        int // anonymous submissions per minute per client address; 0 disables
 	ReadRate          int // anonymous reads per second per client address; 0 disables
 	GoneAfter         time.Duration
+	SessionIdle       time.Duration // admin web sessions end after this long without a request
+	SessionMaxAge     time.Duration // admin web sessions end this long after sign-in
 	TrustedProxies    prefixList
 	// CardKey signs Cardex's own agent card (docs/discovery.md).
 	CardKey string
@@ -127,6 +129,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
 	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
+	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "an admin web session ends after this long without a request")
+	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "an admin web session ends this long after sign-in")
 	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
@@ -268,6 +272,12 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
+	}
+	if c.SessionIdle <= 0 || c.SessionMaxAge <= 0 {
+		return bad("session-idle", "--session-idle and --session-max-age must be positive")
+	}
+	if c.SessionIdle > c.SessionMaxAge {
+		return bad("session-idle", "must not be longer than --session-max-age")
 	}
 	if _, err := registry.ParseAutoApprove(c.AutoApprove); err != nil {
 		return bad("auto-approve", "%q is not never, claimed or verified", c.AutoApprove)

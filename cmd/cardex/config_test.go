@@ -84,6 +84,8 @@ func TestServeConfigValidate(t *testing.T) {
 		{[]string{"--submit-rate", "-1"}, nil, "--submit-rate (CARDEX_SUBMIT_RATE)"},
 		{[]string{"--read-rate", "-5"}, nil, "--read-rate (CARDEX_READ_RATE)"},
 		{[]string{"--gone-after", "0s"}, nil, "--gone-after (CARDEX_GONE_AFTER)"},
+		{[]string{"--session-idle", "0s"}, nil, "--session-idle (CARDEX_SESSION_IDLE)"},
+		{[]string{"--session-idle", "13h"}, nil, "--session-idle (CARDEX_SESSION_IDLE)"},
 		{[]string{"--auto-approve", "always"}, nil, "--auto-approve (CARDEX_AUTO_APPROVE)"},
 		{nil, map[string]string{"CARDEX_AUTO_APPROVE": "signed"}, "--auto-approve (CARDEX_AUTO_APPROVE)"},
 		{nil, map[string]string{"CARDEX_READ_RATE": "fast"}, "CARDEX_READ_RATE"},

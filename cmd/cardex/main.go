@@ -47,6 +47,10 @@ var commands = []command{
 	{"reindex", "rebuild the search index of a stopped server", (&reindexCmd{}).run},
 }
 
+// networkCommands print what servers send: their output goes through
+// termSafe.
+var networkCommands = map[string]bool{"verify": true, "lint": true, "crawl": true}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
@@ -66,6 +70,9 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
+			if networkCommands[c.name] {
+				e = networkOutput(e)
+			}
 			return c.run(ctx, e, args[1:])
 		}
 	}

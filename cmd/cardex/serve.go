@@ -120,6 +120,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: allow.AllowInsecureHTTP, AllowNetworks: allow.AllowNetworks},
 		Logger:    log,
 		GoneAfter: cfg.GoneAfter,
+		// Admin web sessions (docs/security.md "Admin sessions").
+		SessionIdle:   cfg.SessionIdle,
+		SessionMaxAge: cfg.SessionMaxAge,
 		// Host claims are fetched by the crawler's one hardened client,
 		// under the same network policy as cards (docs/claims.md).
 		ClaimFetcher: fetcher,
