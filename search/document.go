@@ -89,6 +89,9 @@ func NewDocument(a registry.Agent) Document {
 	}
 	d.ProtocolVersions = protocolVersions(c)
 	for _, in := range c.Interfaces {
+		if !in.IsA2A() {
+			continue // other protocols' endpoints stay out of the A2A facets
+		}
 		d.Bindings = appendUnique(d.Bindings, in.Binding)
 	}
 	for _, s := range c.SecuritySchemes {
@@ -140,7 +143,9 @@ func protocolVersions(c *agentcard.Card) []string {
 		out = appendUnique(out, v)
 	}
 	for _, in := range c.Interfaces {
-		out = appendUnique(out, in.ProtocolVersion)
+		if in.IsA2A() {
+			out = appendUnique(out, in.ProtocolVersion)
+		}
 	}
 	if len(out) == 0 {
 		switch c.Shape {
@@ -180,6 +185,17 @@ func (d Document) fields() map[string]any {
 		skillIDs = appendUnique(skillIDs, s.ID)
 	}
 	skillsJSON, _ := json.Marshal(stored) // strings only: cannot fail
+	var text strings.Builder
+	for _, v := range []string{d.Name, d.Description, d.Provider} {
+		text.WriteString(v)
+		text.WriteString("\n")
+	}
+	for _, s := range d.Skills {
+		for _, v := range slices.Concat([]string{s.Name, s.Description}, s.Tags, s.Examples) {
+			text.WriteString(v)
+			text.WriteString("\n")
+		}
+	}
 	sortName := strings.ToLower(strings.TrimSpace(d.Name))
 	if sortName == "" {
 		sortName = strings.ToLower(d.Host)
@@ -213,6 +229,7 @@ func (d Document) fields() map[string]any {
 		fieldSkillTags:        tags,
 		fieldSkillExamples:    examples,
 		fieldSkillsStored:     string(skillsJSON),
+		fieldText:             text.String(),
 	}
 	if d.Provider != "" {
 		m[fieldProviderFacet] = d.Provider // no empty facet value

@@ -52,6 +52,9 @@ const (
 	// fieldSkillsStored holds the skills as JSON (stored only), read for
 	// the page's hits: ids, names, tags and the texts highlights cut from.
 	fieldSkillsStored = "skillsStored"
+	// fieldText is every text field in one (no term vectors): the first
+	// stage of a query matches and ranks on it alone (search.go).
+	fieldText = "text"
 
 	highlightEllipsis = "…"
 )
@@ -93,6 +96,9 @@ func newMapping() *mapping.IndexMappingImpl {
 	stored := keywordField(true, false)
 	stored.Index = false
 	agent.AddFieldMappingsAt(fieldSkillsStored, stored)
+	flat := textField(false)
+	flat.IncludeTermVectors = false
+	agent.AddFieldMappingsAt(fieldText, flat)
 
 	im.DefaultMapping = agent
 	return im

@@ -155,21 +155,20 @@ func (x *Index) cachedPage(key, token string, size int) (*Result, bool, error) {
 // withTypos is searchRelevance's retry mode.
 const withTypos = true
 
-// rerankWindow is how many of the best agents by flat score are read with
-// their locations to apply the one-skill bonus; oneSkillBonus is how much
-// an agent whose skill holds every query word gains (a skill with some of
-// them gains in proportion).
+// rerankWindow is how many of the best agents by flat score are scored
+// again with the field boosts and the one-skill bonus; oneSkillBonus is how
+// much an agent whose skill holds every query word gains (a skill with
+// some of them gains in proportion).
 const (
-	rerankWindow  = 50
+	rerankWindow  = 100
 	oneSkillBonus = 0.5
 )
 
 func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
 	typos := len(fuzzy) > 0 && fuzzy[0]
 	text := textQuery(q.Q, ws, typos)
-	full := buildQuery(text, q.Scope, q.Filters)
 	k := max(offset+size, rerankWindow)
-	p, err := g.facets.pass(ctx, g, full, passOptions{k: k, facets: true})
+	p, err := g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), q.Scope, q.Filters), passOptions{k: k, facets: true})
 	if err != nil {
 		return nil, err
 	}
@@ -177,45 +176,25 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	if offset >= len(p.top) {
 		return out, nil
 	}
-	// Read the candidates whose order may change (or just the page when
-	// it lies past the window) with their locations and stored fields.
-	cands := p.top
 	if offset < rerankWindow {
-		cands = p.top[:min(len(p.top), rerankWindow)]
-	} else {
-		cands = p.top[offset:min(len(p.top), offset+size)]
-	}
-	details, err := x.details(ctx, g, text, cands, ws)
-	if err != nil {
-		return nil, err
-	}
-	if offset < rerankWindow && len(ws) > 1 {
+		// Second stage: the best by flat score, scored again with field
+		// boosts and the one-skill bonus.
+		cands := p.top[:min(len(p.top), rerankWindow)]
+		scores, err := x.rescore(ctx, g, text, cands, ws)
+		if err != nil {
+			return nil, err
+		}
 		for i := range cands {
-			d, ok := details[cands[i].id]
-			if !ok {
-				continue
-			}
-			if best := d.bestSkillWords(); best > 1 {
-				cands[i].score *= 1 + oneSkillBonus*float64(best-1)/float64(len(ws)-1)
+			if s, ok := scores[cands[i].id]; ok {
+				cands[i].score = s
 			}
 		}
 		slices.SortStableFunc(cands, compareDocs)
 	}
 	page := p.top[offset:min(len(p.top), offset+size)]
-	var missing []scoredDoc
-	for _, h := range page {
-		if _, ok := details[h.id]; !ok {
-			missing = append(missing, h)
-		}
-	}
-	if len(missing) > 0 {
-		more, err := x.details(ctx, g, text, missing, ws)
-		if err != nil {
-			return nil, err
-		}
-		for id, d := range more {
-			details[id] = d
-		}
+	details, err := x.details(ctx, g, text, page, ws)
+	if err != nil {
+		return nil, err
 	}
 	for _, h := range page {
 		d, ok := details[h.id]
@@ -223,6 +202,33 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 			continue // deleted since the pass: the page is one shorter
 		}
 		out.Hits = append(out.Hits, hitFrom(h.id, h.score, d, true))
+	}
+	return out, nil
+}
+
+// rescore scores docs with the full query (field boosts, phrases) and
+// multiplies in the one-skill bonus read from their term locations.
+func (x *Index) rescore(ctx context.Context, g *generation, text query.Query, docs []scoredDoc, ws []queryWord) (map[string]float64, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.id
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), text), len(ids), 0, false)
+	req.IncludeLocations = len(ws) > 1
+	res, err := x.runOn(ctx, g, req)
+	if err != nil {
+		return nil, err
+	}
+	wordOf := wordIndex(ws)
+	out := make(map[string]float64, len(res.Hits))
+	for _, h := range res.Hits {
+		score := h.Score
+		if len(ws) > 1 {
+			if best := detailOf(h, wordOf).bestSkillWords(); best > 1 {
+				score *= 1 + oneSkillBonus*float64(best-1)/float64(len(ws)-1)
+			}
+		}
+		out[h.ID] = score
 	}
 	return out, nil
 }

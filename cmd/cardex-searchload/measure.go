@@ -46,7 +46,7 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	}
 	defer s.stop()
 	setupCtx, cancel := context.WithTimeout(ctx, cfg.Setup)
-	rep.Setup, err = populate(setupCtx, s, urls, log)
+	rep.Setup, err = populate(setupCtx, s, urls, cfg.Populated, log)
 	cancel()
 	if err != nil {
 		return rep, err

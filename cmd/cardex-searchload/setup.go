@@ -68,13 +68,15 @@ func buildCardex(ctx context.Context, dir string) (string, error) {
 }
 
 // startServer runs `cardex serve` on SQLite in data with rate limits off,
-// crawling the loopback fleet, and creates an admin token.
+// crawling the loopback fleet, and creates an admin token. Liveness probes
+// are off: the runs measure search, and a reused catalogue's fleet has
+// moved to other ports.
 func startServer(ctx context.Context, bin, data string) (*server, error) {
 	addrFile := filepath.Join(data, "addr")
 	s := &server{exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
 		"--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--submit-rate", "0", "--read-rate", "0",
-		"--crawl-tick", "1s", "--log-level", "error")
+		"--crawl-tick", "1s", "--probe-interval", "0", "--log-level", "error")
 	s.cmd.Stderr = &s.stderr
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -100,7 +102,7 @@ func startServer(ctx context.Context, bin, data string) (*server, error) {
 			return nil, errors.New("cardex serve did not write its address within a minute")
 		}
 	}
-	out, err := exec.CommandContext(ctx, bin, "token", "create", "--role", "admin", "--name", "searchload", "--data", data).Output()
+	out, err := exec.CommandContext(ctx, bin, "token", "create", "--role", "admin", "--name", "searchload-"+strconv.FormatInt(time.Now().UnixNano(), 36), "--data", data).Output()
 	if err != nil {
 		s.stop()
 		return nil, fmt.Errorf("token create: %w", err)
@@ -154,9 +156,12 @@ func call(ctx context.Context, c *http.Client, method, url, token string, body a
 
 // populate submits every URL, approves each agent once it has a fetched
 // version, and waits until an anonymous search lists them all.
-func populate(ctx context.Context, s *server, urls []string, log io.Writer) (setupTimes, error) {
+func populate(ctx context.Context, s *server, urls []string, done bool, log io.Writer) (setupTimes, error) {
 	var st setupTimes
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
+	if done {
+		return st, waitIndexed(ctx, c, s, len(urls), &st, log)
+	}
 	start := time.Now()
 	ids := make([]string, len(urls))
 	if err := parallel(ctx, 16, len(urls), func(i int) error {
@@ -218,24 +223,29 @@ func populate(ctx context.Context, s *server, urls []string, log io.Writer) (set
 	st.CrawlApprove = time.Since(start)
 	fmt.Fprintf(log, "crawled and approved %d agents in %s\n", len(ids), st.CrawlApprove.Round(time.Second))
 
-	start = time.Now()
+	return st, waitIndexed(ctx, c, s, len(ids), &st, log)
+}
+
+// waitIndexed waits until an anonymous list counts n agents.
+func waitIndexed(ctx context.Context, c *http.Client, s *server, n int, st *setupTimes, log io.Writer) error {
+	start := time.Now()
 	for {
 		var page struct {
 			TotalSize int `json:"totalSize"`
 		}
 		code, err := call(ctx, c, http.MethodGet, s.base+"/api/v1/agents?pageSize=1", "", nil, &page)
-		if err == nil && code == http.StatusOK && page.TotalSize >= len(ids) {
+		if err == nil && code == http.StatusOK && page.TotalSize >= n {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("waiting for the index (%d listed): %w", page.TotalSize, ctx.Err())
+			return fmt.Errorf("waiting for the index (%d listed): %w", page.TotalSize, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	st.Index = time.Since(start)
 	fmt.Fprintf(log, "index lists them all %s later\n", st.Index.Round(time.Second))
-	return st, nil
+	return nil
 }
 
 // parallel runs f(0..n-1) on workers goroutines; the first error stops it.
