@@ -122,7 +122,7 @@ func checkNotDemoDir(dir string) error {
 }
 
 // prepareDemoDir makes dir a demo directory, or checks that it is one. It
-// refuses a directory holding Cardex data without the marker (CONTRACT.md
+// refuses a directory holding Cardex data without the marker (docs/api.md
 // §6). first is true when the marker was written now.
 func prepareDemoDir(dir string, now time.Time) (first bool, err error) {
 	demo, err := isDemoDir(dir)

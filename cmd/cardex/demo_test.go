@@ -258,7 +258,7 @@ func TestServeDemo(t *testing.T) {
 	}
 }
 
-// The demo never mixes with real data (CONTRACT.md §6): --demo refuses a
+// The demo never mixes with real data (docs/configuration.md): --demo refuses a
 // data directory holding a catalogue without the marker, and plain serve
 // refuses a demo directory.
 func TestDemoDataDirSeparation(t *testing.T) {

@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		AutoApprove:  autoApprove,
 	})
 	// The index lives in --data with either store: it is derived data each
-	// process keeps for itself (DESIGN.md).
+	// process keeps for itself (docs/design.md).
 	searchOpts := defaultSearchOptions
 	searchOpts.synonyms = cfg.synonyms
 	sr, err := startSearchWith(ctx, cfg.Store.data, svc, log, searchOpts)
@@ -186,7 +186,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	tlsOn := cfg.TLSCert != ""
 	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo)
 	if !tlsOn && !strings.HasPrefix(cfg.BaseURL, "https://") && !loopbackOnly(ln.Addr()) {
-		// CONTRACT.md §8: the admin cookie is a Secure __Host- cookie,
+		// docs/security.md: the admin cookie is a Secure __Host- cookie,
 		// which browsers keep over plain HTTP only on loopback.
 		log.Warn("admin sign-in in the web UI needs TLS: set --tls-cert/--tls-key, or --base-url https://… behind a TLS-terminating proxy; API tokens work regardless")
 	}
