@@ -1,6 +1,12 @@
 package agentcard
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+)
 
 // interfaces returns the card's endpoints and its distinct protocol
 // versions, preferred first (A2A-CARDS.md §1.5). A non-empty v1
@@ -23,11 +29,15 @@ func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 			n.c.warn(siPtr, CodeTooMany, "%d interfaces, more than the %d allowed", len(si.Array), MaxInterfaces)
 		}
 		for i, e := range si.Array {
+			if e.Kind != sj.Object {
+				continue // warned as wrong-type
+			}
 			o := n.c.open(e, itemPtr(siPtr, i), interfaceSchema)
 			n.requireText(o, "url")
 			n.requireText(o, "protocolBinding")
 			n.requireText(o, "protocolVersion")
-			it := Interface{URL: o.str("url"), Binding: o.str("protocolBinding"), Tenant: o.str("tenant")}
+			_, bp := o.get("protocolBinding")
+			it := Interface{URL: o.str("url"), Binding: n.binding(bp, o.str("protocolBinding")), Tenant: o.str("tenant")}
 			if v, p := o.get("protocolVersion"); v != nil {
 				it.ProtocolVersion = n.protocolVersion(p, v.String)
 			}
@@ -58,6 +68,9 @@ func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 	}
 	versions := []string{}
 	for _, it := range out {
+		if !it.IsA2A() {
+			continue // an MCP endpoint's 2025-06-18 is no A2A version
+		}
 		if it.ProtocolVersion != "" && !slices.Contains(versions, it.ProtocolVersion) {
 			versions = append(versions, it.ProtocolVersion)
 		}
@@ -76,7 +89,8 @@ func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 // URL SHOULD be repeated there) is skipped.
 func (n *normalizer) legacyInterfaces(top obj, pv string) []Interface {
 	out := []Interface{}
-	binding := top.str("preferredTransport")
+	_, bp := top.get("preferredTransport")
+	binding := n.binding(bp, top.str("preferredTransport"))
 	if binding == "" {
 		binding = "JSONRPC"
 	}
@@ -99,10 +113,14 @@ func (n *normalizer) legacyInterfaces(top obj, pv string) []Interface {
 		n.c.warn(ap, CodeTooMany, "%d interfaces, more than the %d allowed", len(av.Array), MaxInterfaces)
 	}
 	for i, e := range av.Array {
+		if e.Kind != sj.Object {
+			continue // warned as wrong-type
+		}
 		o := n.c.open(e, itemPtr(ap, i), legacyIfSchema)
 		n.requireText(o, "url")
 		n.requireText(o, "transport")
-		it := Interface{URL: o.str("url"), Binding: o.str("transport"), ProtocolVersion: pv}
+		_, tp := o.get("transport")
+		it := Interface{URL: o.str("url"), Binding: n.binding(tp, o.str("transport")), ProtocolVersion: pv}
 		if it.URL == "" {
 			continue
 		}
@@ -114,4 +132,61 @@ func (n *normalizer) legacyInterfaces(top obj, pv string) []Interface {
 		out = append(out, it)
 	}
 	return out
+}
+
+// The core protocol bindings, spelled as the specification spells them.
+const (
+	BindingJSONRPC  = "JSONRPC"
+	BindingGRPC     = "GRPC"
+	BindingHTTPJSON = "HTTP+JSON"
+)
+
+// nearBindings are spellings of the core bindings seen in published cards
+// (jsonrpc, json-rpc, HTTP_JSON, http+json…), compared after uppercasing and
+// removing separators. A binding is otherwise an open string (custom
+// bindings are URIs) and kept as written.
+var nearBindings = map[string]string{
+	"JSONRPC": BindingJSONRPC, "JSONRPC2": BindingJSONRPC, "JSONRPC20": BindingJSONRPC,
+	"GRPC":     BindingGRPC,
+	"HTTPJSON": BindingHTTPJSON, "JSONHTTP": BindingHTTPJSON,
+}
+
+// binding normalizes a near-miss spelling of a core binding to the spec's
+// name, with a "noncanonical-binding" warning, so one binding is one facet
+// value (binding=JSONRPC finds "json-rpc" cards).
+func (n *normalizer) binding(ptr, b string) string {
+	if b == "" || b == BindingJSONRPC || b == BindingGRPC || b == BindingHTTPJSON {
+		return b
+	}
+	key := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '+', '.', ' ', '/':
+			return -1
+		}
+		return unicode.ToUpper(r)
+	}, b)
+	if c, ok := nearBindings[key]; ok {
+		n.c.warn(ptr, CodeNoncanonicalBinding, "protocol binding %q read as %q, the specification's name", b, c)
+		return c
+	}
+	return b
+}
+
+// IsA2A reports whether the interface is an A2A endpoint: a core binding
+// or a custom binding URI, and a Major.Minor protocol version (or none).
+// Cards also list other protocols' endpoints (an MCP server with protocol
+// version 2025-06-18); those are shown as other interfaces and kept out of
+// the A2A facets (binding, protocol version).
+func (it Interface) IsA2A() bool {
+	switch {
+	case it.Binding == BindingJSONRPC || it.Binding == BindingGRPC || it.Binding == BindingHTTPJSON:
+	case strings.Contains(it.Binding, ":"): // a custom binding URI
+	default:
+		return false
+	}
+	if it.ProtocolVersion == "" {
+		return true
+	}
+	_, ok := majorMinor(it.ProtocolVersion)
+	return ok
 }

@@ -145,6 +145,9 @@ func (n *normalizer) capabilities(top obj) Capabilities {
 		n.c.warn(eptr, CodeTooMany, "%d extensions, more than the %d allowed", len(ev.Array), MaxExtensions)
 	}
 	for i, e := range ev.Array {
+		if e.Kind != sj.Object {
+			continue // warned as wrong-type
+		}
 		eo := n.c.open(e, itemPtr(eptr, i), extensionSchema)
 		ext := Extension{URI: eo.str("uri"), Description: eo.str("description"), Required: eo.boolean("required")}
 		if pv, _ := eo.get("params"); pv != nil {
@@ -182,6 +185,9 @@ func (n *normalizer) signatures(top obj) []Signature {
 	}
 	out := make([]Signature, 0, len(v.Array))
 	for i, e := range v.Array {
+		if e.Kind != sj.Object {
+			continue // warned as wrong-type
+		}
 		o := n.c.open(e, itemPtr(ptr, i), signatureSchema)
 		h, _ := o.get("header")
 		out = append(out, Signature{Protected: o.str("protected"), Signature: o.str("signature"), Header: h})

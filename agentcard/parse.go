@@ -3,6 +3,7 @@ package agentcard
 import (
 	"bytes"
 	"slices"
+	"strings"
 
 	sj "github.com/cardexhq/cardex/agentcard/strictjson"
 )
@@ -67,6 +68,20 @@ func Parse(data []byte, opts Options) (*Parsed, error) {
 	}
 	n := &normalizer{cardURL: opts.CardURL}
 	card := n.card(tree)
+	// A card names its agent and says where to reach it. A document with
+	// neither is some other document (an MCP or service manifest), never
+	// a listable agent; one missing either is a fragment, flagged
+	// (docs/lint.md).
+	noName, noEndpoint := strings.TrimSpace(card.Name) == "", len(card.Interfaces) == 0
+	switch {
+	case noName && noEndpoint:
+		n.c.fail("", CodeNotACard, "an agent card names its agent and lists at least one endpoint; this document has neither")
+		return nil, &InvalidError{Reason: ErrNotACard, Problems: n.c.problems()}
+	case noName:
+		n.c.warn("/name", CodeNoName, "the card has no name")
+	case noEndpoint:
+		n.c.warn("/supportedInterfaces", CodeNoEndpoint, "the card lists no endpoint: clients cannot reach the agent")
+	}
 	if n.c.hasErr {
 		return nil, &InvalidError{Reason: ErrInvalidCard, Problems: n.c.problems()}
 	}

@@ -82,17 +82,18 @@ func TestNotACardRule(t *testing.T) {
 	rejected(t, `{"name":"pkg","version":"1.0.0","description":"d","capabilities":{"tools":{}}}`, ErrNotACard, CodeNotACard, "")
 	rejected(t, `{"url":"https://a.example/","title":"x"}`, ErrNotACard, CodeNotACard, "")
 	rejected(t, `{}`, ErrNotACard, CodeNotACard, "")
-	for _, doc := range []string{
-		`{"name":"a","url":"https://a.example/"}`,
-		`{"name":"a","protocolVersion":"0.3"}`,
-		`{"skills":[]}`,
-		`{"supported_interfaces":[]}`,
-		`{"defaultInputModes":["text"]}`,
-	} {
-		if _, err := Parse([]byte(doc), Options{}); err != nil {
-			t.Errorf("Parse(%s): %v", doc, err)
-		}
+	// Card members without a name and without an endpoint: a manifest
+	// of something else (a PubNub-style service manifest), not an agent.
+	for _, doc := range []string{`{"skills":[]}`, `{"supported_interfaces":[]}`, `{"defaultInputModes":["text"]}`,
+		`{"name":"","skills":[{"id":"s"}],"url":""}`} {
+		rejected(t, doc, ErrNotACard, CodeNotACard, "")
 	}
+	// Either one makes a card, flagged for the missing other.
+	if p := mustParse(t, []byte(`{"name":"a","url":"https://a.example/"}`), Options{}); slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Code == CodeNoEndpoint }) {
+		t.Errorf("a v0.x url is an endpoint: %+v", p.Problems)
+	}
+	warned(t, `{"name":"a","protocolVersion":"0.3"}`, Options{}, CodeNoEndpoint, "/supportedInterfaces")
+	warned(t, `{"url":"https://a.example/","skills":[]}`, Options{}, CodeNoName, "/name")
 }
 
 func TestC29DuplicateKeys(t *testing.T) {
@@ -123,23 +124,40 @@ func TestC31InvalidText(t *testing.T) {
 }
 
 func TestC32SchemaViolations(t *testing.T) {
-	// Wrong JSON types are errors with their pointer (CONTRACT.md §7).
-	rejected(t, `{"name":"a","skills":"x"}`, ErrInvalidCard, CodeWrongType, "/skills")
-	rejected(t, `{"name":"a","skills":[],"capabilities":{"streaming":"true"}}`, ErrInvalidCard, CodeWrongType, "/capabilities/streaming")
-	rejected(t, `{"name":5,"skills":[]}`, ErrInvalidCard, CodeWrongType, "/name")
-	rejected(t, `{"name":"a","skills":[{"id":"s","tags":["ok",1]}]}`, ErrInvalidCard, CodeWrongType, "/skills/0/tags/1")
-	rejected(t, `{"name":"a","skills":[null]}`, ErrInvalidCard, CodeWrongType, "/skills/0")
-	rejected(t, `{"name":"a","supportedInterfaces":["https://a.example/"]}`, ErrInvalidCard, CodeWrongType, "/supportedInterfaces/0")
-	rejected(t, `{"name":"a","skills":[],"securitySchemes":{"k":"apiKey"}}`, ErrInvalidCard, CodeWrongType, "/securitySchemes/k")
-	rejected(t, `{"name":"a","skills":[],"securityRequirements":[{"schemes":{"k":"x"}}]}`, ErrInvalidCard, CodeWrongType, "/securityRequirements/0/schemes/k")
-	rejected(t, `{"name":"a","skills":[],"security":[{"k":[1]}]}`, ErrInvalidCard, CodeWrongType, "/security/0/k/0")
-	rejected(t, `{"name":"a","skills":[],"provider":"Acme"}`, ErrInvalidCard, CodeWrongType, "/provider")
-	inv := rejected(t, `{"name":"a","skills":"x","capabilities":{"streaming":"true"},"version":1}`, ErrInvalidCard, CodeWrongType, "/version")
-	if n := len(inv.Problems); n < 3 || !strings.Contains(inv.Error(), "more errors") {
-		t.Errorf("every wrong type is reported: %d problems, %q", n, inv.Error())
+	// A member of the wrong JSON type is dropped with a warning at its
+	// pointer; one bad optional member never rejects an otherwise good
+	// card (docs/lint.md).
+	const ok = `"url":"https://a.example/a2a"`
+	for _, c := range []struct{ doc, ptr string }{
+		{`{"name":"a",` + ok + `,"skills":"x"}`, "/skills"},
+		{`{"name":"a",` + ok + `,"skills":[],"capabilities":{"streaming":"true"}}`, "/capabilities/streaming"},
+		{`{"name":"a",` + ok + `,"skills":[{"id":"s","tags":["ok",1]}]}`, "/skills/0/tags/1"},
+		{`{"name":"a",` + ok + `,"skills":[null]}`, "/skills/0"},
+		{`{"name":"a",` + ok + `,"skills":[],"securitySchemes":{"k":"apiKey"}}`, "/securitySchemes/k"},
+		{`{"name":"a",` + ok + `,"skills":[],"securityRequirements":[{"schemes":{"k":"x"}}]}`, "/securityRequirements/0/schemes/k"},
+		{`{"name":"a",` + ok + `,"skills":[],"security":[{"k":[1]}]}`, "/security/0/k/0"},
+		{`{"name":"a",` + ok + `,"skills":[],"provider":"Acme"}`, "/provider"},
+		{`{"name":"a",` + ok + `,"skills":[],"iconUrl":123}`, "/iconUrl"},
+	} {
+		warned(t, c.doc, Options{}, CodeWrongType, c.ptr)
 	}
+	// What survives is read: the good skill beside a null one, the good
+	// tag beside a number, the scheme of a mistyped scope list (still
+	// required: never read as open).
+	p := mustParse(t, []byte(`{"name":"a",`+ok+`,"skills":[null,{"id":"s","name":"S","description":"d","tags":["ok",1]}],`+
+		`"securitySchemes":{"k":{"type":"apiKey","in":"header","name":"K"}},"securityRequirements":[{"schemes":{"k":"x"}},"bad"]}`), Options{})
+	if len(p.Card.Skills) != 1 || !slices.Equal(p.Card.Skills[0].Tags, []string{"ok"}) {
+		t.Errorf("skills %+v", p.Card.Skills)
+	}
+	if r := p.Card.SecurityRequirements; len(r) != 1 || r[0].Schemes["k"] == nil || len(r[0].Schemes["k"]) != 0 {
+		t.Errorf("requirements %+v", r)
+	}
+	// Losing the name that way leaves a card without a name: with no
+	// endpoint either, not a card at all.
+	rejected(t, `{"name":5,"skills":[]}`, ErrNotACard, CodeNotACard, "")
+	warned(t, `{"name":5,`+ok+`}`, Options{}, CodeNoName, "/name")
 	// Missing REQUIRED fields are warnings, each with its pointer.
-	p := mustParse(t, []byte(`{"skills":[{}],"url":"https://a.example/"}`), Options{})
+	p = mustParse(t, []byte(`{"skills":[{}],"url":"https://a.example/"}`), Options{})
 	for _, ptr := range []string{"/name", "/description", "/version", "/capabilities", "/defaultInputModes", "/defaultOutputModes",
 		"/skills/0/id", "/skills/0/name", "/skills/0/description", "/skills/0/tags"} {
 		if !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Pointer == ptr && pr.Code == CodeMissingRequired }) {
@@ -153,8 +171,8 @@ func TestC32SchemaViolations(t *testing.T) {
 	warned(t, `{"name":"a","skills":[],"provider":{"url":"https://a.example"}}`, Options{}, CodeMissingRequired, "/provider/organization")
 	// null is read as absent, with a warning (ProtoJSON reads null as unset);
 	// in a REQUIRED field that is the only warning for it.
-	p = warned(t, `{"name":null,"skills":[],"description":"d","capabilities":null}`, Options{}, CodeNullValue, "/name")
-	if p.Card.Name != "" || len(problemsUnder(p.Problems, "/name")) != 1 {
+	p = warned(t, `{"name":null,`+ok+`,"skills":[],"description":"d","capabilities":null}`, Options{}, CodeNullValue, "/name")
+	if p.Card.Name != "" || len(problemsUnder(p.Problems, "/name")) != 2 {
 		t.Fatalf("problems = %+v", p.Problems)
 	}
 	warned(t, `{"name":"a","skills":[],"capabilities":null}`, Options{}, CodeNullValue, "/capabilities")

@@ -22,7 +22,7 @@ func (n *normalizer) cardRequirements(top obj) []SecurityRequirement {
 		if sv := a.Get("schemes"); sv != nil && sv.Kind == sj.Array {
 			seen := map[string]bool{}
 			for _, e := range sv.Array {
-				if e.Kind == sj.String && e.String != "" && !seen[e.String] {
+				if e.Kind == sj.String && e.String != "" && !seen[e.String] && !noAuth(e.String) {
 					seen[e.String] = true
 					out = append(out, SecurityRequirement{Schemes: map[string][]string{e.String: {}}})
 				}
@@ -40,6 +40,9 @@ func (n *normalizer) cardRequirements(top obj) []SecurityRequirement {
 func (n *normalizer) requirements(v *sj.Value, ptr string) []SecurityRequirement {
 	out := make([]SecurityRequirement, 0, len(v.Array))
 	for i, e := range v.Array {
+		if e.Kind != sj.Object {
+			continue // warned by open as wrong-type
+		}
 		ep := itemPtr(ptr, i)
 		req := SecurityRequirement{Schemes: map[string][]string{}}
 		members, mptr := e, ep
@@ -75,20 +78,20 @@ func (n *normalizer) scopes(v *sj.Value, ptr string) ([]string, bool) {
 		return o.strings("list"), true
 	case sj.Array:
 		out := make([]string, 0, len(v.Array))
-		bad := false
 		for i, e := range v.Array {
 			if e.Kind != sj.String {
-				n.c.fail(itemPtr(ptr, i), CodeWrongType, "scope must be a string, not %s", e.Kind)
-				bad = true
+				n.c.warn(itemPtr(ptr, i), CodeWrongType, "scope must be a string, not %s; ignored", e.Kind)
 				continue
 			}
 			out = append(out, e.String)
 		}
-		return out, !bad
+		return out, true
 	case sj.Null:
 		n.c.warn(ptr, CodeNullValue, "scope list is null; read as empty")
 		return []string{}, true
 	}
-	n.c.fail(ptr, CodeWrongType, "scopes must be an array or {\"list\": [...]}, not %s", v.Kind)
-	return nil, false
+	// The scheme stays required: reading it as unscoped never makes a
+	// protected agent look open.
+	n.c.warn(ptr, CodeWrongType, "scopes must be an array or {\"list\": [...]}, not %s; read as no scopes", v.Kind)
+	return []string{}, true
 }

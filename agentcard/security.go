@@ -38,7 +38,7 @@ func (n *normalizer) securitySchemes(top obj) []SecurityScheme {
 	for _, m := range v.Object {
 		mp := ptr + "/" + sj.EscapePointerToken(m.Key)
 		if m.Value.Kind != sj.Object {
-			n.c.fail(mp, CodeWrongType, "security scheme %q must be an object, not %s", m.Key, m.Value.Kind)
+			n.c.warn(mp, CodeWrongType, "security scheme %q must be an object, not %s; ignored", m.Key, m.Value.Kind)
 			continue
 		}
 		n.schemes[m.Key] = true
@@ -144,7 +144,7 @@ func (n *normalizer) flows(v *sj.Value, ptr string) []OAuthFlow {
 			f.Scopes = make(map[string]string, len(sv.Object))
 			for _, sm := range sv.Object {
 				if sm.Value.Kind != sj.String {
-					n.c.fail(sp+"/"+sj.EscapePointerToken(sm.Key), CodeWrongType, "scope description must be a string, not %s", sm.Value.Kind)
+					n.c.warn(sp+"/"+sj.EscapePointerToken(sm.Key), CodeWrongType, "scope description must be a string, not %s; ignored", sm.Value.Kind)
 					continue
 				}
 				f.Scopes[sm.Key] = sm.Value.String
@@ -187,7 +187,7 @@ func (n *normalizer) authSchemes(top obj) []SecurityScheme {
 	}
 	for i, e := range sv.Array {
 		name := e.String
-		if name == "" || n.schemes[name] {
+		if name == "" || n.schemes[name] || noAuth(name) {
 			continue
 		}
 		n.schemes[name] = true
@@ -200,4 +200,15 @@ func (n *normalizer) authSchemes(top obj) []SecurityScheme {
 		out = append(out, s)
 	}
 	return out
+}
+
+// noAuth reports whether a v0.1 authentication scheme name says "no
+// authentication" (`"schemes": ["none"]`): it is no scheme and no
+// requirement, or the agent would look protected.
+func noAuth(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "none", "anonymous", "noauth", "no-auth":
+		return true
+	}
+	return false
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	sj "github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
 // skills reads `skills[]`. Missing lists become empty slices so the API
@@ -20,6 +22,9 @@ func (n *normalizer) skills(top obj) []Skill {
 	}
 	seen := make(map[string]bool, len(v.Array))
 	for i, e := range v.Array {
+		if e.Kind != sj.Object {
+			continue // warned as wrong-type
+		}
 		o := n.c.open(e, itemPtr(ptr, i), skillSchema)
 		sk := Skill{
 			ID:          o.str("id"),

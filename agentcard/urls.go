@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -108,7 +109,41 @@ func (n *normalizer) checkURL(ptr, s string, form urlForm, binding string) strin
 	if u.User != nil {
 		n.c.warn(ptr, CodeURLUserinfo, "URL carries a user name or password")
 	}
+	if placeholder(s) || !hostName(u.Hostname()) {
+		// https://<LOOKER_URL>/api, {host}, ${HOST}: a template never
+		// filled in (url.Parse accepts <…> as a host).
+		n.c.warn(ptr, CodePlaceholderURL, "URL holds a placeholder, not an address")
+		return ""
+	}
+	if p := u.Port(); p != "" {
+		if v, err := strconv.Atoi(p); err != nil || v < 1 || v > 65535 {
+			n.c.warn(ptr, CodeInvalidPort, "port %s is not 1–65535", p)
+			return ""
+		}
+	}
 	return normHost(u.Hostname())
+}
+
+// placeholder reports template markers in a URL: <…>, {…}, ${…}.
+func placeholder(s string) bool {
+	return strings.ContainsAny(s, "<>{}") || strings.Contains(s, "${")
+}
+
+// hostName reports whether h is an IP literal or a DNS name (letters,
+// digits, '-', '_' and dots; IDNs arrive as punycode or UTF-8 letters).
+func hostName(h string) bool {
+	if h == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	for _, r := range h {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // hostPort accepts the gRPC endpoint form "host:port".

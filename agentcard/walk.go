@@ -97,20 +97,20 @@ func (c *collector) open(v *sj.Value, ptr string, s *schema) obj {
 			c.warn(memberPtr(ptr, m.Key), CodeNullValue, "%s is null; read as absent", m.Key)
 			continue
 		}
+		// A member of the wrong JSON type is dropped with a warning, and so
+		// is an array element of the wrong type (the rest of the array is
+		// read): one bad optional member must not reject an otherwise
+		// good card (docs/lint.md). A card that loses its name or every
+		// endpoint this way is refused by Parse.
 		if f.kind != anyKind && m.Value.Kind != f.kind {
-			c.fail(memberPtr(ptr, m.Key), CodeWrongType, "%s must be %s %s, not %s", m.Key, article(f.kind), f.kind, m.Value.Kind)
+			c.warn(memberPtr(ptr, m.Key), CodeWrongType, "%s must be %s %s, not %s; ignored", m.Key, article(f.kind), f.kind, m.Value.Kind)
 			continue
 		}
 		if f.kind == sj.Array && f.elem != anyKind {
-			bad := false
 			for j, e := range m.Value.Array {
 				if e.Kind != f.elem {
-					c.fail(memberPtr(ptr, m.Key)+"/"+strconv.Itoa(j), CodeWrongType, "%s[%d] must be %s %s, not %s", m.Key, j, article(f.elem), f.elem, e.Kind)
-					bad = true
+					c.warn(memberPtr(ptr, m.Key)+"/"+strconv.Itoa(j), CodeWrongType, "%s[%d] must be %s %s, not %s; ignored", m.Key, j, article(f.elem), f.elem, e.Kind)
 				}
-			}
-			if bad {
-				continue
 			}
 		}
 		o.vals[i] = m.Value
@@ -158,9 +158,11 @@ func (o obj) strings(name string) []string {
 	if v == nil {
 		return []string{}
 	}
-	out := make([]string, len(v.Array))
-	for i, e := range v.Array {
-		out[i] = e.String
+	out := make([]string, 0, len(v.Array))
+	for _, e := range v.Array {
+		if e.Kind == sj.String {
+			out = append(out, e.String)
+		}
 	}
 	return out
 }

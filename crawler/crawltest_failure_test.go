@@ -56,7 +56,7 @@ func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 			{crawler.ClassNotJSON, func() { m.card([]byte(`{"name":"a","name":"b"}`)) }}, // C.29 duplicate key
 			{crawler.ClassNotACard, func() { m.card([]byte(`{"hello":"world"}`)) }},
 			{crawler.ClassNotACard, func() { m.card([]byte(`[1,2,3]`)) }},
-			{crawler.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","skills":"x"}`)) }},
+			{crawler.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","NAME":"y","skills":[]}`)) }}, // C.30 case-variant key
 		} {
 			c.serve()
 			st.later(t, 25*time.Hour, 2)

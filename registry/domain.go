@@ -107,6 +107,9 @@ type Agent struct {
 	// carry the state; the record of one agent adds uptime and the
 	// per-interface detail.
 	Liveness *Liveness `json:"liveness"`
+	// Catalog is the AI Catalog the agent was found through, "" when it
+	// was submitted directly (docs/discovery.md).
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // FetchError is the last failed fetch of an agent.

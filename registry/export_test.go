@@ -22,7 +22,7 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) error { return s.migr
 func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
-var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{},
+var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}, &catalogRow{},
 	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}}
 
 // NormalizeCardURL exposes the URL normalization.

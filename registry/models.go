@@ -41,6 +41,7 @@ type agentRow struct {
 	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
 	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
 	SubmitterTokenID    string    // the publisher token that submitted it, "" otherwise
+	CatalogURL          string    // the AI Catalog that brought it, "" otherwise (migrations 00060)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time
 	ProbeLeaseOwner string

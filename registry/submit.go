@@ -54,6 +54,13 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
+		if cu.BareHost {
+			// A bare host may list several agents in its AI Catalog: crawl
+			// that too (docs/discovery.md).
+			if err := addCatalog(tx, hostCatalogURL(cu.URL), now); err != nil {
+				return err
+			}
+		}
 		if err := s.addAudit(tx, p, "submit", row.ID, "", map[string]any{"cardUrl": cu.URL, "visibility": vis}, now); err != nil {
 			return err
 		}

@@ -89,6 +89,9 @@ func NewDocument(a registry.Agent) Document {
 	}
 	d.ProtocolVersions = protocolVersions(c)
 	for _, in := range c.Interfaces {
+		if !in.IsA2A() {
+			continue // other protocols' endpoints stay out of the A2A facets
+		}
 		d.Bindings = appendUnique(d.Bindings, in.Binding)
 	}
 	for _, s := range c.SecuritySchemes {
@@ -140,7 +143,9 @@ func protocolVersions(c *agentcard.Card) []string {
 		out = appendUnique(out, v)
 	}
 	for _, in := range c.Interfaces {
-		out = appendUnique(out, in.ProtocolVersion)
+		if in.IsA2A() {
+			out = appendUnique(out, in.ProtocolVersion)
+		}
 	}
 	if len(out) == 0 {
 		switch c.Shape {

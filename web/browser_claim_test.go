@@ -174,7 +174,7 @@ func TestClaimPages(t *testing.T) {
 	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "expired") {
 		t.Errorf("verify expired: %d", res.StatusCode)
 	}
-	if res, _ = get("/claims/nope"); res.StatusCode != http.StatusNotFound {
+	if res, body = get("/claims/nope"); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "no host claim with this id") {
 		t.Errorf("unknown claim: %d", res.StatusCode)
 	}
 	if res, _ = get(loc + "/verify"); res.StatusCode != http.StatusMethodNotAllowed {
@@ -210,5 +210,20 @@ func TestQueueShowsAutoApprovals(t *testing.T) {
 	wantStatus(t, r, http.StatusOK)
 	if !strings.Contains(r.body, signed.ID) || strings.Contains(r.body, plain.ID) {
 		t.Errorf("the audit page filtered to auto-approve:\n%s", clip(r.body))
+	}
+}
+
+// A server built without a claim fetcher says so on Verify (503), and the
+// claim stays verifiable elsewhere: nothing was spent.
+func TestClaimVerifyUnconfigured(t *testing.T) {
+	e := newEnv(t)
+	c, err := e.svc.CreateHostClaim(context.Background(), registry.ClaimRequest{Host: "agent.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("POST", "/claims/"+c.ID+"/verify", url.Values{}, nil)
+	wantStatus(t, r, http.StatusServiceUnavailable)
+	if !strings.Contains(r.body, "cannot verify host claims") {
+		t.Errorf("body:\n%s", clip(r.body))
 	}
 }

@@ -53,6 +53,9 @@ type catalogueView struct {
 	Next     string // URL of the next page, "" on the last
 	First    string // URL of the first page when not on it
 	ClearAll string
+	// VerifiedOnly and VerifiedURL are the "verified only" switch.
+	VerifiedOnly bool
+	VerifiedURL  string
 }
 
 // query reads the search from the URL.
@@ -107,6 +110,7 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v.Facets, v.Active = facetGroups(kept, res.Facets, isAdmin(r))
+	v.VerifiedOnly, v.VerifiedURL = verifiedToggle(kept)
 	if res.NextPageToken != "" {
 		next := cloneValues(kept)
 		next.Set("pageToken", res.NextPageToken)

@@ -17,6 +17,7 @@ var (
 	errCrossOrigin = errors.New("cross-origin request refused")
 	errBadRequest  = errors.New("bad request")
 	errRateLimited = errors.New("too many requests")
+	errNoClaim     = errors.New("no such host claim")
 )
 
 // errorPage is what an error page says; Detail never carries internal
@@ -37,6 +38,7 @@ var ownErrors = []struct {
 	{errCrossOrigin, problems.Forbidden},
 	{errRateLimited, problems.RateLimited},
 	{errBadRequest, problems.ValidationFailed},
+	{errNoClaim, problems.NotFound},
 }
 
 // wording is how the UI words each problem type; the status is the shared
@@ -64,6 +66,8 @@ var specific = []struct {
 	heading, detail string
 }{
 	{registry.ErrNotFound, "Not found", "There is no agent with this id."},
+	{errNoClaim, "Not found", "There is no host claim with this id. Ask for a new one on the publish page."},
+	{registry.ErrClaimsUnavailable, "Host claims unavailable", "This server cannot verify host claims."},
 	{errCrossOrigin, "Cross-origin request refused", "Forms on this site can only be sent from this site."},
 	{search.ErrInvalidQuery, "Bad search", "The search is too long or not valid text."},
 	{search.ErrInvalidPageToken, "Bad page link", "This page link belongs to another search. Start again from the first page."},

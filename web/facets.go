@@ -32,6 +32,7 @@ func facetGroups(kept url.Values, f search.Facets, admin bool) ([]facetGroup, []
 		"tag": f.Tags, "inputMode": f.InputModes, "outputMode": f.OutputModes, "binding": f.Bindings,
 		"securityScheme": f.SecuritySchemes, "protocolVersion": f.ProtocolVersions,
 		"capability": f.Capabilities, "extension": f.Extensions, "trust": f.Trust, "live": f.Liveness,
+		"provider": f.Providers,
 	}
 	var groups []facetGroup
 	var active []activeFilter
@@ -85,4 +86,22 @@ func toggled(kept url.Values, param, v string) string {
 		return "/"
 	}
 	return "/?" + q.Encode()
+}
+
+// verifiedToggle is the "verified only" switch: on when the trust filter
+// is exactly "verified"; its URL turns it off (no trust filter) or on
+// (trust=verified alone), back on the first page.
+func verifiedToggle(kept url.Values) (on bool, href string) {
+	q := cloneValues(kept)
+	q.Del("pageToken")
+	on = len(kept["trust"]) == 1 && kept.Get("trust") == "verified"
+	if on {
+		q.Del("trust")
+	} else {
+		q.Set("trust", "verified")
+	}
+	if len(q) == 0 {
+		return on, "/"
+	}
+	return on, "/?" + q.Encode()
 }

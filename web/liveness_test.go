@@ -148,22 +148,22 @@ func TestAdminProbingSwitch(t *testing.T) {
 	e := newEnv(t)
 	id := e.listed("geo.example.com", "geospatial.json")
 	tok := e.adminToken()
-	d := parse(t, e.do("GET", "/admin/agents/"+id, nil, asAdmin(tok)))
+	d := parse(t, e.do("GET", "/admin/agents/"+id, nil, e.asAdmin(tok)))
 	if got := d.text(`form[action="/admin/agents/` + id + `/probing"] button`); got != "Stop liveness probes" {
 		t.Fatalf("button %q", got)
 	}
-	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"maybe"}}, asAdmin(tok)), 400)
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"maybe"}}, e.asAdmin(tok)), 400)
 	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"false"}}, nil), 401) // not signed in
-	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"false"}}, asAdmin(tok)), 303)
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"false"}}, e.asAdmin(tok)), 303)
 	a, _ := e.svc.Get(t.Context(), adminP, id)
 	if a.Liveness.Probing {
 		t.Fatal("probing still on")
 	}
-	d = parse(t, e.do("GET", "/admin/agents/"+id, nil, asAdmin(tok)))
+	d = parse(t, e.do("GET", "/admin/agents/"+id, nil, e.asAdmin(tok)))
 	if got := d.text(`form[action="/admin/agents/` + id + `/probing"] button`); got != "Resume liveness probes" {
 		t.Fatalf("button after stopping %q", got)
 	}
-	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"true"}}, asAdmin(tok)), 303)
+	wantStatus(t, e.do("POST", "/admin/agents/"+id+"/probing", url.Values{"enabled": {"true"}}, e.asAdmin(tok)), 303)
 	if a, _ := e.svc.Get(t.Context(), adminP, id); !a.Liveness.Probing {
 		t.Fatal("probing still off")
 	}

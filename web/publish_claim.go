@@ -50,7 +50,7 @@ func (u *ui) claimStart(w http.ResponseWriter, r *http.Request) error {
 // claimPage is GET /claims/{id}: whoever holds the id sees the
 // claim. The id verifies the claim, so the page is never cached.
 func (u *ui) claimPage(w http.ResponseWriter, r *http.Request) error {
-	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
+	c, err := u.hostClaim(r)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
 			return rateLimited{wait}
 		}
 	}
-	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
+	c, err := u.hostClaim(r)
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,16 @@ func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
 	c.VerifiedAt = &verified
 	u.render(w, r, http.StatusOK, "publish_claim", "Claim "+c.Host, claimView{Claim: c, PublisherToken: ct.PublisherToken, TokenID: ct.Token.ID})
 	return nil
+}
+
+// hostClaim reads the claim named in the path; an unknown one is a claim
+// the visitor should ask for again, not a missing agent.
+func (u *ui) hostClaim(r *http.Request) (*registry.HostClaim, error) {
+	c, err := u.svc.HostClaim(r.Context(), r.PathValue("id"))
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, errNoClaim
+	}
+	return c, err
 }
 
 // claimReasons say what a failed verification means in plain words.

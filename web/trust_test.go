@@ -233,3 +233,49 @@ func TestAgentPageHealthHistory(t *testing.T) {
 		t.Errorf("record: %d failures since %v", a.ConsecutiveFailures, a.FailingSince)
 	}
 }
+
+// "Verified only" narrows the catalogue to verified agents and switches
+// off again; the provider facet counts and filters by organization.
+func TestVerifiedOnlyToggleAndProviderFacet(t *testing.T) {
+	e := newEnv(t)
+	sig := []registry.SignatureResult{{Kid: "k1", Alg: "ES256", KeySource: "well-known", Profile: "spec", Status: "verified", Thumbprint: "tp1"}}
+	a := e.submit("geo.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "geospatial.json"), trust: registry.TrustVerified, signatures: sig, thumbs: []string{"tp1"}})
+	e.approve(a.ID)
+	e.listed("hotel.example.com", "hotel.json")
+	e.listed("currency.example.com", "currency.json")
+	e.sync()
+	d := parse(t, e.get("/?q=agent"))
+	if got, _ := attr(d.one("#verified-only"), "aria-checked"); got != "false" {
+		t.Errorf("toggle starts %q", got)
+	}
+	href, _ := attr(d.one("#verified-only"), "href")
+	if href != "/?q=agent&trust=verified" {
+		t.Fatalf("toggle links to %q", href)
+	}
+	d = parse(t, e.get(href))
+	if got := resultIDs(d); len(got) != 1 || got[0] != a.ID {
+		t.Errorf("verified only lists %v, want [%s]", got, a.ID)
+	}
+	if got, _ := attr(d.one("#verified-only"), "aria-checked"); got != "true" {
+		t.Errorf("toggle after the click %q", got)
+	}
+	if off, _ := attr(d.one("#verified-only"), "href"); off != "/?q=agent" {
+		t.Errorf("switching off links to %q", off)
+	}
+	// Providers: one link per organization, with its count.
+	d = parse(t, e.get("/"))
+	counts := facetCounts(d, "provider")
+	if counts["Example Geo Services Inc."] != "1" || len(counts) < 2 {
+		t.Errorf("provider facet %v", counts)
+	}
+	link := ""
+	for _, l := range d.all(`section[data-facet=provider] a.facet-link`) {
+		if v, _ := attr(l, "data-value"); v == "Example Geo Services Inc." {
+			link, _ = attr(l, "href")
+		}
+	}
+	if got := resultIDs(parse(t, e.get(link))); len(got) != 1 || got[0] != a.ID {
+		t.Errorf("provider filter %q lists %v", link, got)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -72,5 +73,22 @@ func drive(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	tr.CloseIdleConnections()
-	return newReport(c, stats, elapsed, before, after, settled), nil
+	rep := newReport(c, stats, elapsed, before, after, settled)
+	ids := p.made.list()
+	rep.Created = len(ids)
+	switch {
+	case len(ids) == 0:
+	case c.Keep:
+		if err := writeIDs(c.KeepFile, ids); err != nil {
+			return nil, err
+		}
+		rep.KeptFile = c.KeepFile
+	default:
+		n, err := removeAgents(ctx, seed, ids, fmt.Sprintf("cardex-load run %08x: removing what it submitted", p.runID))
+		rep.Removed = n
+		if err != nil {
+			rep.cleanupFail = err.Error()
+		}
+	}
+	return rep, nil
 }

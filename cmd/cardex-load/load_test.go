@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -153,6 +154,53 @@ func TestLoadAgainstServe(t *testing.T) {
 		t.Errorf("goroutines %+v (slack %d), memory %+v", g, rep.GoroutineSlack, rep.RSSBytes)
 	}
 	t.Logf("%d requests, %.0f req/s; goroutines %+v", rep.Requests, rep.RequestsPerSec, rep.Goroutines)
+
+	// What the run submitted is gone again: each accepted submission was
+	// removed, with the run named in the audit log.
+	if rep.Created != rep.Operations[opSubmit].Statuses["202"] || rep.Created == 0 || rep.Removed != rep.Created {
+		t.Errorf("created %d (202s: %d), removed %d", rep.Created, rep.Operations[opSubmit].Statuses["202"], rep.Removed)
+	}
+	countStatus := func(status string) int {
+		var page struct {
+			TotalSize int `json:"totalSize"`
+		}
+		if st, err := c.call(t.Context(), http.MethodGet, "/api/v1/agents?pageSize=1&status="+status, nil, &page); err != nil || st != 200 {
+			t.Fatalf("list %s: %d %v", status, st, err)
+		}
+		return page.TotalSize
+	}
+	// The listing follows the index, a moment behind SQL.
+	waitUntil(t, "the removals to show in the listing", 30*time.Second, func() bool {
+		return countStatus("removed") == rep.Created && countStatus("pending")+countStatus("approved") == 20
+	})
+
+	// -keep leaves them and lists their ids; -remove takes them away later.
+	keep := filepath.Join(t.TempDir(), "kept.txt")
+	stdout.Reset()
+	stderr.Reset()
+	code = run(t.Context(), []string{"-url", base, "-token", token, "-clients", "4", "-duration", "1s",
+		"-write-ratio", "1", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-keep", "-keep-file", keep}, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "kept (ids in "+keep+")") ||
+		!strings.Contains(stderr.String(), "-remove "+keep) {
+		t.Fatalf("-keep run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	ids, err := readIDs(keep)
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("kept ids %v %v", ids, err)
+	}
+	var before int
+	waitUntil(t, "the kept agents to show in the listing", 30*time.Second, func() bool {
+		before = countStatus("removed")
+		return countStatus("pending")+countStatus("approved") == 20+len(ids)
+	})
+	stdout.Reset()
+	if code := run(t.Context(), []string{"-url", base, "-token", token, "-remove", keep}, &stdout, &stderr); code != exitOK ||
+		stdout.String() != fmt.Sprintf("removed %d of %d agents listed in %s\n", len(ids), len(ids), keep) {
+		t.Fatalf("-remove: exit %d %q %q", code, stdout.String(), stderr.String())
+	}
+	waitUntil(t, "the -remove removals to show in the listing", 30*time.Second, func() bool {
+		return countStatus("removed")-before == len(ids)
+	})
 }
 
 func TestParseRejects(t *testing.T) {

@@ -5,6 +5,9 @@
 //
 //	go run ./cmd/cardex-load -url http://127.0.0.1:8080 -clients 200 -duration 30s -token ADMIN_TOKEN
 //
+// Every agent the run submits is removed when it ends (-keep leaves them
+// and lists their ids in a file; -remove FILE removes those later).
+//
 // It exits 1 when any request got a 5xx or a transport error, or when the
 // server's goroutines grew by more than -goroutine-slack once the run has
 // settled; 2 on bad flags.
@@ -42,6 +45,9 @@ type config struct {
 	Settle         time.Duration
 	GoroutineSlack int
 	SubmitURL      string
+	Keep           bool   // leave the submitted agents in the target
+	KeepFile       string // where -keep lists their ids
+	Remove         string // remove the agents listed in this file, and nothing else
 }
 
 // defaultGoroutineSlack is how many more goroutines than before the run a
@@ -67,8 +73,21 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.GoroutineSlack, "goroutine-slack", defaultGoroutineSlack, "goroutines the settled server may have beyond its count before the run")
 	fs.StringVar(&c.SubmitURL, "submit-url", "https://load-{n}.example.com/",
 		"card `URL` template of submissions: {n} becomes a number unique to the run, {ip} a distinct 127.0.0.0/8 address")
+	fs.BoolVar(&c.Keep, "keep", false, "leave the agents the run submits in the target (default: remove them when the run ends) and list their ids in -keep-file")
+	fs.StringVar(&c.KeepFile, "keep-file", "cardex-load-agents.txt", "with -keep, the `file` that lists the submitted agents' ids, for -remove")
+	fs.StringVar(&c.Remove, "remove", "", "remove the agents listed in `file` (written by a -keep run) and exit; needs an admin -token")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.Remove != "" {
+		if c.Token == "" {
+			return nil, errors.New("-remove needs an admin -token")
+		}
+		c.URL = strings.TrimSuffix(c.URL, "/")
+		if c.Timeout <= 0 {
+			return nil, errors.New("-timeout must be positive")
+		}
+		return c, nil
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -112,10 +131,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cardex-load:", err)
 		return exitUsage
 	}
+	if c.Remove != "" {
+		var out strings.Builder
+		err := removeRun(ctx, c, &out)
+		fmt.Fprint(stdout, out.String())
+		if err != nil {
+			fmt.Fprintln(stderr, "cardex-load:", err)
+			return exitFail
+		}
+		return exitOK
+	}
 	rep, err := drive(ctx, c)
 	if err != nil {
 		fmt.Fprintln(stderr, "cardex-load:", err)
 		return exitFail
+	}
+	if rep.Created > 0 && c.Keep {
+		fmt.Fprintf(stderr, "cardex-load: kept the %d agents this run submitted, listed in %s; remove them with: cardex-load -url %s -token TOKEN -remove %s\n",
+			rep.Created, c.KeepFile, c.URL, c.KeepFile)
 	}
 	if c.JSON {
 		err = rep.writeJSON(stdout)

@@ -55,6 +55,7 @@ type pool struct {
 	tags   []string
 	seq    atomic.Int64 // submissions sent, for distinct URLs
 	runID  uint32
+	made   created // the agents this run submitted (cleanup.go)
 }
 
 func (p *pool) setAgents(a []agentRef) {
@@ -252,7 +253,11 @@ func (c *client) do(ctx context.Context, op string) result {
 		c.pool.setTags(vals)
 	case opSubmit:
 		body := map[string]string{"cardUrl": c.pool.submitURL(c.cfg.SubmitURL)}
-		res.status, res.err = c.call(ctx, http.MethodPost, "/api/v1/agents", body, nil)
+		var made struct {
+			ID string `json:"id"`
+		}
+		res.status, res.err = c.call(ctx, http.MethodPost, "/api/v1/agents", body, &made)
+		c.pool.made.add(made.ID)
 	case opApprove:
 		body := map[string]int64{"versionSeq": a.VersionSeq}
 		res.status, res.err = c.call(ctx, http.MethodPost, "/api/v1/agents/"+esc+"/approve", body, nil)

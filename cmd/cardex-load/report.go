@@ -25,7 +25,13 @@ type report struct {
 	Goroutines     growth              `json:"goroutines"`
 	RSSBytes       growth              `json:"residentMemoryBytes"`
 	GoroutineSlack int                 `json:"goroutineSlack"`
-	lastErrors     map[string]string   // op → last transport error, for failures()
+	// Created is how many agents the run submitted; Removed how many of
+	// them it removed again (0 with -keep); KeptFile lists them with -keep.
+	Created     int               `json:"created"`
+	Removed     int               `json:"removed"`
+	KeptFile    string            `json:"keptFile,omitempty"`
+	cleanupFail string            // why not every created agent could be removed
+	lastErrors  map[string]string // op → last transport error, for failures()
 }
 
 type opReport struct {
@@ -98,6 +104,9 @@ func (r *report) failures() []string {
 		f = append(f, fmt.Sprintf("server goroutines grew by %.0f (%.0f → %.0f), more than the slack of %d",
 			grew, r.Goroutines.Before, r.Goroutines.Settled, r.GoroutineSlack))
 	}
+	if r.cleanupFail != "" {
+		f = append(f, fmt.Sprintf("removed %d of the %d agents the run submitted: %s", r.Removed, r.Created, r.cleanupFail))
+	}
 	return f
 }
 
@@ -122,6 +131,13 @@ func (r *report) writeText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.Created > 0 {
+		if r.KeptFile != "" {
+			fmt.Fprintf(w, "agents submitted: %d, kept (ids in %s)\n", r.Created, r.KeptFile)
+		} else {
+			fmt.Fprintf(w, "agents submitted: %d, removed again: %d\n", r.Created, r.Removed)
+		}
 	}
 	_, err := fmt.Fprintf(w, "goroutines: %.0f before, %.0f after, %.0f settled (slack %d); resident memory: %.1f → %.1f → %.1f MiB\n",
 		r.Goroutines.Before, r.Goroutines.After, r.Goroutines.Settled, r.GoroutineSlack,

@@ -35,9 +35,17 @@ func TestImportDirection(t *testing.T) {
 		"ratelimit": {"*"},
 		"cardurl":   {"*"},
 		"problems":  {"api", "web", "crawler", "verifier", "agentfleet"},
+		// The discovery surfaces are faces like api and web: they share
+		// only what sits below them (discover, search, registry).
+		"a2a":       {"api", "web", "mcpserver", "catalog", "crawler", "agentfleet"},
+		"mcpserver": {"api", "web", "a2a", "catalog", "crawler", "agentfleet"},
+		"catalog":   {"api", "web", "a2a", "mcpserver", "crawler", "agentfleet"},
+		"discover":  {"api", "web", "a2a", "mcpserver", "catalog", "crawler", "agentfleet"},
+		"aicatalog": {"*"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},
+		"aicatalog": {"agentcard/strictjson"},
 	}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)

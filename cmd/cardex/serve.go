@@ -210,6 +210,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	}
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
+	seeding.Go(func() { cfg.runCatalogs(seedCtx, cr.fetcher, svc, cr.sched.Kick, log) })
 	if demo != nil {
 		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
 			log.Error("demo", "err", err.Error())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto"
 	"encoding/base64"
 	"encoding/json"
@@ -8,12 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/cardexhq/cardex/a2a"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/catalog"
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/mcpserver"
 	"github.com/cardexhq/cardex/ratelimit"
@@ -116,4 +119,68 @@ func jwksHandler(jwks []byte) http.Handler {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		w.Write(jwks)
 	})
+}
+
+// catalogBatch is how many due catalogs one tick crawls.
+const catalogBatch = 8
+
+// runCatalogs crawls the due AI Catalogs every tick until ctx ends: each
+// crawl (the catalog and its nested ones, under the crawler's network
+// policy and limits) is recorded with its trace, and the agents it lists on
+// the catalog's registrable domain become pending agents (docs/discovery.md).
+func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, kick func(), log *slog.Logger) {
+	t := time.NewTicker(c.CrawlTick)
+	defer t.Stop()
+	for {
+		if n := c.crawlCatalogs(ctx, f, svc, time.Now(), log); n > 0 {
+			kick()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// crawlCatalogs crawls the catalogs due at now and returns how many agents
+// they registered.
+func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) int {
+	// A claimed catalog is not due again for a whole crawl's time limit
+	// per nested document, so replicas do not crawl it together.
+	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*aicatalog.MaxNesting, catalogBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Error("catalogs: claiming", "err", err.Error())
+		}
+		return 0
+	}
+	registered := 0
+	for _, cat := range due {
+		res, err := f.CrawlCatalog(ctx, cat.URL, cat.ETag)
+		rec := registry.CatalogCrawl{URL: cat.URL, NextCrawlAt: now.Add(c.CrawlInterval)}
+		if res != nil {
+			rec.Trace, _ = json.Marshal(res)
+			rec.Domain = res.Domain
+			rec.NotModified = len(res.Documents) == 1 && res.Documents[0].NotModified
+			if len(res.Documents) > 0 {
+				rec.ETag = res.Documents[0].ETag
+			}
+			rec.Agents = res.Agents()
+		}
+		if err != nil {
+			rec.Error, rec.Agents = err.Error(), nil
+			log.Info("catalog crawl failed", "url", cat.URL, "err", err.Error())
+		}
+		ids, err := svc.RecordCatalog(ctx, rec)
+		if err != nil {
+			log.Error("catalogs: recording", "url", cat.URL, "err", err.Error())
+			continue
+		}
+		if len(ids) > 0 {
+			log.Info("catalog registered agents", "url", cat.URL, "agents", len(ids))
+		}
+		registered += len(ids)
+	}
+	return registered
 }

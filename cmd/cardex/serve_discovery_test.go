@@ -7,7 +7,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +116,67 @@ func TestServeMCPClient(t *testing.T) {
 			t.Fatalf("%s: %s", era, b)
 		}
 		cs.Close()
+	}
+}
+
+// Submitting a bare host crawls its AI Catalog: the agents it lists on the
+// same host become pending agents that name the catalog; an entry on
+// another domain does not.
+func TestServeCatalogCrawl(t *testing.T) {
+	card := func(name string) string {
+		return `{"name":"` + name + `","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"http://127.0.0.1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
+	}
+	var base string
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/ai-catalog.json":
+			w.Header().Set("Content-Type", "application/ai-catalog+json")
+			fmt.Fprintf(w, `{"specVersion":"1.0","entries":[
+ {"identifier":"urn:air:x:agent:fx","type":"application/a2a-agent-card+json","url":"%[1]s/fx.json"},
+ {"identifier":"urn:air:x:agent:trips","mediaType":"application/a2a-agent-card+json","url":"%[1]s/trips.json"},
+ {"identifier":"urn:air:x:agent:far","type":"application/a2a-agent-card+json","url":"https://far.example.org/card.json"}]}`, base)
+		case "/fx.json":
+			fmt.Fprint(w, card("FX"))
+		case "/trips.json":
+			fmt.Fprint(w, card("Trips"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	base = site.URL
+	data := filepath.Join(t.TempDir(), "data")
+	token := adminToken(t, data)
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s")
+	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, site.URL+"/"), nil); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	var page struct {
+		Agents []struct {
+			ID      string `json:"id"`
+			CardURL string `json:"cardUrl"`
+			Catalog string `json:"catalog"`
+			Status  string `json:"status"`
+		} `json:"agents"`
+	}
+	waitFor(t, "the catalog's agents", 20*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents?status=pending&pageSize=100", token)
+		json.Unmarshal([]byte(body), &page)
+		return len(page.Agents) == 3
+	})
+	found := map[string]string{}
+	for _, a := range page.Agents {
+		found[a.CardURL] = a.Catalog
+		if a.Catalog != "" {
+			// The agent page says which catalog brought it.
+			if code, _, html := get(t, s.base+"/agents/"+a.ID, ""); code != 200 || !strings.Contains(html, `id="catalog"`) ||
+				!strings.Contains(html, a.Catalog) {
+				t.Errorf("agent page %d lacks the catalog", code)
+			}
+		}
+	}
+	cat := site.URL + "/.well-known/ai-catalog.json"
+	if found[site.URL+"/fx.json"] != cat || found[site.URL+"/trips.json"] != cat || found[site.URL+"/.well-known/agent-card.json"] != "" {
+		t.Fatalf("agents %+v", found)
 	}
 }
