@@ -54,7 +54,7 @@ func decorateSearch(p *problem, err error) (*problem, bool) {
 		p.Detail = "the search index is busy with other queries; retry after the number of seconds in Retry-After"
 	case errors.Is(err, search.ErrTimeout):
 		p.retryAfter = searchRetry
-		p.Detail = "the search took too long (RELIABILITY.md G.71); narrow the query or retry later"
+		p.Detail = "the search took too long; narrow the query or retry later"
 	case errors.Is(err, search.ErrClosed):
 		p.retryAfter = searchRetry
 		p.Detail = "the search index is shutting down"

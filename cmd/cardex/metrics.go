@@ -56,7 +56,7 @@ func newMetrics() *metrics {
 		}, []string{"status", "profile"}),
 		leaseConflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cardex_crawl_lease_conflicts_total",
-			Help: "Crawl results dropped because the agent's lease was lost (removed or taken over meanwhile, RELIABILITY.md F.64).",
+			Help: "Crawl results dropped because the agent's lease was lost (removed or taken over meanwhile).",
 		}),
 		recordErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cardex_crawl_record_errors_total",
