@@ -29,6 +29,16 @@ func TestBrowserNoSidewaysScrollAt390(t *testing.T) {
 			t.Errorf("%s is %d px wider than a 390 px screen", path, over)
 		}
 	}
+	// Facet counts stay on one line beside their value ("1 / 0" wrapped).
+	for _, w := range []int64{390, 1280} {
+		var wrapped []string
+		run(t, ctx, chromedp.EmulateViewport(w, 844), chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible("#facets", chromedp.ByID),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll(".facet-link .count")).filter(c => c.getClientRects().length !== 1 || c.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(c).fontSize)).map(c => c.closest("a").dataset.value)`, &wrapped),
+			chromedp.EmulateViewport(1280, 800))
+		if len(wrapped) > 0 {
+			t.Errorf("at %d px, the counts of %v wrap", w, wrapped)
+		}
+	}
 	run(t, ctx,
 		chromedp.Navigate(e.srv.URL+"/admin"),
 		chromedp.SendKeys("#token", tok, chromedp.ByID),
