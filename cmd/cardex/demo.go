@@ -51,6 +51,8 @@ type demoPorts struct {
 	Fleet int `json:"fleet"`
 	Flaky int `json:"flaky"`
 	Live  int `json:"live"`
+	// Catalog is the multi-agent host's port (demo_catalog.go).
+	Catalog int `json:"catalog,omitempty"`
 }
 
 func readDemoMarker(dir string) (demoMarkerFile, error) {
