@@ -94,8 +94,7 @@ func TestV1ClientFindsAgents(t *testing.T) {
 				if fx.Liveness == nil || fx.Liveness.State != string(s.f.FX.Liveness.State) {
 					t.Fatalf("liveness %+v, record %+v", fx.Liveness, s.f.FX.Liveness)
 				}
-				ifaces, _ := fx.Card["supportedInterfaces"].([]any)
-				if fx.Card["name"] != "FX Converter" || len(ifaces) != 1 {
+				if fx.Card == nil || fx.Card.Name != "FX Converter" || len(fx.Card.SupportedInterfaces) != 1 {
 					t.Fatalf("card %v", fx.Card)
 				}
 

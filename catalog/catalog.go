@@ -197,21 +197,14 @@ func entry(a discover.Agent) aicatalog.Entry {
 		}},
 	}
 	if a.Card != nil {
-		if v, ok := a.Card["version"].(string); ok {
-			e.Version = v
+		e.Version = a.Card.Version
+		if p := a.Card.Provider; p != nil && p.Organization != "" {
+			e.Publisher.DisplayName = p.Organization
 		}
-		if p, ok := a.Card["provider"].(map[string]any); ok {
-			if org, ok := p["organization"].(string); ok && org != "" {
-				e.Publisher.DisplayName = org
-			}
-		}
-		if skills, ok := a.Card["skills"].([]any); ok {
-			for _, s := range skills {
-				tags, _ := s.(map[string]any)["tags"].([]string)
-				for _, t := range tags {
-					if !contains(e.Tags, t) {
-						e.Tags = append(e.Tags, t)
-					}
+		for _, s := range a.Card.Skills {
+			for _, t := range s.Tags {
+				if !contains(e.Tags, t) {
+					e.Tags = append(e.Tags, t)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -34,7 +35,8 @@ type Finder struct {
 }
 
 // Agent is one agent as the discovery surfaces show it: enough to pick it
-// and to talk to it (its card, in the A2A v1.0 shape), with Cardex's verdicts
+// and to talk to it (its card, in the A2A v1.0 shape that GET
+// /api/v1/agents/{id} serves too: agentcard.Card.A2A), with Cardex's verdicts
 // and links to Cardex's copy.
 type Agent struct {
 	ID          string `json:"id"`
@@ -47,9 +49,9 @@ type Agent struct {
 	CardURL string `json:"cardUrl"`
 	// Card is the agent's current card as an A2A v1.0 AgentCard; absent
 	// for an agent never fetched.
-	Card   map[string]any `json:"card,omitempty"`
-	Trust  string         `json:"trust"`
-	Health string         `json:"health"`
+	Card   *agentcard.AgentCard `json:"card,omitempty"`
+	Trust  string               `json:"trust"`
+	Health string               `json:"health"`
 	// Liveness is what Cardex's protocol probes last said of the agent's
 	// interfaces (docs/liveness.md); absent when it has none.
 	Liveness *Liveness `json:"liveness,omitempty"`
@@ -128,7 +130,7 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 	if a.Card != nil {
 		out.Name = a.Card.Name
 		out.Description = a.Card.Description
-		out.Card = specCard(a.Card)
+		out.Card = a.Card.A2A()
 	}
 	for _, m := range matches {
 		if m.SkillID == "" || slices.ContainsFunc(out.MatchedSkills, func(s Skill) bool { return s.ID == m.SkillID }) {

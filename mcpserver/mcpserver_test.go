@@ -153,7 +153,7 @@ func TestTools(t *testing.T) {
 				page.Facets.Tags[0].Value != "finance" || page.Facets.Tags[0].Count != 1 {
 				t.Fatalf("search: %+v", page)
 			}
-			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card["name"] != "FX Converter" || len(fx.MatchedSkills) != 1 {
+			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card == nil || fx.Card.Name != "FX Converter" || len(fx.MatchedSkills) != 1 {
 				t.Fatalf("agent %+v", fx)
 			}
 

@@ -92,13 +92,18 @@ func New(t testing.TB, store *registry.Store) *Fixture {
 // version and approves it when approve. Call Sync afterwards.
 func (f *Fixture) Add(t testing.TB, host string, c Card, vis registry.Visibility, approve bool) registry.Agent {
 	t.Helper()
+	return f.AddRaw(t, host, c.JSON(host), vis, approve)
+}
+
+// AddRaw is Add with the card's bytes as the agent serves them.
+func (f *Fixture) AddRaw(t testing.TB, host string, raw []byte, vis registry.Visibility, approve bool) registry.Agent {
+	t.Helper()
 	ctx := context.Background()
 	admin := registry.Principal{Role: registry.RoleAdmin, Name: "test"}
 	a, err := f.Svc.Submit(ctx, admin, "https://"+host+"/", vis)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := c.JSON(host)
 	const owner = "discovertest"
 	due, err := f.Svc.ClaimDue(ctx, owner, time.Now().Add(time.Minute), time.Minute, 1000, 1000)
 	if err != nil {
