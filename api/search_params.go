@@ -47,8 +47,10 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 	var r searchRequest
 	qv := c.QueryParams()
 	p := principal(c)
-	if p.Role != registry.RoleAdmin && (qv.Has("status") || qv.Has("health") || qv.Has("visibility")) {
-		return r, registry.ErrForbidden
+	if qv.Has("status") || qv.Has("health") || qv.Has("visibility") {
+		if err := registry.CurationFilters(p); err != nil {
+			return r, err
+		}
 	}
 	known := append([]string{"status", "health", "trust", "visibility", "pageSize", "pageToken"}, searchOnlyParams...)
 	if err := checkParams(qv, append(known, extra...)...); err != nil {

@@ -60,8 +60,10 @@ func decodePageToken(s, sort, filter string) (*pageToken, error) {
 }
 
 func validateQuery(p Principal, q *ListQuery) error {
-	if !p.isAdmin() && (len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0) {
-		return ErrForbidden
+	if len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0 {
+		if err := CurationFilters(p); err != nil {
+			return err
+		}
 	}
 	check := func(ptr string, vals []string, allowed ...string) error {
 		for _, v := range vals {
