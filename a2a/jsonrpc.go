@@ -12,7 +12,7 @@ import (
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
-// Request bounds (RELIABILITY.md I.82): a message is a search, never a
+// Request bounds (docs/threats.md I.82): a message is a search, never a
 // document.
 const (
 	maxBodyBytes = 64 << 10

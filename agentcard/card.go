@@ -9,7 +9,7 @@ import (
 // Card is the normalized, v1-shaped view of an agent card of any protocol
 // version (v0.1 … v1.0 and hybrids). It is derived from the one strict parse
 // of the fetched bytes and is what Cardex stores, indexes and shows; the raw
-// bytes stay the truth for signatures. JSON names follow CONTRACT.md.
+// bytes stay the truth for signatures. JSON names follow docs/api.md.
 type Card struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`

@@ -7,7 +7,7 @@ import (
 )
 
 // Change is one semantic difference between two versions of a card
-// (CONTRACT.md §5 "Versions"). Old and New hold the values at Path in each
+// (docs/api.md). Old and New hold the values at Path in each
 // version (nil where the thing does not exist).
 type Change struct {
 	Kind string `json:"kind"`
@@ -16,7 +16,7 @@ type Change struct {
 	New  any    `json:"new"`
 }
 
-// Change kinds. The first ten are named by CONTRACT.md §5; name, description,
+// Change kinds. The first ten are named by docs/api.md; name, description,
 // link and modes changes are the display fields a curator re-reviews.
 const (
 	ChangeSkillAdded       = "skill-added"

@@ -7,7 +7,7 @@
 //
 // The raw bytes stay the truth (they are what is signed and stored); the
 // Card is a view for search, display and diffs, and never replaces them.
-// Text is kept exactly as written (RELIABILITY.md C.37): the package flags,
+// Text is kept exactly as written (docs/threats.md C.37): the package flags,
 // it never rewrites or truncates.
 //
 // Rejections are *InvalidError values (errors.Is(err, ErrInvalidCard), with

@@ -9,7 +9,7 @@ import (
 // Sentinel errors. Every rejection Parse returns is an *InvalidError, which
 // matches ErrInvalidCard and, more precisely, one of ErrNotJSON or
 // ErrNotACard when that is the reason (the crawler records these as the
-// error classes `not_json`, `not_a_card` and `invalid_card` of CONTRACT.md §2).
+// error classes `not_json`, `not_a_card` and `invalid_card` of docs/security.md "Network policy").
 var (
 	ErrInvalidCard = errors.New("invalid agent card")
 	ErrNotJSON     = errors.New("not a JSON document")
@@ -52,7 +52,7 @@ func (e *InvalidError) Is(target error) bool {
 
 // Problem codes. They are stable: the API, the UI and scripts match on them.
 const (
-	// Errors from the strict JSON parse (RELIABILITY.md C.28, C.29, C.31, E.55).
+	// Errors from the strict JSON parse (docs/threats.md C.28, C.29, C.31, E.55).
 	CodeInvalidJSON         = "invalid-json"
 	CodeEmptyDocument       = "empty-document"
 	CodeByteOrderMark       = "byte-order-mark"
@@ -69,7 +69,7 @@ const (
 	CodeNoEndpoint          = "no-endpoint"      // error: nor is one without any A2A endpoint
 	CodeCaseVariantKey      = "case-variant-key" // C.30
 	CodeDuplicateField      = "duplicate-field"  // camelCase and snake_case spelling of one field
-	CodeWrongType           = "wrong-type"       // CONTRACT.md §7
+	CodeWrongType           = "wrong-type"       // docs/api.md "Card parsing"
 	CodeTooManyProblems     = "too-many-problems"
 	CodeNullValue           = "null-value" // warning: null read as absent
 	CodeMissingRequired     = "missing-required"

@@ -9,12 +9,12 @@ import (
 )
 
 // interfaces returns the card's endpoints and its distinct protocol
-// versions, preferred first (A2A-CARDS.md §1.5). A non-empty v1
+// versions, preferred first (docs/cards.md). A non-empty v1
 // supportedInterfaces wins; otherwise the v0.x url + preferredTransport
 // (default JSONRPC) + additionalInterfaces are bridged, each stamped with the
 // card's protocolVersion (or the version of its shape). When no interface
 // declares a version, the card's declared protocolVersion or its shape's
-// version is the one protocol version (CONTRACT.md §5: a v0.1/v0.2 card
+// version is the one protocol version (docs/api.md: a v0.1/v0.2 card
 // without one gets 0.1/0.2; v0.3 gets 0.3 and v1 1.0 by the same rule).
 func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 	out := []Interface{}

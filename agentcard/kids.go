@@ -12,7 +12,7 @@ import (
 // headers of the card's signatures, sorted. Decoding is tolerant (padding
 // and the standard alphabet are accepted): this is for telling versions
 // apart, not for verification, which the verifier does strictly
-// (CONTRACT.md §3). Headers that do not decode or carry no string kid are
+// (docs/verification.md). Headers that do not decode or carry no string kid are
 // skipped; the unprotected header is never read.
 func SignatureKIDs(c *Card) []string {
 	kids := []string{}

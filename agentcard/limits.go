@@ -1,6 +1,6 @@
 package agentcard
 
-// Caps on card fields (RELIABILITY.md C.33). A field over its cap is flagged
+// Caps on card fields (docs/threats.md C.33). A field over its cap is flagged
 // with the warning "too-long" or "too-many"; it is never truncated, because
 // the stored bytes are what was signed. Display layers may shorten what they
 // show. Lengths of names count Unicode code points; descriptions, ids,
@@ -21,6 +21,6 @@ const (
 	MaxInterfaces       = 32      // interfaces per card
 	MaxExtensions       = 50      // capabilities.extensions
 	MaxSecuritySchemes  = 50      // entries of securitySchemes
-	MaxSignatures       = 8       // signatures the verifier examines (CONTRACT.md §3)
+	MaxSignatures       = 8       // signatures the verifier examines (docs/verification.md)
 	MaxURLBytes         = 2 << 10 // any URL field
 )

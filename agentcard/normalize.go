@@ -55,7 +55,7 @@ func (n *normalizer) card(tree *sj.Value) *Card {
 }
 
 // requireText warns when a v1 REQUIRED string field is missing or blank
-// (A2A-CARDS.md §7 item 3; warnings per CONTRACT.md §7).
+// (docs/cards.md item 3; warnings per docs/api.md "Card parsing").
 func (n *normalizer) requireText(o obj, name string) {
 	v, p := o.get(name)
 	switch {
@@ -135,7 +135,7 @@ func (n *normalizer) capabilities(top obj) Capabilities {
 	o := n.c.open(v, ptr, capabilitiesSchema)
 	caps.Streaming = o.boolean("streaming")
 	caps.PushNotifications = o.boolean("pushNotifications")
-	// A2A-CARDS.md §1.5: OR the v1 flag and the v0.x top-level flag.
+	// docs/cards.md: OR the v1 flag and the v0.x top-level flag.
 	caps.ExtendedAgentCard = o.boolean("extendedAgentCard") || top.boolean("supportsAuthenticatedExtendedCard")
 	ev, eptr := o.get("extensions")
 	if ev == nil {

@@ -11,7 +11,7 @@ import (
 // Options tune Parse.
 type Options struct {
 	// CardURL is the URL the card was fetched from. Interface URLs on another
-	// host are flagged (RELIABILITY.md C.35). Empty for local files: the
+	// host are flagged (docs/threats.md C.35). Empty for local files: the
 	// host check is then skipped.
 	CardURL string
 }
@@ -36,12 +36,13 @@ type Parsed struct {
 // an object or a JSON document that is not an agent card (reason
 // ErrNotACard; see isCard); keys that differ only in case from a model
 // field; a field written in both its camelCase and snake_case spelling; and
-// a known field of the wrong JSON type (CONTRACT.md §7); and a card without
-// a name or without an A2A endpoint (codes no-name, no-endpoint; reason
-// ErrInvalidCard): it is never a listable agent (docs/lint.md).
+// a known field of the wrong JSON type (docs/api.md "Card parsing"); and a
+// card without a name or without an A2A endpoint (codes no-name,
+// no-endpoint; reason ErrInvalidCard): it is never a listable agent
+// (docs/lint.md).
 //
 // A null member of an object is read as absent with a "null-value" warning
-// (ProtoJSON reads null as unset; CONTRACT.md §7 makes missing REQUIRED
+// (ProtoJSON reads null as unset; docs/api.md "Card parsing" makes missing REQUIRED
 // fields warnings), also in REQUIRED fields. A null array element
 // (`"skills":[null]`) or a null security scheme is "wrong-type": there is
 // nothing to read as absent there. A null scope list is an empty one.

@@ -12,7 +12,7 @@ const anyKind sj.Kind = 0xFF
 
 // field is one member the model knows at one level of the card. Every field
 // is also accepted in its snake_case proto spelling, which ProtoJSON parsers
-// read as the same field (A2A-CARDS.md §1.2).
+// read as the same field (docs/cards.md).
 type field struct {
 	name  string
 	alias string  // snake_case spelling, "" when it equals name
@@ -89,7 +89,7 @@ func strs(name string) field     { return field{name: name, kind: sj.Array, elem
 func objects(name string) field  { return field{name: name, kind: sj.Array, elem: sj.Object} }
 func anyValue(name string) field { return field{name: name, kind: anyKind} }
 
-// The levels of a card, v0.1 … v1.0 and hybrids together (A2A-CARDS.md §1).
+// The levels of a card, v0.1 … v1.0 and hybrids together (docs/cards.md).
 // v0.x members and v1 members live side by side: hybrid cards carry both.
 var (
 	cardSchema = newSchema(
@@ -105,7 +105,7 @@ var (
 	interfaceSchema = newSchema(str("url"), str("protocolBinding"), str("protocolVersion"), str("tenant"))
 	legacyIfSchema  = newSchema(str("url"), str("transport"))
 	// provider.name is not a spec field but common in the wild
-	// (A2A-CARDS.md §1.5 "SDK JSON mismatches"); it is read as organization.
+	// (docs/cards.md "SDK JSON mismatches"); it is read as organization.
 	providerSchema     = newSchema(str("organization"), str("url"), str("name"))
 	capabilitiesSchema = newSchema(
 		boolean("streaming"), boolean("pushNotifications"), boolean("extendedAgentCard"),

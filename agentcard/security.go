@@ -21,7 +21,7 @@ var typeKinds = map[string]string{
 	"openidconnect": SchemeOpenIDConnect, "mutualtls": SchemeMutualTLS,
 }
 
-// securitySchemes reads `securitySchemes` in both forms (A2A-CARDS.md §1.2,
+// securitySchemes reads `securitySchemes` in both forms (docs/cards.md,
 // §1.3), in document order. A hybrid entry carrying both the wrapper and
 // `type` is read from the wrapper (the v1 member). Without securitySchemes,
 // a v0.1 `authentication` is mapped loosely (see authSchemes).
@@ -120,7 +120,7 @@ func (n *normalizer) schemeFields(s *SecurityScheme, o obj, locKey string) {
 }
 
 // flows keeps every flow written: v0.x cards may list several, v1's oneof
-// has one; converting to exactly one would lose data (A2A-CARDS.md §1.2).
+// has one; converting to exactly one would lose data (docs/cards.md).
 func (n *normalizer) flows(v *sj.Value, ptr string) []OAuthFlow {
 	fo := n.c.open(v, ptr, flowsSchema)
 	out := []OAuthFlow{}

@@ -17,12 +17,12 @@ const (
 )
 
 // shapeVersion is the protocol version a card gets from its shape when it
-// declares none (CONTRACT.md §5 "Lists and search").
+// declares none (docs/api.md "Lists and search").
 var shapeVersion = map[string]string{
 	ShapeV01: "0.1", ShapeV02: "0.2", ShapeV03: "0.3", ShapeV1: "1.0", ShapeHybrid: "1.0",
 }
 
-// detectShape decides how a card was written (A2A-CARDS.md §1.5, §6):
+// detectShape decides how a card was written (docs/cards.md, §6):
 //
 //  1. a non-empty supportedInterfaces makes it v1, or "hybrid" when v0.x
 //     members ride along (url, preferredTransport, additionalInterfaces,

@@ -68,7 +68,7 @@ func (n *normalizer) skills(top obj) []Skill {
 
 // normalizeTags trims, lowercases and de-duplicates tags, keeping the first
 // occurrence's position and dropping blank ones. Tags are free text
-// (A2A-CARDS.md §6): "Book air tickets" and "book air tickets " are one tag.
+// (docs/cards.md): "Book air tickets" and "book air tickets " are one tag.
 func normalizeTags(tags []string) []string {
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// Text checks for RELIABILITY.md C.36 (bidi, zero-width and homograph
+// Text checks for docs/threats.md C.36 (bidi, zero-width and homograph
 // names) and C.33 (oversized fields). Text is always stored exactly as
 // written (C.37); these only flag.
 

@@ -11,14 +11,14 @@ import (
 )
 
 // dangerousSchemes run code or read local data when a browser follows them
-// (RELIABILITY.md C.34, H.73).
+// (docs/threats.md C.34, H.73).
 var dangerousSchemes = []string{
 	"javascript", "vbscript", "livescript", "data", "file", "blob", "filesystem",
 	"view-source", "about", "jar",
 }
 
 // RenderableURL reports whether s may become a link in the UI or a URL the
-// API presents as followable (RELIABILITY.md C.34): an absolute https URL
+// API presents as followable (docs/threats.md C.34): an absolute https URL
 // with a host, no userinfo, no whitespace, control, bidi or zero-width
 // characters, no backslashes, at most MaxURLBytes long. Everything else is
 // shown as text.
@@ -62,7 +62,7 @@ type urlForm uint8
 
 const (
 	urlPlain    urlForm = iota
-	urlEndpoint         // interface URLs: gRPC may be host:port (A2A-CARDS.md §1.1, main)
+	urlEndpoint         // interface URLs: gRPC may be host:port (docs/cards.md, main)
 )
 
 // checkURL flags a URL field; s is never changed (C.34: stored as written).
@@ -163,7 +163,7 @@ func hostPort(s string) (string, bool) {
 func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 
 // checkEndpointHost flags an interface URL whose host is not the card's
-// host (RELIABILITY.md C.35: the registry vouches for the card's host only),
+// host (docs/threats.md C.35: the registry vouches for the card's host only),
 // and one naming a loopback, private or link-local address.
 func (n *normalizer) checkEndpointHost(ptr, host string) {
 	if host == "" || host == n.cardHost {

@@ -8,7 +8,7 @@ import (
 )
 
 // maxProblems bounds the findings kept for one document: a hostile card with
-// 100,000 flagged tags (RELIABILITY.md C.33) must not produce a response of
+// 100,000 flagged tags (docs/threats.md C.33) must not produce a response of
 // the same size. What is dropped is counted in one final problem.
 const maxProblems = 500
 
@@ -79,7 +79,7 @@ func (c *collector) open(v *sj.Value, ptr string, s *schema) obj {
 	for _, m := range v.Object {
 		i, ok := s.lookup(m.Key)
 		if !ok {
-			// RELIABILITY.md C.30: a key that matches a model field only
+			// docs/threats.md C.30: a key that matches a model field only
 			// case-insensitively is what a lenient decoder would read as
 			// that field while the signed bytes say otherwise.
 			if f, bad := s.caseVariant(m.Key); bad {

@@ -43,7 +43,7 @@ func SampleCardNames() []string {
 
 // domain is one line of business with its vocabulary, so generated cards
 // read like the catalogue of a real enterprise (search benchmarks need a
-// realistic vocabulary, DESIGN.md "Performance targets").
+// realistic vocabulary, docs/design.md "Performance targets").
 type domain struct {
 	area   string
 	role   []string
@@ -110,7 +110,7 @@ var domains = []domain{
 
 // card is the v1 shape of a generated card. It never holds a default value
 // outside REQUIRED fields (no false, no empty list), so its RFC 8785 form
-// equals the spec's presence-pruned canonical form (A2A-CARDS.md §2.1).
+// equals the spec's presence-pruned canonical form (docs/verification.md).
 type card struct {
 	Name                string         `json:"name"`
 	Description         string         `json:"description"`

@@ -14,7 +14,7 @@ import (
 )
 
 // CA is a throwaway certificate authority for TLS fleets and TLS failure
-// tests (RELIABILITY.md B.23: wrong host, expired, self-signed).
+// tests (docs/threats.md B.23: wrong host, expired, self-signed).
 type CA struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey

@@ -34,7 +34,7 @@ func NewSigningKey() (crypto.Signer, error) {
 	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 }
 
-// Alg is the JWS algorithm for key (CONTRACT.md §6 defaults).
+// Alg is the JWS algorithm for key (docs/configuration.md defaults).
 func Alg(key crypto.Signer) (string, error) {
 	switch k := key.Public().(type) {
 	case *ecdsa.PublicKey:
@@ -53,7 +53,7 @@ func Alg(key crypto.Signer) (string, error) {
 }
 
 // publicJWK returns the public JWK of key with its RFC 7638 thumbprint as
-// kid (the `cardex sign` default, CONTRACT.md §6).
+// kid (the `cardex sign` default, docs/configuration.md).
 func publicJWK(key crypto.Signer) (jose.JSONWebKey, error) {
 	alg, err := Alg(key)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestCurationActions(t *testing.T) {
 		}
 		h.do(req{method: "POST", path: path + "/approve", token: admin}).expectProblem(t, http.StatusBadRequest, "invalid-json")
 
-		// RELIABILITY.md F.65: the admin reviewed v1, the crawler stored v2
+		// docs/threats.md F.65: the admin reviewed v1, the crawler stored v2
 		// meanwhile; approving v1 is 409 naming v2, and v2 is not approved.
 		h.fetch(a.ID, h.cardBytes(cardV1))
 		h.fetch(a.ID, h.cardBytes(cardCurrency))
@@ -67,7 +67,7 @@ func TestCurationActions(t *testing.T) {
 		if got.Status != registry.StatusApproved || got.VersionSeq != 2 {
 			t.Fatalf("after approve: %+v", got)
 		}
-		// RELIABILITY.md I.80: repeating is 200 with no second audit entry.
+		// docs/threats.md I.80: repeating is 200 with no second audit entry.
 		h.do(req{method: "POST", path: path + "/approve", token: admin, body: jsonBody(`{"versionSeq":2}`)}).expectStatus(t, http.StatusOK)
 		if n := auditCount(t, h, admin, a.ID, "approve"); n != 1 {
 			t.Fatalf("%d approve audit entries, want 1", n)

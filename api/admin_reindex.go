@@ -16,7 +16,7 @@ type reindexResult struct {
 }
 
 // adminReindex is POST /api/v1/admin/reindex {} (admin): rebuild the running
-// server's search index from SQL (CONTRACT.md §5). It answers when the new
+// server's search index from SQL (docs/api.md). It answers when the new
 // generation is live; queries keep being answered by the old one meanwhile.
 // The rebuild is not tied to the request: a client that gives up does not
 // throw away a half-built index (the server's shutdown still stops it).

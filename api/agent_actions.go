@@ -16,7 +16,7 @@ const maxReason = 1000
 
 // act is POST /api/v1/agents/{id}/{approve|reject|suspend|restore}
 // {"reason", "versionSeq"} (admin). Approve names the version reviewed, so
-// a card that changed meanwhile is not approved unseen (RELIABILITY.md
+// a card that changed meanwhile is not approved unseen (docs/threats.md
 // F.65); repeating an action in effect is 200 with one audit entry (I.80).
 func (s *server) act(action registry.Action) echo.HandlerFunc {
 	return func(c echo.Context) error {

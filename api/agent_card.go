@@ -8,7 +8,7 @@ import (
 )
 
 // getCard is GET /api/v1/agents/{id}/card: the current version's bytes
-// exactly as fetched (DESIGN.md principle 5), so anyone can re-verify the
+// exactly as fetched (docs/design.md principle 5), so anyone can re-verify the
 // signature. The strong ETag is the quoted SHA-256 of those bytes.
 //
 // An agent may render its card per A2A-Version (a2a-js with legacy

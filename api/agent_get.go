@@ -7,7 +7,7 @@ import (
 )
 
 // getAgent is GET /api/v1/agents/{id}. Whoever holds an id may read the
-// record (CONTRACT.md §1); the Service decides what else is hidden.
+// record (docs/api.md "Agent identity"); the Service decides what else is hidden.
 func (s *server) getAgent(c echo.Context) error {
 	a, err := s.svc.Get(c.Request().Context(), principal(c), c.Param("id"))
 	if err != nil {

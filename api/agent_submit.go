@@ -15,7 +15,7 @@ type submitRequest struct {
 }
 
 // submitAgent is POST /api/v1/agents: register a card URL; the crawler
-// fetches the card later (DESIGN.md principle 1: never card content from the
+// fetches the card later (docs/design.md principle 1: never card content from the
 // submitter).
 func (s *server) submitAgent(c echo.Context) error {
 	body, raw, err := readBody(c, true)

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Page sizes of CONTRACT.md §5.
+// Page sizes of docs/api.md.
 const (
 	defaultPageSize = 20
 	maxPageSize     = 100
@@ -23,7 +23,7 @@ type agentPage struct {
 
 // listAgents is GET /api/v1/agents. With a search index every list goes
 // through it (searchAgents), except an admin's list of removed agents: the
-// index drops tombstones (RELIABILITY.md G.72), so status=removed without
+// index drops tombstones (docs/threats.md G.72), so status=removed without
 // search-only parameters is answered from SQL. Without an index the list
 // comes from SQL and the search-only parameters answer 503.
 func (s *server) listAgents(c echo.Context) error {
@@ -38,7 +38,7 @@ func (s *server) listAgents(c echo.Context) error {
 }
 
 // sqlAgents lists the agents the caller may list from SQL, keyset-paginated
-// (RELIABILITY.md I.82: no offsets to page deep with).
+// (docs/threats.md I.82: no offsets to page deep with).
 func (s *server) sqlAgents(c echo.Context) error {
 	q, err := listQuery(c)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
-// searchPage is GET /agents answered by the index (CONTRACT.md §5 "Lists and
+// searchPage is GET /agents answered by the index (docs/api.md "Lists and
 // search").
 type searchPage struct {
 	Agents        []searchAgent `json:"agents"`
@@ -26,7 +26,7 @@ type searchAgent struct {
 
 // searchAgents is GET /api/v1/agents through the index, by search.Find: the
 // one path every face lists agents by (the index picks the ids, SQL decides
-// what the caller sees now, RELIABILITY.md G.72).
+// what the caller sees now, docs/threats.md G.72).
 func (s *server) searchAgents(c echo.Context) error {
 	r, err := searchParams(c, "sort")
 	if err != nil {

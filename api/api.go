@@ -1,4 +1,4 @@
-// Package api is the Cardex REST API under /api/v1 (CONTRACT.md §5): one
+// Package api is the Cardex REST API under /api/v1 (docs/api.md): one
 // route table (routes.go), one file per resource or action, handlers that
 // return errors, and one error handler that renders every failure as an
 // RFC 9457 problem. The API only talks to registry.Service; it never sees
@@ -54,7 +54,7 @@ type Config struct {
 
 	// Search is the search index. When set, every GET /agents goes through
 	// it (facets always computed; hits hydrated and re-checked in SQL,
-	// RELIABILITY.md G.72), and /skills and /tags answer. When nil the
+	// docs/threats.md G.72), and /skills and /tags answer. When nil the
 	// server has no search: GET /agents lists from SQL with the status,
 	// health, trust and visibility filters and sorts updated|name, while q,
 	// the card-derived filters, sort=relevance, /skills and /tags answer

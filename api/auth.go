@@ -12,7 +12,7 @@ import (
 )
 
 // genericUnauthorized is the one message for every credential failure, so a
-// prober learns nothing about which tokens exist (RELIABILITY.md I.78).
+// prober learns nothing about which tokens exist (docs/threats.md I.78).
 const genericUnauthorized = "the credentials are not valid"
 
 func principal(c echo.Context) registry.Principal {

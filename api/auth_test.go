@@ -12,7 +12,7 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// RELIABILITY.md I.78: missing, forged, expired and revoked credentials.
+// docs/threats.md I.78: missing, forged, expired and revoked credentials.
 func TestAuthentication(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newHarness(t, store)
@@ -77,7 +77,7 @@ func TestAuthentication(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md I.78: guessing tokens from one address is cut off with 429;
+// docs/threats.md I.78: guessing tokens from one address is cut off with 429;
 // a valid token from another address is unaffected.
 func TestAuthenticationBruteForceIsLimited(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
@@ -122,7 +122,7 @@ func TestAuthenticationFailuresNeverBlockAValidToken(t *testing.T) {
 		expectProblem(t, http.StatusTooManyRequests, "rate-limited")
 }
 
-// RELIABILITY.md I.79: a publisher token is scoped to its hosts and never
+// docs/threats.md I.79: a publisher token is scoped to its hosts and never
 // curates.
 func TestPublisherScope(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {

@@ -14,8 +14,8 @@ import (
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
-// Request body limits (RELIABILITY.md A.7). Every body the API takes is a
-// small object; a JWK Set is capped at 64 KiB by CONTRACT.md §2 as well.
+// Request body limits (docs/threats.md A.7). Every body the API takes is a
+// small object; a JWK Set is capped at 64 KiB by docs/security.md "Network policy" as well.
 const (
 	maxBodyBytes = 64 << 10
 	maxBodyDepth = 32
@@ -28,7 +28,7 @@ const mediaJSON = "application/json"
 // valid UTF-8 with no duplicate keys and bounded depth (else 400
 // invalid-json). It parses with strictjson rather than encoding/json, which
 // ignores trailing data, keeps the last duplicate key and repairs invalid
-// UTF-8 (RELIABILITY.md A.7, C.29–C.31). A missing body returns (nil, nil,
+// UTF-8 (docs/threats.md A.7, C.29–C.31). A missing body returns (nil, nil,
 // nil) unless required.
 func readBody(c echo.Context, required bool, media ...string) (*strictjson.Value, []byte, error) {
 	r := c.Request()

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// RELIABILITY.md A.7: request body abuse is refused before anything is
+// docs/threats.md A.7: request body abuse is refused before anything is
 // stored.
 func TestSubmitBodyAbuse(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {

@@ -178,7 +178,7 @@ func (cv *convergence) check(ctx context.Context, synced bool, step int, trail [
 // Index ↔ SQL convergence: after random interleavings of submit, fetch
 // (real parsed cards, single 404s and three in a row: gone), approve, reject, suspend,
 // restore, remove and visibility changes, what each viewer can find through
-// the index is exactly what SQL lets it list (CONTRACT.md §4, G.72).
+// the index is exactly what SQL lets it list (docs/api.md "Curation and visibility", G.72).
 func TestSearchConvergesWithSQL(t *testing.T) {
 	run := func(t *testing.T, store *registry.Store, seed uint64, steps int) {
 		h := newSearchHarness(t, store)

@@ -81,7 +81,7 @@ func TestInternalErrorOverHTTP(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md F.63: when another process holds SQLite's write lock past
+// docs/threats.md F.63: when another process holds SQLite's write lock past
 // the busy wait, the client gets 503 with Retry-After, not 500, and nothing
 // is half-written.
 func TestBusyDatabaseIs503(t *testing.T) {

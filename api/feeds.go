@@ -8,7 +8,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Feed page sizes (CONTRACT.md §5: limit ≤ 1000).
+// Feed page sizes (docs/api.md: limit ≤ 1000).
 const (
 	defaultFeedLimit = 100
 	maxFeedLimit     = 1000

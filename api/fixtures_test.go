@@ -14,7 +14,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Cards from ../shared/testdata (copied with their names, see its README).
+// Cards from api/testdata (copied with their original names).
 const (
 	cardV1       = "A2A_v1.0.0_docs_specification.md_8.5-sample-agent-card.json"
 	cardCurrency = "a2a-samples_samples_python_agents_adk_currency_agent_src_currency_agent_agent_card.json"
@@ -110,7 +110,7 @@ func listAll(t *testing.T, h *harness, token string) agentPage {
 }
 
 // assertNothingStored checks that no agent and no change-log entry exists
-// (RELIABILITY.md A.7 "nothing stored").
+// (docs/threats.md A.7 "nothing stored").
 func assertNothingStored(t *testing.T, h *harness) {
 	t.Helper()
 	admin := h.token(registry.RoleAdmin)

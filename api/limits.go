@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/ratelimit"
 )
 
-// limitReads applies --read-rate to anonymous reads (RELIABILITY.md I.82).
+// limitReads applies --read-rate to anonymous reads (docs/threats.md I.82).
 // It runs after authenticate: a valid token is never limited.
 func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -25,7 +25,7 @@ func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 
 // limitSubmission applies --submit-rate to an anonymous submission
 // (ratelimit.Limiters.Submit: per client address, then per registrable
-// domain of the submitted host; RELIABILITY.md A.8).
+// domain of the submitted host; docs/threats.md A.8).
 func (s *server) limitSubmission(c echo.Context, cardURL string) error {
 	if principal(c).Role != "" {
 		return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// RELIABILITY.md I.82: an anonymous read flood gets 429 with Retry-After;
+// docs/threats.md I.82: an anonymous read flood gets 429 with Retry-After;
 // a token holder is not limited; the bucket refills.
 func TestReadFloodIsLimited(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
@@ -42,7 +42,7 @@ func TestReadFloodIsLimited(t *testing.T) {
 	h.do(req{method: "GET", path: "/api/v1/agents"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
 }
 
-// CONTRACT.md §5, RELIABILITY.md A.8: anonymous submissions are limited per
+// docs/api.md, docs/threats.md A.8: anonymous submissions are limited per
 // client address; tokens are not.
 func TestSubmitRatePerAddress(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) { c.Limits = ratelimit.DefaultLimits() })
@@ -64,7 +64,7 @@ func TestSubmitRatePerAddress(t *testing.T) {
 	h.submit("https://agent-11.example.org/", "")
 }
 
-// RELIABILITY.md A.8: thousands of subdomains of one victim are cut off per
+// docs/threats.md A.8: thousands of subdomains of one victim are cut off per
 // registrable domain, whichever addresses they come from.
 func TestSubmitRatePerDomain(t *testing.T) {
 	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {

@@ -28,7 +28,7 @@ func ids(p agentPage) []string {
 	return out
 }
 
-// CONTRACT.md §4: anonymous callers list approved public agents that are
+// docs/api.md "Curation and visibility": anonymous callers list approved public agents that are
 // not gone; readers add internal ones; admins see everything and may filter.
 func TestListVisibility(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
@@ -106,7 +106,7 @@ func TestListVisibility(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md I.82: huge page sizes are clamped, pages are cursors, and
+// docs/threats.md I.82: huge page sizes are clamped, pages are cursors, and
 // a forged cursor is a 400.
 func TestListPagination(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {

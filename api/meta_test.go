@@ -122,7 +122,7 @@ func TestRequestIDs(t *testing.T) {
 	if id := r.header.Get("X-Request-Id"); id != "lb-1234.abc" {
 		t.Fatalf("kept id %q", id)
 	}
-	// RELIABILITY.md I.81: an id that could forge log lines is replaced.
+	// docs/threats.md I.81: an id that could forge log lines is replaced.
 	r = h.do(req{method: "GET", path: "/healthz", header: []string{"X-Request-Id", "x\" level=ERROR msg=forged"}})
 	if id := r.header.Get("X-Request-Id"); len(id) != 24 || strings.Contains(h.logs.String(), "forged") {
 		t.Fatalf("id %q; logs:\n%s", id, h.logs.String())

@@ -25,7 +25,7 @@ func requestID(c echo.Context) string {
 // observe assigns the request id, recovers panics and writes the access
 // log. It runs outermost so it sees the final status. The log names the
 // route template, never the raw URL: query strings may carry secrets
-// (RELIABILITY.md I.78) and paths carry client-chosen bytes (I.81).
+// (docs/threats.md I.78) and paths carry client-chosen bytes (I.81).
 func (s *server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		start := time.Now()

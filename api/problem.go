@@ -8,7 +8,7 @@ import (
 )
 
 // problemType is one entry of the problem catalogue: the slugs of
-// CONTRACT.md §5, plus method-not-allowed, unavailable (RELIABILITY.md F.63,
+// docs/api.md, plus method-not-allowed, unavailable (docs/threats.md F.63,
 // F.66) and internal-error. The explanation is served at /problems/{slug}.
 // The status of each type is the problems package's (the one table of
 // statuses, shared with the web UI).

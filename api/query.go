@@ -24,7 +24,7 @@ func checkParams(q url.Values, known ...string) error {
 }
 
 // intParam reads an optional integer query parameter within [lo, +inf);
-// values above hi are clamped to hi (CONTRACT.md §5: pageSize over 100 is
+// values above hi are clamped to hi (docs/api.md: pageSize over 100 is
 // 100, limit over 1000 is 1000), so "1e9" costs no more than the cap.
 func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 	q := c.QueryParams()

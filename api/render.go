@@ -12,7 +12,7 @@ import (
 
 // writeJSON renders v with encoding/json's HTML escaping left on, so card
 // text such as "</script>" stays inert even if a client sniffs it as HTML
-// (RELIABILITY.md C.37).
+// (docs/threats.md C.37).
 func writeJSON(c echo.Context, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// routes is the API's one route table (STYLE.md habit 2). Every route here
+// routes is the API's one route table (CONTRIBUTING.md). Every route here
 // is documented in openapi.yaml; the tests check each response against it.
 func (s *server) routes(e *echo.Echo) {
 	// Middleware runs for every request, matched or not; a Group with its

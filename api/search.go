@@ -8,7 +8,7 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
-// Searcher is what the API needs of the search index (DESIGN.md: query →
+// Searcher is what the API needs of the search index (docs/design.md: query →
 // api → search for ids, facets and highlights → registry to hydrate).
 // *search.Index has it; cmd/cardex serve passes its runtime's index.
 type Searcher interface {

@@ -14,7 +14,7 @@ import (
 )
 
 // searchOnlyParams are the query parameters only the index can answer
-// (CONTRACT.md §5 "Lists and search"); the SQL listing has none of them.
+// (docs/api.md "Lists and search"); the SQL listing has none of them.
 var searchOnlyParams = []string{"q", "tag", "skill", "inputMode", "outputMode", "capability",
 	"binding", "securityScheme", "protocolVersion", "provider", "extension", "live"}
 
@@ -42,13 +42,15 @@ type searchRequest struct {
 
 // searchParams reads the query text and filters shared by GET /agents and
 // GET /skills. Non-admins filtering on status, health or visibility get 403
-// before anything else is looked at, as on the SQL listing (CONTRACT.md §4).
+// before anything else is looked at, as on the SQL listing (docs/api.md "Curation and visibility").
 func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 	var r searchRequest
 	qv := c.QueryParams()
 	p := principal(c)
-	if p.Role != registry.RoleAdmin && (qv.Has("status") || qv.Has("health") || qv.Has("visibility")) {
-		return r, registry.ErrForbidden
+	if qv.Has("status") || qv.Has("health") || qv.Has("visibility") {
+		if err := registry.CurationFilters(p); err != nil {
+			return r, err
+		}
 	}
 	known := append([]string{"status", "health", "trust", "visibility", "pageSize", "pageToken"}, searchOnlyParams...)
 	if err := checkParams(qv, append(known, extra...)...); err != nil {
@@ -111,7 +113,7 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 }
 
 // queryText reads a single free-text parameter within the index's bounds
-// (RELIABILITY.md G.71: longer text is refused, not truncated).
+// (docs/threats.md G.71: longer text is refused, not truncated).
 func queryText(qv url.Values, name string) (string, error) {
 	v, err := single(qv, name)
 	if err != nil {

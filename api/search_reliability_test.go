@@ -18,7 +18,7 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
-// RELIABILITY.md G.72: an agent removed, hidden or suspended in SQL while the
+// docs/threats.md G.72: an agent removed, hidden or suspended in SQL while the
 // index still has it (no Sync after the change) never appears in a list,
 // a search or a skills answer.
 func TestSearchG72StaleIndexNeverShowsHiddenAgents(t *testing.T) {
@@ -70,7 +70,7 @@ func TestSearchG72StaleIndexNeverShowsHiddenAgents(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md G.71: hostile query text is answered 200 or 400, never 500,
+// docs/threats.md G.71: hostile query text is answered 200 or 400, never 500,
 // and within the query timeout.
 func TestSearchG71HostileQueries(t *testing.T) {
 	h := newSearchHarness(t, registrytest.SQLite(t))

@@ -51,7 +51,7 @@ func values(fv []search.FacetValue) string {
 	return strings.TrimSpace(b.String())
 }
 
-// CONTRACT.md §4 and §5: who sees what, facets over every matching agent.
+// docs/api.md "Curation and visibility" and §5: who sees what, facets over every matching agent.
 func TestSearchAgentsScopeAndFacets(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newSearchHarness(t, store)
@@ -114,7 +114,7 @@ func sortedIDs2(ids []string) []string {
 	return out
 }
 
-// CONTRACT.md §5: repeated = OR, different = AND; q carries matches.
+// docs/api.md: repeated = OR, different = AND; q carries matches.
 func TestSearchAgentsQueryAndFilters(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newSearchHarness(t, store)
@@ -194,7 +194,7 @@ func TestSearchAgentsQueryAndFilters(t *testing.T) {
 	})
 }
 
-// Sorts and page tokens through the index (CONTRACT.md §5, I.82).
+// Sorts and page tokens through the index (docs/api.md, I.82).
 func TestSearchAgentsSortAndPages(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newSearchHarness(t, store)

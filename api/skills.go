@@ -16,7 +16,7 @@ type skillPage struct {
 
 // listSkills is GET /api/v1/skills?q=: skills matching q within one skill,
 // with the agent filters of GET /agents applied to each skill's agent
-// (CONTRACT.md §5). Each skill's agent is re-checked in SQL like a listed
+// (docs/api.md). Each skill's agent is re-checked in SQL like a listed
 // agent (G.72); a skill of an agent hidden since the index caught up is
 // dropped from its page.
 func (s *server) listSkills(c echo.Context) error {

@@ -35,7 +35,7 @@ func skillKeys(p skillPageJSON) []string {
 	return out
 }
 
-// CONTRACT.md §5: GET /skills?q= and GET /tags?prefix=, scoped like lists.
+// docs/api.md: GET /skills?q= and GET /tags?prefix=, scoped like lists.
 func TestSearchSkillsAndTags(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newSearchHarness(t, store)

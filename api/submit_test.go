@@ -25,7 +25,7 @@ func TestSubmit(t *testing.T) {
 		if loc := r.header.Get("Location"); loc != "/api/v1/agents/"+a.ID {
 			t.Fatalf("Location %q", loc)
 		}
-		// The record is readable by id, anonymously (CONTRACT.md §1).
+		// The record is readable by id, anonymously (docs/api.md "Agent identity").
 		g := h.do(req{method: "GET", path: "/api/v1/agents/" + a.ID})
 		g.expectStatus(t, http.StatusOK)
 		var got agentView
@@ -88,7 +88,7 @@ func TestSubmitVisibility(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md A.6: 100 concurrent submissions of equivalent spellings
+// docs/threats.md A.6: 100 concurrent submissions of equivalent spellings
 // make exactly one agent; the other 99 are 409 naming it. No 500.
 func TestConcurrentEquivalentSubmissions(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {

@@ -17,7 +17,7 @@ const (
 
 // listTags is GET /api/v1/tags?prefix=&limit=: the tags of the agents the
 // caller may list, most used first, with how many agents carry each
-// (CONTRACT.md §5). Counts come from the index over the caller's scope, so
+// (docs/api.md). Counts come from the index over the caller's scope, so
 // a tag only hidden agents carry is not shown (G.72).
 func (s *server) listTags(c echo.Context) error {
 	if s.search == nil {

@@ -147,7 +147,7 @@ func Normalize(raw string, pol Policy) (URL, error) {
 }
 
 // checkCharacters rejects control characters, whitespace, and the invisible
-// characters that make two URLs look alike (RELIABILITY.md A.5: BOM, bidi
+// characters that make two URLs look alike (docs/threats.md A.5: BOM, bidi
 // overrides such as RLO, zero-width characters). IDNA mapping would silently
 // drop some of them, so they are refused before it runs.
 func checkCharacters(s string) error {
@@ -167,7 +167,7 @@ func checkCharacters(s string) error {
 }
 
 // normalizePort drops the default port; any other port is allowed only where
-// CONTRACT.md §2 lets the crawler dial it: an IP literal inside an allowed
+// docs/security.md "Network policy" lets the crawler dial it: an IP literal inside an allowed
 // network, or a name when allowed networks are configured (the dial-time
 // check then refuses a non-443 port on an address outside them).
 func normalizePort(u *url.URL, ip netip.Addr, pol Policy) (string, error) {
@@ -192,7 +192,7 @@ func normalizePort(u *url.URL, ip netip.Addr, pol Policy) (string, error) {
 }
 
 // normalizeEscapes decodes percent-escapes of unreserved characters and
-// upper-cases the hex of the others (CONTRACT.md §1, RFC 3986 §6.2.2).
+// upper-cases the hex of the others (docs/api.md "Agent identity", RFC 3986 §6.2.2).
 func normalizeEscapes(s string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

@@ -11,7 +11,7 @@ import (
 
 const wk = "/.well-known/agent-card.json"
 
-// TestNormalizeCardURL covers CONTRACT.md §1 and RELIABILITY.md A.1–A.5 as
+// TestNormalizeCardURL covers docs/api.md "Agent identity" and docs/threats.md A.1–A.5 as
 // they apply to submitted card URLs.
 func TestNormalizeCardURL(t *testing.T) {
 	loop := cardurl.Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
@@ -25,7 +25,7 @@ func TestNormalizeCardURL(t *testing.T) {
 		bare     bool
 		code     string // URL error code when want is ""
 	}{
-		// Identity normalization (CONTRACT.md §1).
+		// Identity normalization (docs/api.md "Agent identity").
 		{name: "bare host without scheme", in: "a.com", want: "https://a.com" + wk, host: "a.com", bare: true},
 		{name: "bare host", in: "https://a.com", want: "https://a.com" + wk, host: "a.com", bare: true},
 		{name: "bare host slash", in: "https://a.com/", want: "https://a.com" + wk, host: "a.com", bare: true},
@@ -131,7 +131,7 @@ func TestNormalizeCardURL(t *testing.T) {
 	}
 }
 
-// TestEquivalentSpellingsAreOneIdentity (RELIABILITY.md A.6, CONTRACT.md §1).
+// TestEquivalentSpellingsAreOneIdentity (docs/threats.md A.6, docs/api.md "Agent identity").
 func TestEquivalentSpellingsAreOneIdentity(t *testing.T) {
 	spellings := []string{"bücher.de", "https://BÜCHER.de", "https://xn--bcher-kva.de/", "https://xn--bcher-kva.de.:443",
 		"HTTPS://XN--BCHER-KVA.DE/.well-known/agent-card.json", "https://xn--bcher-kva.de/%2Ewell-known/agent-card%2Ejson"}

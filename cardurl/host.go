@@ -10,7 +10,7 @@ import (
 )
 
 // Hosts under these names never resolve on the public internet
-// (RELIABILITY.md A.3). localhost is loopback by definition (RFC 6761).
+// (docs/threats.md A.3). localhost is loopback by definition (RFC 6761).
 var (
 	loopbackNames   = []string{"localhost"}
 	nonPublicSuffix = []string{"local", "internal", "arpa", "onion", "test", "invalid", "example", "alt"}
@@ -28,10 +28,10 @@ func normalizeHost(h string, pol Policy) (string, netip.Addr, error) {
 	if strings.ContainsAny(h, "%[]") {
 		return "", netip.Addr{}, urlErr(CodeInvalid, "the host is not a valid name or address")
 	}
-	// One trailing dot is the same name (CONTRACT.md §1); two are not.
+	// One trailing dot is the same name (docs/api.md "Agent identity"); two are not.
 	h = strings.TrimSuffix(h, ".")
 	if a, ok := parseLegacyIPv4(h); ok {
-		// 2130706433, 0x7f.1, 0177.0.0.1, 127.1 (RELIABILITY.md A.2): never
+		// 2130706433, 0x7f.1, 0177.0.0.1, 127.1 (docs/threats.md A.2): never
 		// let inet_aton spellings reach a resolver.
 		if IsReserved(a) {
 			return "", netip.Addr{}, urlErr(CodeReserved, "the host is a non-canonical spelling of the reserved address "+a.String())
@@ -102,7 +102,7 @@ func parseLegacyIPv4(h string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
 }
 
-// checkHostname enforces RELIABILITY.md A.3–A.5 on an IDNA ASCII name.
+// checkHostname enforces docs/threats.md A.3–A.5 on an IDNA ASCII name.
 func checkHostname(h string) error {
 	if len(h) > 253 {
 		return urlErr(CodeInvalid, "the host name is longer than 253 bytes")

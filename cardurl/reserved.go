@@ -7,7 +7,7 @@ import (
 )
 
 // specialPurpose is the IANA special-purpose address registry for IPv4 and
-// IPv6 plus multicast, listed in full (RELIABILITY.md B.11, B.12). The ssrf
+// IPv6 plus multicast, listed in full (docs/threats.md B.11, B.12). The ssrf
 // guardian already covers most of it; this list is checked as well so that a
 // gap in either one does not open a hole, and so the ranges that naive
 // net.IP.Is* checks miss (NAT64, 6to4, IPv4-mapped, 192.0.0/24, 198.18/15,

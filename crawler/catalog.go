@@ -24,7 +24,7 @@ const (
 )
 
 // MaxCatalogEntries bounds the entries one crawl reads over every nested
-// document together (RELIABILITY.md I.82): past it the crawl stops reading.
+// document together (docs/threats.md I.82): past it the crawl stops reading.
 const MaxCatalogEntries = 5000
 
 // CatalogEntry is one entry of a crawl's trace: which document listed it

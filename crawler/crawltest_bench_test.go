@@ -16,7 +16,7 @@ import (
 	"github.com/cardexhq/cardex/verifier"
 )
 
-// benchAgents is the fleet size of the pipeline benchmark (DESIGN.md
+// benchAgents is the fleet size of the pipeline benchmark (docs/design.md
 // performance targets: 10,000 agents).
 const benchAgents = 10_000
 

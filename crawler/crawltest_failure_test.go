@@ -23,7 +23,7 @@ func wantNext(t *testing.T, st *stack, id string, d time.Duration) {
 	}
 }
 
-// RELIABILITY.md C.28: an HTML page (or prose, or JSON that is not a card)
+// docs/threats.md C.28: an HTML page (or prose, or JSON that is not a card)
 // served with 200 is recorded as a failed fetch of its class; the last good
 // card is kept and still served.
 func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
@@ -81,7 +81,7 @@ func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md B.25, B.26: 404 three times → gone, never deleted; 429 and
+// docs/threats.md B.25, B.26: 404 three times → gone, never deleted; 429 and
 // 503 Retry-After honoured; 5xx backs off exponentially; a 200 resets.
 func TestCrawlStatusBackoffAndGone(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
@@ -135,7 +135,7 @@ func TestCrawlStatusBackoffAndGone(t *testing.T) {
 }
 
 // The production policy (no allowances) never sends a request to the
-// loopback fleet and records blocked_address (RELIABILITY.md B.11).
+// loopback fleet and records blocked_address (docs/threats.md B.11).
 func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 3, Signer: verifierSigner})
@@ -186,7 +186,7 @@ func TestCrawlUnsolicited304IsAnError(t *testing.T) {
 	})
 }
 
-// DESIGN.md "Crawl policy": an agent failing for the gone-after period
+// docs/design.md "Crawl policy": an agent failing for the gone-after period
 // (168 h) is gone even without 404s; its card is kept.
 func TestCrawlFailingForGoneAfterIsGone(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
@@ -210,7 +210,7 @@ func TestCrawlFailingForGoneAfterIsGone(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md B.25: a name that stops resolving is a dns failure that
+// docs/threats.md B.25: a name that stops resolving is a dns failure that
 // backs off; the last good card is never deleted.
 func TestCrawlDNSFailureKeepsCard(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {

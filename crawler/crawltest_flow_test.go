@@ -11,7 +11,7 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// DESIGN.md "How data flows", end to end against the loopback fleet: submit
+// docs/design.md "How data flows", end to end against the loopback fleet: submit
 // → crawl → version stored → approve → re-crawl answers 304 → unchanged; a
 // changing card makes a new version with its diff.
 func TestCrawlSubmitApproveRecrawl(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCrawlSubmitApproveRecrawl(t *testing.T) {
 
 // A bare-host submission falls back to /.well-known/agent.json when the
 // well-known card answers 404; the URL that answered is recorded and asked
-// first next time (CONTRACT.md §1).
+// first next time (docs/api.md "Agent identity").
 func TestCrawlLegacyFallback(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		fleet := agentfleet.Start(t, agentfleet.Options{})

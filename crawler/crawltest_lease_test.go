@@ -29,7 +29,7 @@ func twoStores(t *testing.T, dialect string) (*registry.Store, *registry.Store) 
 	return open(), open()
 }
 
-// RELIABILITY.md B.27: two schedulers (two owners, two connections to ONE
+// docs/threats.md B.27: two schedulers (two owners, two connections to ONE
 // database) never fetch an agent at the same time, and each agent is
 // fetched once per interval.
 func TestCrawlTwoSchedulersOneDatabase(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCrawlTwoSchedulersOneDatabase(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md B.27: a crashed worker's lease expires and the agent is
+// docs/threats.md B.27: a crashed worker's lease expires and the agent is
 // fetched exactly once afterwards.
 func TestCrawlExpiredLeaseRetriedOnce(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
@@ -105,7 +105,7 @@ func TestCrawlExpiredLeaseRetriedOnce(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md F.64: a crawl that finishes after an admin removed the
+// docs/threats.md F.64: a crawl that finishes after an admin removed the
 // agent changes nothing: no version, no trace, the agent stays removed.
 func TestCrawlAfterRemoveChangesNothing(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {

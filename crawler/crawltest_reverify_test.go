@@ -65,7 +65,7 @@ var serveModes = map[string]func(m *mutableAgent, body []byte){
 	"unchanged 200": func(m *mutableAgent, body []byte) { m.card(body) },
 }
 
-// RELIABILITY.md D.52 end to end: the key leaves the agent's key set while
+// docs/threats.md D.52 end to end: the key leaves the agent's key set while
 // the card bytes stay the same. Within the key cache TTL (injected clock)
 // the cached key still verifies; on the first crawl after it the stored
 // trust becomes error (unverifiable) and a `trust` change is logged.
@@ -105,7 +105,7 @@ func TestCrawlRevokedKeyOnUnchangedCard(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md D.44 recovery: a key set that failed on the first crawl
+// docs/threats.md D.44 recovery: a key set that failed on the first crawl
 // (stored as error) answers later; the next crawl of the unchanged card
 // makes it verified, with a `trust` change, and adds its key to the keys
 // that ever verified the agent (so a later new version signed by it is not

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/verifier"
 )
 
-// RELIABILITY.md D.52 (A2A §8.4.3 "revoked keys MUST NOT be used"): once a
+// docs/threats.md D.52 (A2A §8.4.3 "revoked keys MUST NOT be used"): once a
 // key leaves the agent's key set, the card stops verifying as soon as the
 // cached set expires (the verifier's cache runs on the injected clock), and
 // not before: within the TTL the cached set is used without a request.

@@ -12,7 +12,7 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// RELIABILITY.md D.43: a jku on another host is never fetched (the fleet
+// docs/threats.md D.43: a jku on another host is never fetched (the fleet
 // host that publishes the key sees no request at all) and the signature is
 // untrusted.
 func TestCrawlOffOriginJKUNeverFetched(t *testing.T) {
@@ -23,7 +23,7 @@ func TestCrawlOffOriginJKUNeverFetched(t *testing.T) {
 		// A signed neighbour gives the home host a well-known key set
 		// without the off-origin key: the only source the signature names
 		// is the untrusted jku. (A missing well-known set would make it
-		// "error": a trusted source could not be fetched, CONTRACT.md §3.)
+		// "error": a trusted source could not be fetched, docs/verification.md.)
 		fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home})
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, off.URL())
@@ -38,7 +38,7 @@ func TestCrawlOffOriginJKUNeverFetched(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md D.44: a hostile key set on the agent's own origin makes
+// docs/threats.md D.44: a hostile key set on the agent's own origin makes
 // the signature "error" (unverifiable), never "invalid": the card may verify
 // once the key set is repaired.
 func TestCrawlHostileJWKSIsError(t *testing.T) {
@@ -75,7 +75,7 @@ func TestCrawlHostileJWKSIsError(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md D.49: a verified agent whose card arrives unsigned, or
+// docs/threats.md D.49: a verified agent whose card arrives unsigned, or
 // signed by a key never seen verified, keeps its verified version current;
 // the new one is a candidate and the agent needs review.
 func TestCrawlSignatureStrippingKeepsVerified(t *testing.T) {
@@ -109,7 +109,7 @@ func TestCrawlSignatureStrippingKeepsVerified(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md D.50: the exact signed card of agent A, with A's jku,
+// docs/threats.md D.50: the exact signed card of agent A, with A's jku,
 // served by agent B is not verified for B, and B's crawl does not fetch
 // A's key set.
 func TestCrawlCrossDomainReplay(t *testing.T) {
@@ -139,7 +139,7 @@ func TestCrawlCrossDomainReplay(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md D.51: of many signatures at most 8 are examined and at most
+// docs/threats.md D.51: of many signatures at most 8 are examined and at most
 // 2 distinct key sets fetched per crawl; one trusted signature verifies the
 // card and every signature has its stored result.
 func TestCrawlManySignaturesCapped(t *testing.T) {

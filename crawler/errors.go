@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// Error classes recorded on a failed fetch (CONTRACT.md §2). The fetcher
+// Error classes recorded on a failed fetch (docs/security.md "Network policy"). The fetcher
 // assigns the first ten; callers that parse the body assign ClassNotJSON,
 // ClassNotACard and ClassInvalidCard.
 const (
@@ -29,7 +29,7 @@ const (
 // the class (errors.Is).
 var (
 	// ErrReservedAddress: the address is in an IANA special-purpose range or
-	// multicast and not inside Policy.AllowNetworks (RELIABILITY.md B.11, B.12).
+	// multicast and not inside Policy.AllowNetworks (docs/threats.md B.11, B.12).
 	ErrReservedAddress = errors.New("refusing to connect to reserved address")
 	// ErrPortNotAllowed: outside the allowed networks only 443 (and 80 for
 	// http:// under AllowInsecureHTTP) may be dialed (B.17).
@@ -54,7 +54,7 @@ var (
 	// unparseable, or longer than MaxLocationBytes; B.16).
 	ErrBadLocation = errors.New("redirect has an unusable Location")
 	// ErrRedirectNotFollowed: a 3xx where the request does not follow
-	// redirects (key sets never do, CONTRACT.md §2).
+	// redirects (key sets never do, docs/security.md "Network policy").
 	ErrRedirectNotFollowed = errors.New("redirects are not followed for this request")
 
 	ErrConnectTimeout      = errors.New("timeout during connect")

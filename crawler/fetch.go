@@ -20,7 +20,7 @@ type Request struct {
 	// FollowRedirects follows up to Policy.MaxRedirects redirects.
 	FollowRedirects bool
 	// SameOriginOnly refuses a redirect to another origin with
-	// cross_origin_redirect (card fetches, CONTRACT.md §2).
+	// cross_origin_redirect (card fetches, docs/security.md "Network policy").
 	SameOriginOnly bool
 	// Origin, when set, is the only origin the URL (and every hop) may be
 	// on; anything else is refused without a request (D.43).
@@ -138,7 +138,7 @@ func (f *Fetcher) hop(ctx context.Context, u *url.URL, req Request, limit int64)
 		accept = "application/json"
 	}
 	hr.Header.Set("Accept", accept)
-	// A2A-CARDS.md §3: servers in compat mode answer the v0.3 shape unless
+	// docs/cards.md: servers in compat mode answer the v0.3 shape unless
 	// asked for 1.0.
 	hr.Header.Set("A2A-Version", "1.0")
 	hr.Header.Set("User-Agent", f.policy.UserAgent)

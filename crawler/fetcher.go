@@ -20,7 +20,7 @@ type Config struct {
 	// inject an IP policy.
 	CheckAddr AddrCheck
 	// DialContext replaces the TCP connect to an already checked IP literal
-	// (for example a dialer that never answers, RELIABILITY.md B.19). It
+	// (for example a dialer that never answers, docs/threats.md B.19). It
 	// bypasses the connect-time Control check, so production leaves it nil.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger defaults to slog.Default().
@@ -72,7 +72,7 @@ func New(cfg Config) (*Fetcher, error) {
 		// and the body limit is applied to what it yields (B.21).
 		DisableCompression:  false,
 		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 2, // CONTRACT.md §8: 2 fetches in flight per host
+		MaxIdleConnsPerHost: 2, // docs/security.md: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now}, nil

@@ -9,12 +9,12 @@ import (
 )
 
 // maxHint bounds parsed delays so absurd values cannot overflow; the
-// scheduler clamps further (DESIGN.md "Crawl policy").
+// scheduler clamps further (docs/design.md "Crawl policy").
 const maxHint = 365 * 24 * time.Hour
 
 // RetryAfter parses Retry-After as delay-seconds or an HTTP-date (RFC 9110
 // §10.2.3) relative to now. A date in the past means "now" (0). ok is false
-// when the header is absent or malformed (RELIABILITY.md B.26).
+// when the header is absent or malformed (docs/threats.md B.26).
 func RetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {

@@ -16,7 +16,7 @@ import (
 )
 
 // loopbackPolicy is what tests run with: the fleet lives on plain http in
-// 127.0.0.0/8 (RELIABILITY.md: tests inject a loopback-permitting policy).
+// 127.0.0.0/8 (docs/threats.md: tests inject a loopback-permitting policy).
 func loopbackPolicy() crawler.Policy {
 	p := crawler.DefaultPolicy()
 	p.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

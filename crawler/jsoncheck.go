@@ -8,7 +8,7 @@ import (
 
 // CheckJSON tells a body that cannot be a JSON document (an HTML error page
 // served with 200, an empty body, an image) from one worth parsing
-// (RELIABILITY.md C.28). It returns a not_json *FetchError or nil. Whether the
+// (docs/threats.md C.28). It returns a not_json *FetchError or nil. Whether the
 // JSON is an object, and a card, is the parser's decision (not_a_card,
 // invalid_card).
 //

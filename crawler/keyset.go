@@ -9,8 +9,8 @@ import (
 const keySetAccept = "application/jwk-set+json, application/json"
 
 // FetchKeySet fetches a JWKS for the verifier: the same network policy, no
-// redirects (CONTRACT.md §2), a body of at most Policy.MaxKeySetBytes after
-// decompression (RELIABILITY.md D.44), and a body that must look like JSON.
+// redirects (docs/security.md "Network policy"), a body of at most Policy.MaxKeySetBytes after
+// decompression (docs/threats.md D.44), and a body that must look like JSON.
 // The key-count cap and key filtering are the verifier's.
 func (f *Fetcher) FetchKeySet(ctx context.Context, url string) ([]byte, error) {
 	return f.fetchKeySet(ctx, url, "")
@@ -33,7 +33,7 @@ func (f *Fetcher) fetchKeySet(ctx context.Context, url, origin string) ([]byte, 
 
 // OriginKeySets fetches key sets for one agent and refuses, without a
 // request, every URL that is not on that agent's origin: an off-origin jku
-// is never fetched (RELIABILITY.md D.43, CONTRACT.md §3). It has the
+// is never fetched (docs/threats.md D.43, docs/verification.md). It has the
 // verifier's KeySetFetcher method.
 type OriginKeySets struct {
 	f      *Fetcher

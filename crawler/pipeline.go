@@ -16,7 +16,7 @@ import (
 
 // Target is one agent to crawl: what the registry remembers of it.
 type Target struct {
-	// CardURL is the agent's normalized card URL, its identity (CONTRACT.md
+	// CardURL is the agent's normalized card URL, its identity (docs/api.md
 	// §1); its origin is the origin keys are checked against.
 	CardURL string
 	// FetchedURL is the URL that answered last time ("" before the first
@@ -32,7 +32,7 @@ type Target struct {
 	Pinned []byte
 	// Latest is the stored card the validators belong to, when its
 	// verdict depends on keys, and LatestURL where it was fetched: a 304
-	// re-verifies it against the keys of now (RELIABILITY.md D.52, D.44).
+	// re-verifies it against the keys of now (docs/threats.md D.52, D.44).
 	// Nil: a 304 is reported without a verdict.
 	Latest    []byte
 	LatestURL string
@@ -67,7 +67,7 @@ type Outcome struct {
 	Parsed  *agentcard.Parsed
 	Verdict verifier.Verdict
 	// Err is a *FetchError: the fetcher's classes, or not_json, not_a_card
-	// and invalid_card for a body that is not a valid card (CONTRACT.md §2).
+	// and invalid_card for a body that is not a valid card (docs/security.md "Network policy").
 	Err error
 	// Problems are the parser's findings: the warnings of a valid card, or
 	// the errors of an invalid_card / not_a_card / not_json body.
@@ -134,7 +134,7 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	if resp.NotModified {
 		if !conditional {
 			// A 304 to a request without validators names no stored card
-			// to keep: an error, not "unchanged" (RELIABILITY.md B.26
+			// to keep: an error, not "unchanged" (docs/threats.md B.26
 			// "anything else is a recorded error").
 			out.Err = &FetchError{Class: ClassHTTPStatus, HTTPStatus: resp.StatusCode, Hop: resp.URL, Header: resp.Header,
 				Err: wrapf(ErrHTTPStatus, "304 Not Modified to a request without validators")}
@@ -239,7 +239,7 @@ func (p *Pipeline) reverify(ctx context.Context, out *Outcome, t Target, origin 
 	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: t.Pinned})
 }
 
-// parseError classifies a rejected body (CONTRACT.md §2).
+// parseError classifies a rejected body (docs/security.md "Network policy").
 func parseError(resp *Response, err error) *FetchError {
 	class := ClassInvalidCard
 	switch {
@@ -258,7 +258,7 @@ func isNotFound(err error) bool {
 
 // ProtocolVersion is the version a stored card is filed under: the
 // preferred one its interfaces speak, else the one its shape implies
-// (CONTRACT.md §5: a v0.1/v0.2 card without a declared version).
+// (docs/api.md: a v0.1/v0.2 card without a declared version).
 func ProtocolVersion(c *agentcard.Card) string {
 	if c == nil {
 		return ""

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkPipelineNotModified is the cost of a 304 with and without
-// re-verifying the stored signed card (RELIABILITY.md D.52): one loopback
+// re-verifying the stored signed card (docs/threats.md D.52): one loopback
 // agent answering 304 to its ETag, the key set cached (the common case
 // within the verifier's TTL), one crawl per iteration.
 func BenchmarkPipelineNotModified(b *testing.B) {

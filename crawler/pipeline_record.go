@@ -82,7 +82,7 @@ func FetchResult(out Outcome) registry.FetchResult {
 	return res
 }
 
-// Trust maps a verdict to the registry's trust value (CONTRACT.md §3).
+// Trust maps a verdict to the registry's trust value (docs/verification.md).
 func Trust(v verifier.Verdict) registry.Trust {
 	switch v.Status {
 	case verifier.StatusVerified:

@@ -2,10 +2,10 @@
 // people name, and must never become a tool against the network it runs in.
 //
 // Every request goes through one hardened client: the address is checked at
-// dial time on the exact IP being dialed (RELIABILITY.md B.11–B.14), no proxy
+// dial time on the exact IP being dialed (docs/threats.md B.11–B.14), no proxy
 // is taken from the environment (B.24), TLS is verified, and every stage has
 // a limit — dial, TLS, headers, total time, header and body size, redirects
-// (CONTRACT.md §2).
+// (docs/security.md "Network policy").
 package crawler
 
 import (
@@ -20,7 +20,7 @@ import (
 	"github.com/cardexhq/cardex/cardurl"
 )
 
-// Policy is the network policy of CONTRACT.md §2. The zero value is not
+// Policy is the network policy of docs/security.md "Network policy". The zero value is not
 // usable; start from DefaultPolicy.
 type Policy struct {
 	// AllowNetworks are reserved ranges that may be dialed, on any port
@@ -48,7 +48,7 @@ type Policy struct {
 }
 
 // DefaultPolicy is the production policy: https on port 443 only, no
-// reserved address, the limits of CONTRACT.md §2.
+// reserved address, the limits of docs/security.md "Network policy".
 func DefaultPolicy() Policy {
 	return Policy{
 		DialTimeout:           5 * time.Second,

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Schedule decides when an agent is fetched next (DESIGN.md "Crawl policy").
-// The zero value of each field takes its CONTRACT.md §6 default.
+// Schedule decides when an agent is fetched next (docs/design.md "Crawl policy").
+// The zero value of each field takes its docs/configuration.md default.
 type Schedule struct {
 	// Interval is the re-crawl interval when the host gives no hint
 	// (--crawl-interval, 1h).
@@ -71,7 +71,7 @@ func (s Schedule) AfterSuccess(h http.Header, rnd func() float64) time.Duration 
 
 // AfterFailure is the delay after the failures-th consecutive failure
 // (failures ≥ 1). A 429 or 503 with Retry-After is honoured up to
-// MaxInterval and never shortened (RELIABILITY.md B.26): the server said
+// MaxInterval and never shortened (docs/threats.md B.26): the server said
 // "not before". Anything else backs off exponentially, MinInterval ×
 // 2^(failures-1), capped at MaxInterval, jittered (B.25).
 func (s Schedule) AfterFailure(failures int, status int, h http.Header, now time.Time, rnd func() float64) time.Duration {

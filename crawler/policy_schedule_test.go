@@ -18,7 +18,7 @@ func header(kv ...string) http.Header {
 	return h
 }
 
-// DESIGN.md "Crawl policy": max-age is a hint clamped to [5m, 24h], the
+// docs/design.md "Crawl policy": max-age is a hint clamped to [5m, 24h], the
 // default interval is 1h, all with ±10 % jitter.
 func TestScheduleAfterSuccess(t *testing.T) {
 	var s crawler.Schedule
@@ -45,7 +45,7 @@ func TestScheduleAfterSuccess(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md B.25, B.26: failures back off exponentially from 5 min up
+// docs/threats.md B.25, B.26: failures back off exponentially from 5 min up
 // to 24 h; 429/503 Retry-After is honoured up to 24 h and never shortened
 // by jitter.
 func TestScheduleAfterFailure(t *testing.T) {

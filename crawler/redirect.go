@@ -9,7 +9,7 @@ import (
 )
 
 // nextHop validates a redirect before anything is resolved or dialed
-// (RELIABILITY.md B.15–B.17, Boulder's extractRequestTarget): each hop is
+// (docs/threats.md B.15–B.17, Boulder's extractRequestTarget): each hop is
 // checked like the first URL, and the error names the hop.
 func (f *Fetcher) nextHop(cur *url.URL, origin string, resp *http.Response, req Request, visited map[string]bool, hops int) (*url.URL, *FetchError) {
 	code := resp.StatusCode
@@ -44,7 +44,7 @@ func (f *Fetcher) nextHop(cur *url.URL, origin string, resp *http.Response, req 
 		return nil, fail(ClassCrossOriginRedirect, ErrSchemeDowngrade)
 	}
 	if Origin(next) != origin && (req.SameOriginOnly || req.Origin != "") {
-		// The publisher submits the final URL instead (CONTRACT.md §2).
+		// The publisher submits the final URL instead (docs/security.md "Network policy").
 		return nil, fail(ClassCrossOriginRedirect, wrapf(ErrCrossOriginRedirect, "from %s", origin))
 	}
 	if fe := f.checkTarget(next); fe != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/crawler"
 )
 
-// RELIABILITY.md B.11 and B.12: every reserved spelling is refused by the
+// docs/threats.md B.11 and B.12: every reserved spelling is refused by the
 // production check, including those naive net.IP.Is* checks miss.
 func TestReservedAddressesB11B12(t *testing.T) {
 	reserved := []string{

@@ -19,7 +19,7 @@ import (
 	"github.com/cardexhq/cardex/verifier"
 )
 
-// Registry is what the scheduler needs of the registry (STYLE.md habit 4:
+// Registry is what the scheduler needs of the registry (CONTRIBUTING.md:
 // the consumer declares the interface; *registry.Service implements it).
 // The database decides what is due and who holds it (habit 7).
 type Registry interface {
@@ -29,12 +29,12 @@ type Registry interface {
 }
 
 // SchedulerConfig configures a Scheduler. Registry and Fetcher are
-// required; every other zero value takes the CONTRACT.md §6 default.
+// required; every other zero value takes the docs/configuration.md default.
 type SchedulerConfig struct {
 	Registry Registry
 	Fetcher  *Fetcher
 	// Verifier checks signatures. Nil builds one whose key sets come
-	// through Fetcher (same network policy, CONTRACT.md §2) and whose cache
+	// through Fetcher (same network policy, docs/security.md "Network policy") and whose cache
 	// runs on Now.
 	Verifier *verifier.Verifier
 	Logger   *slog.Logger
@@ -55,7 +55,7 @@ type SchedulerConfig struct {
 	// prober; nil builds one of PerHost slots.
 	Hosts *HostSlots
 	// LeaseTTL is how long a claim holds an agent (--lease-ttl, 2m). A
-	// crashed worker's agent is claimable again after it (RELIABILITY.md
+	// crashed worker's agent is claimable again after it (docs/threats.md
 	// B.27).
 	LeaseTTL time.Duration
 	Schedule Schedule
@@ -137,7 +137,7 @@ func (c *SchedulerConfig) withDefaults() error {
 // the pipeline and records each result (in batches when the Registry is a
 // BatchRegistry, scheduler_batch.go). Several schedulers (replicas) may
 // share one database; leases keep them from fetching one agent twice at
-// once (RELIABILITY.md B.27).
+// once (docs/threats.md B.27).
 type Scheduler struct {
 	cfg  SchedulerConfig
 	log  *slog.Logger

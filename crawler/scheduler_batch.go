@@ -89,7 +89,7 @@ func (s *Scheduler) drainResults(batch []finished) []finished {
 // database is unavailable (SQLite busy, PostgreSQL restarting: the
 // registry's ErrUnavailable) is tried once more; if that fails too, its
 // results are logged and dropped, and their leases left to expire, after
-// which the agents are due again and crawled anew (RELIABILITY.md B.27).
+// which the agents are due again and crawled anew (docs/threats.md B.27).
 // Holding results longer would only hold their leases longer.
 func (s *Scheduler) recordBatch(batch []finished) {
 	if len(batch) == 0 {
@@ -131,7 +131,7 @@ func (s *Scheduler) settle(id string, res registry.FetchResult, err error) {
 	case err == nil:
 		s.stats.recorded.Add(1)
 	case errors.Is(err, registry.ErrLeaseLost):
-		// RELIABILITY.md F.64: the agent was removed (or its lease taken
+		// docs/threats.md F.64: the agent was removed (or its lease taken
 		// over) while we crawled; the registry dropped the write.
 		s.stats.leaseLost.Add(1)
 		s.log.Info("crawl result dropped: lease lost", "agent_id", id)

@@ -134,7 +134,7 @@ func (s *Scheduler) run(a registry.DueAgent) {
 // scheduler builds its own unless SchedulerConfig.Hosts hands it one; the
 // server hands the same one to the crawler and the liveness prober, so
 // together they never hold more requests to one host than --crawl-per-host
-// (CONTRACT.md §8).
+// (docs/security.md).
 type HostSlots struct {
 	limit int
 	mu    sync.Mutex

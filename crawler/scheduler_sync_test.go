@@ -13,7 +13,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// The database decides what is due, cron only ticks (STYLE.md habit 7): an
+// The database decides what is due, cron only ticks (CONTRIBUTING.md): an
 // agent due in 25 s is claimed at the first tick after that, not before.
 func TestSchedulerTicksClaimDueAgents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestSchedulerWorkerPoolBound(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md B.27, CONTRACT.md §8: at most PerHost crawls of one host in
+// docs/threats.md B.27, docs/security.md: at most PerHost crawls of one host in
 // flight, even when the queue hands out more (a lease expired under a long
 // crawl).
 func TestSchedulerPerHostCapInProcess(t *testing.T) {

@@ -45,7 +45,7 @@ func (f *Fetcher) checkTarget(u *url.URL) *FetchError {
 		return fail(wrapf(ErrBadURL, "no host"))
 	}
 	if _, err := netip.ParseAddr(host); err != nil && numericHost(host) {
-		// RELIABILITY.md A.2: 2130706433, 0x7f.1 or 127.1 must never reach
+		// docs/threats.md A.2: 2130706433, 0x7f.1 or 127.1 must never reach
 		// a resolver that applies inet_aton rules.
 		return fail(wrapf(ErrBadURL, "host %q is a numeric IPv4 spelling", host))
 	}
@@ -69,7 +69,7 @@ func numericHost(host string) bool {
 }
 
 // Origin returns scheme://host[:port] of a URL: lowercased, one trailing dot
-// removed, default port omitted (CONTRACT.md §1). Keys and redirects are
+// removed, default port omitted (docs/api.md "Agent identity"). Keys and redirects are
 // checked against it.
 func Origin(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)

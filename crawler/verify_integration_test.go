@@ -19,7 +19,7 @@ func verifierSigner(card []byte, key crypto.Signer, kid, jku string) ([]byte, er
 
 // The fetcher is the verifier's key-set source: signed fleet agents verify
 // through it, a tampered card does not, and an off-origin jku is never
-// fetched (RELIABILITY.md D.43).
+// fetched (docs/threats.md D.43).
 func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.100", Signer: verifierSigner})
 	home, evil := fleet.Hosts()[0], fleet.Hosts()[1]

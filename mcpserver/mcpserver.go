@@ -31,7 +31,7 @@ import (
 // Path is where the MCP endpoint is mounted.
 const Path = "/mcp"
 
-// maxBodyBytes bounds one request (RELIABILITY.md I.82): tool arguments
+// maxBodyBytes bounds one request (docs/threats.md I.82): tool arguments
 // are a search, never a document.
 const maxBodyBytes = 64 << 10
 

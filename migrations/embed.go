@@ -1,6 +1,6 @@
 // Package migrations holds Cardex's versioned SQL schema, one goose
-// migration set per dialect, embedded into the binary (DESIGN.md, STYLE.md
-// habit 6). Every migration runs in its own transaction (RELIABILITY.md
+// migration set per dialect, embedded into the binary (docs/design.md, CONTRIBUTING.md
+// habit 6). Every migration runs in its own transaction (docs/threats.md
 // F.68): an interrupted run leaves the previous version recorded and re-runs
 // cleanly.
 package migrations

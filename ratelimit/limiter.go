@@ -9,7 +9,7 @@ import (
 )
 
 // Rate is a token bucket: N events per Per, with bursts of Burst (N when
-// zero). A zero N disables the limit (CONTRACT.md §5 "0 disables a limit").
+// zero). A zero N disables the limit (docs/api.md "Rate limits").
 type Rate struct {
 	N     int
 	Per   time.Duration
@@ -19,7 +19,7 @@ type Rate struct {
 // Limiter is a table of token buckets keyed by client address, domain or
 // credential. The table is bounded: a flood of distinct keys (spoofed IPv6
 // sources, random subdomains) evicts idle buckets, then an arbitrary eighth,
-// so memory stays flat and an insert stays amortized O(1) (RELIABILITY.md
+// so memory stays flat and an insert stays amortized O(1) (docs/threats.md
 // I.82). A nil *Limiter allows everything.
 type Limiter struct {
 	limit rate.Limit

@@ -47,7 +47,7 @@ func TestLimiterDisabled(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md I.82: a flood of distinct client keys does not grow the
+// docs/threats.md I.82: a flood of distinct client keys does not grow the
 // table without bound, and live (limited) buckets survive while idle ones
 // exist.
 func TestLimiterTableIsBounded(t *testing.T) {
@@ -95,7 +95,7 @@ func TestRetryAfterRoundsUp(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md A.8: submissions are also counted per registrable domain.
+// docs/threats.md A.8: submissions are also counted per registrable domain.
 func TestDomainKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://agent-1.example.com/":                        "example.com",

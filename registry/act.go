@@ -11,7 +11,7 @@ import (
 
 // lockAgent reads the agent row for update inside a write transaction. On
 // PostgreSQL the row lock orders concurrent admin actions and crawl results
-// (RELIABILITY.md F.64); SQLite's BEGIN IMMEDIATE already holds the only
+// (docs/threats.md F.64); SQLite's BEGIN IMMEDIATE already holds the only
 // write lock.
 func (s *Service) lockAgent(tx *gorm.DB, id string) (*agentRow, error) {
 	var r agentRow
@@ -34,9 +34,9 @@ var actionChange = map[Action]string{
 	ActionRestore: ChangeRestored, ActionRemove: ChangeRemoved,
 }
 
-// Act applies a curation action (CONTRACT.md §4), admins only. Repeating an
+// Act applies a curation action (docs/api.md "Curation and visibility"), admins only. Repeating an
 // action already in effect returns the agent and writes nothing
-// (RELIABILITY.md I.80): approve on an approved, unflagged agent; reject on
+// (docs/threats.md I.80): approve on an approved, unflagged agent; reject on
 // rejected; suspend on suspended; remove on removed; restore on an agent
 // that is already approved or pending. Approve names the version under
 // review in VersionSeq: the current version for a pending agent, the
@@ -162,7 +162,7 @@ func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionReque
 			return nil, nil
 		}
 		// Dropping the lease makes an in-flight crawl's RecordFetch answer
-		// ErrLeaseLost and write nothing (RELIABILITY.md F.64).
+		// ErrLeaseLost and write nothing (docs/threats.md F.64).
 		return map[string]any{"status": string(StatusRemoved), "lease_owner": "", "lease_until": nil}, nil
 	}
 	return nil, ErrInvalidTransition
@@ -178,7 +178,7 @@ func underReview(r *agentRow) int64 {
 }
 
 // promoteCandidate makes a flagged agent's candidate current: the admin has
-// reviewed the trust regression (CONTRACT.md §4) and accepts the new card,
+// reviewed the trust regression (docs/api.md "Curation and visibility") and accepts the new card,
 // and any key that verified it becomes one seen verified for this agent.
 func (s *Service) promoteCandidate(tx *gorm.DB, r *agentRow) (map[string]any, error) {
 	var v versionRow

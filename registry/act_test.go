@@ -26,9 +26,9 @@ func setStatus(t *testing.T, svc *registry.Service, id string, st registry.Statu
 	}
 }
 
-// TestTransitions is CONTRACT.md §4's table: every action from every
+// TestTransitions is docs/api.md "Curation and visibility"'s table: every action from every
 // status, with repeats of an action in effect answering the agent and
-// writing no audit entry (RELIABILITY.md I.80).
+// writing no audit entry (docs/threats.md I.80).
 func TestTransitions(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()
@@ -77,7 +77,7 @@ func TestActIsAdminOnly(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		svc := newService(s, newClock())
 		a := mustSubmit(t, svc, "https://a.example.com/")
-		// RELIABILITY.md I.79: a publisher, even of this host, never curates;
+		// docs/threats.md I.79: a publisher, even of this host, never curates;
 		// it may only withdraw (remove) its own hosts' agents (docs/claims.md).
 		for _, p := range []registry.Principal{anonymous, reader, publisher("a.example.com"), publisher("b.example.com")} {
 			for _, act := range []registry.Action{registry.ActionApprove, registry.ActionRemove, registry.ActionReject} {
@@ -102,7 +102,7 @@ func TestActIsAdminOnly(t *testing.T) {
 	})
 }
 
-// TestApproveStaleVersion (RELIABILITY.md F.65): approving anything but the
+// TestApproveStaleVersion (docs/threats.md F.65): approving anything but the
 // version under review is a conflict naming it, also before any fetch.
 func TestApproveStaleVersion(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {

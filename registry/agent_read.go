@@ -20,7 +20,7 @@ func loadAgentRow(db *gorm.DB, id string) (*agentRow, error) {
 	return &r, nil
 }
 
-// toAgent builds the record of CONTRACT.md §5 from the row and its current
+// toAgent builds the record of docs/api.md from the row and its current
 // version (nil before the first fetch).
 func toAgent(r *agentRow, cur *versionRow) Agent {
 	a := Agent{
@@ -103,7 +103,7 @@ func (s *Service) agentRecord(db *gorm.DB, p Principal, r *agentRow) (*Agent, er
 	return &as[0], nil
 }
 
-// Get returns one agent's record to whoever holds its id (CONTRACT.md §1);
+// Get returns one agent's record to whoever holds its id (docs/api.md "Agent identity");
 // removed agents answer ErrNotFound to everyone but admins.
 func (s *Service) Get(ctx context.Context, p Principal, id string) (*Agent, error) {
 	db := s.store.read(ctx)

@@ -81,7 +81,7 @@ func crawlRound(b *testing.B, svc *registry.Service, c *clock, batch int, result
 var recordBatches = []int{1, 64}
 
 // BenchmarkRecrawlNotModified is the store side of the 304 re-crawl path
-// (DESIGN.md target: ≥ 3,000 cards/s end to end): claim in batches of 100,
+// (docs/design.md target: ≥ 3,000 cards/s end to end): claim in batches of 100,
 // record a 304 for each.
 func BenchmarkRecrawlNotModified(b *testing.B) {
 	benchStores(b, func(b *testing.B, s *registry.Store) {
@@ -108,7 +108,7 @@ func BenchmarkRecrawlNotModified(b *testing.B) {
 }
 
 // BenchmarkRecordNewVersion is the store side of crawling changed cards
-// (DESIGN.md target: ≥ 1,000 new cards/s end to end): every fetch stores a
+// (docs/design.md target: ≥ 1,000 new cards/s end to end): every fetch stores a
 // new version with its diff.
 func BenchmarkRecordNewVersion(b *testing.B) {
 	benchStores(b, func(b *testing.B, s *registry.Store) {

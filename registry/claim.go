@@ -40,7 +40,7 @@ const liveLeasesSQL = `SELECT host, COUNT(*) AS n FROM agents
 	WHERE host IN ? AND lease_owner <> '' AND lease_until > ? GROUP BY host`
 
 // ClaimDue leases up to limit due agents to owner until now+leaseTTL, at
-// most perHost in flight per host (CONTRACT.md §8; ≤ 0 means 2), oldest due
+// most perHost in flight per host (docs/security.md; ≤ 0 means 2), oldest due
 // first. Two claimers, in one process or in replicas sharing PostgreSQL,
 // never get the same agent while its lease lives: on PostgreSQL claimers
 // take turns (claimLockKey) and lock the rows they pick FOR UPDATE SKIP
@@ -57,7 +57,7 @@ const liveLeasesSQL = `SELECT host, COUNT(*) AS n FROM agents
 //
 // Each claimed agent whose newest version is signed and which will be
 // fetched conditionally carries that version's bytes (Latest), so a 304 can
-// be re-verified against the current keys (RELIABILITY.md D.52).
+// be re-verified against the current keys (docs/threats.md D.52).
 func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueAgent, error) {
 	if owner == "" {
 		return nil, invalidField("/owner", "required", "a lease owner is required")

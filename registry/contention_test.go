@@ -14,7 +14,7 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// TestWriterContention (RELIABILITY.md F.63): many goroutines writing
+// TestWriterContention (docs/threats.md F.63): many goroutines writing
 // through one store, and a second store on the same SQLite file (a `token
 // create` beside a server), never see SQLITE_BUSY.
 func TestWriterContention(t *testing.T) {
@@ -109,7 +109,7 @@ func TestBusyExhaustedIsUnavailable(t *testing.T) {
 	}
 }
 
-// TestReadOnlyIsUnavailable (RELIABILITY.md F.66): a write against a
+// TestReadOnlyIsUnavailable (docs/threats.md F.66): a write against a
 // read-only database rolls back with ErrUnavailable; committed data stays
 // readable and intact, and writes work again once the database is writable.
 func TestReadOnlyIsUnavailable(t *testing.T) {
@@ -174,7 +174,7 @@ func readOnlySwitch(t *testing.T, s *registry.Store) func(bool) {
 	}
 }
 
-// TestSecondServerFailsFast (RELIABILITY.md F.67): a second server on the
+// TestSecondServerFailsFast (docs/threats.md F.67): a second server on the
 // same data directory fails at once with ErrDataDirLocked; tools that do
 // not take the server lock still open it.
 func TestSecondServerFailsFast(t *testing.T) {

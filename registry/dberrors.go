@@ -17,8 +17,8 @@ import (
 var errUniqueViolation = errors.New("unique constraint violated")
 
 // translate maps driver errors to the store's sentinels at the boundary
-// (STYLE.md habit 3): not found, unique violations, and everything that
-// means "try again later" (RELIABILITY.md F.63 busy past the wait, F.66
+// (CONTRIBUTING.md): not found, unique violations, and everything that
+// means "try again later" (docs/threats.md F.63 busy past the wait, F.66
 // read-only or full disk, lost connections) as ErrUnavailable. Errors that
 // already are domain errors pass through untouched.
 func translate(err error) error {

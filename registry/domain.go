@@ -10,7 +10,7 @@ import (
 	"github.com/cardexhq/cardex/agentcard"
 )
 
-// Status is the curation status an admin sets (CONTRACT.md §4).
+// Status is the curation status an admin sets (docs/api.md "Curation and visibility").
 type Status string
 
 // Curation statuses.
@@ -42,7 +42,7 @@ const (
 	VisibilityInternal Visibility = "internal"
 )
 
-// Trust is the verification status of the current card (CONTRACT.md §3).
+// Trust is the verification status of the current card (docs/verification.md).
 type Trust string
 
 // Trust values.
@@ -76,7 +76,7 @@ type Principal struct {
 // Anonymous is the caller without a token.
 var Anonymous = Principal{}
 
-// Agent is the agent record of CONTRACT.md §5.
+// Agent is the agent record of docs/api.md.
 type Agent struct {
 	ID            string      `json:"id"`
 	CardURL       string      `json:"cardUrl"`
@@ -115,7 +115,7 @@ type Agent struct {
 // FetchError is the last failed fetch of an agent.
 type FetchError struct {
 	At         time.Time `json:"at"`
-	Class      string    `json:"class"` // CONTRACT.md §2 error classes
+	Class      string    `json:"class"` // docs/security.md "Network policy" error classes
 	HTTPStatus int       `json:"httpStatus,omitempty"`
 	Message    string    `json:"message"`
 }
@@ -146,7 +146,7 @@ type Change struct {
 	At      time.Time `json:"at"`
 }
 
-// Change kinds (CONTRACT.md §5).
+// Change kinds (docs/api.md).
 const (
 	ChangeSubmitted  = "submitted"
 	ChangeFetched    = "fetched"

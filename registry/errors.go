@@ -8,7 +8,7 @@ import (
 )
 
 // Sentinel errors of the use cases. The API maps them to problem types
-// (CONTRACT.md §5); callers test them with errors.Is.
+// (docs/api.md); callers test them with errors.Is.
 var (
 	ErrNotFound          = errors.New("not found")
 	ErrForbidden         = errors.New("forbidden")
@@ -17,7 +17,7 @@ var (
 	ErrAgentRemoved      = errors.New("agent removed")
 	// ErrUnavailable means the database cannot take the request right now
 	// (busy past the wait, read-only, disk full, connection lost): answer
-	// 503 with Retry-After (RELIABILITY.md F.63, F.66).
+	// 503 with Retry-After (docs/threats.md F.63, F.66).
 	ErrUnavailable      = errors.New("storage unavailable")
 	ErrLeaseLost        = errors.New("lease lost")
 	ErrInvalidPageToken = errors.New("invalid page token")
@@ -26,7 +26,7 @@ var (
 	ErrInvalidURL       = cardurl.ErrInvalid
 	ErrValidation       = errors.New("validation failed")
 	// ErrDataDirLocked is returned by Open when another server holds the
-	// data directory's lock file (RELIABILITY.md F.67).
+	// data directory's lock file (docs/threats.md F.67).
 	ErrDataDirLocked = errors.New("data directory is locked by another Cardex server")
 )
 
@@ -39,7 +39,7 @@ func (e *DuplicateError) Error() string { return "duplicate agent: already regis
 func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 
 // VersionConflictError says an approval named a version that is not the one
-// under review (RELIABILITY.md F.65).
+// under review (docs/threats.md F.65).
 type VersionConflictError struct{ CurrentVersionSeq int64 }
 
 func (e *VersionConflictError) Error() string {

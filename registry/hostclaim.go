@@ -87,7 +87,7 @@ var ErrClaimFailed = errors.New("claim failed")
 var ErrClaimsUnavailable = errors.New("host claims are not configured on this server")
 
 // ClaimError says why a claim did not verify. ErrorClass is the crawler's
-// error class of a failed fetch (CONTRACT.md §2 classes), "" otherwise.
+// error class of a failed fetch (docs/security.md "Network policy" classes), "" otherwise.
 type ClaimError struct {
 	Reason     string
 	ErrorClass string
@@ -100,7 +100,7 @@ func (e *ClaimError) Error() string { return "claim failed: " + e.Reason + ": " 
 func (e *ClaimError) Is(target error) bool { return target == ErrClaimFailed }
 
 // normalizeClaimHost reads host[:port] through the card-URL rule, so a claim
-// names exactly what a submission could (CONTRACT.md §1, §2): it returns the
+// names exactly what a submission could (docs/api.md "Agent identity" and docs/security.md "Network policy"): it returns the
 // authority the token is fetched from and the host name publisher tokens are
 // scoped to (agents record their host without a port).
 func normalizeClaimHost(req ClaimRequest, pol URLPolicy) (scheme, authority, host string, err error) {

@@ -8,7 +8,7 @@ import (
 // change log and every agent's current state, with no visibility filter —
 // the index stores status, health and visibility and filters per viewer
 // itself, and callers re-check visibility against SQL when they hydrate hits
-// (RELIABILITY.md G.72). It satisfies search.Source.
+// (docs/threats.md G.72). It satisfies search.Source.
 type IndexSource struct{ store *Store }
 
 // IndexSource returns the unfiltered view the search indexer follows.

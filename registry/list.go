@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Page sizes (CONTRACT.md §5, RELIABILITY.md I.82).
+// Page sizes (docs/api.md, docs/threats.md I.82).
 const (
 	defaultPageSize = 20
 	maxPageSize     = 100
@@ -60,8 +60,10 @@ func decodePageToken(s, sort, filter string) (*pageToken, error) {
 }
 
 func validateQuery(p Principal, q *ListQuery) error {
-	if !p.isAdmin() && (len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0) {
-		return ErrForbidden
+	if len(q.Status) > 0 || len(q.Health) > 0 || len(q.Visibility) > 0 {
+		if err := CurationFilters(p); err != nil {
+			return err
+		}
 	}
 	check := func(ptr string, vals []string, allowed ...string) error {
 		for _, v := range vals {
@@ -112,7 +114,7 @@ func filterKey(p Principal, q ListQuery) string {
 	return base64.RawURLEncoding.EncodeToString(h[:9])
 }
 
-// List returns one keyset page of the agents p may list (RELIABILITY.md
+// List returns one keyset page of the agents p may list (docs/threats.md
 // I.82: capped page size, cursor pagination). Sort "updated" is newest
 // first; "name" is by card name, agents never fetched (no name) first.
 func (s *Service) List(ctx context.Context, p Principal, q ListQuery) (*AgentPage, error) {
@@ -192,7 +194,7 @@ func needsReviewKey(v *bool) string {
 // no removed agent, so a removed one is a hit the index has not dropped yet
 // (admins list removed agents with List and status removed). Checking SQL
 // means an agent hidden or removed there never appears even while the index
-// lags (RELIABILITY.md G.72).
+// lags (docs/threats.md G.72).
 func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
 	if len(ids) == 0 {
 		return []Agent{}, nil

@@ -22,7 +22,7 @@ func ids(as []registry.Agent) []string {
 
 func sorted(v ...string) []string { sort.Strings(v); return v }
 
-// TestVisibilityMatrix is CONTRACT.md §4 for lists and reads by id.
+// TestVisibilityMatrix is docs/api.md "Curation and visibility" for lists and reads by id.
 func TestVisibilityMatrix(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()
@@ -125,7 +125,7 @@ func TestVisibilityMatrix(t *testing.T) {
 }
 
 // TestKeysetPagination walks every page while new agents keep arriving: no
-// agent is skipped or repeated (RELIABILITY.md I.82: cursor pagination).
+// agent is skipped or repeated (docs/threats.md I.82: cursor pagination).
 func TestKeysetPagination(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()

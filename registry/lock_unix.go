@@ -11,7 +11,7 @@ import (
 )
 
 // lockDataDir takes an exclusive, non-blocking flock on {dir}/cardex.lock
-// (RELIABILITY.md F.67): a second server on the same data directory fails
+// (docs/threats.md F.67): a second server on the same data directory fails
 // at once with a clear error instead of becoming a silent second writer. The
 // kernel drops the lock when the process dies, so a kill -9 never leaves a
 // stale lock behind.

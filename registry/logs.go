@@ -6,7 +6,7 @@ import (
 )
 
 // Fetches returns an agent's crawl trace, newest first: admins, and the
-// publisher token of the agent's host (CONTRACT.md §5). limit defaults to
+// publisher token of the agent's host (docs/api.md). limit defaults to
 // and is capped at the number of attempts kept.
 func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int) ([]FetchAttempt, error) {
 	if err := Authorize(p, NeedPublisher); err != nil {
@@ -35,7 +35,7 @@ func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int
 	return out, nil
 }
 
-// maxChangesLimit is the change log's page cap (CONTRACT.md §5).
+// maxChangesLimit is the change log's page cap (docs/api.md).
 const maxChangesLimit = 1000
 
 func clampLimit(limit int) int {
@@ -48,7 +48,7 @@ func clampLimit(limit int) int {
 // Changes returns change-log entries after seq `after`, oldest first, with
 // the seq to ask after next (unchanged when there is nothing new).
 //
-// Filtered by what p may list (CONTRACT.md §4), judged by the agent's state
+// Filtered by what p may list (docs/api.md "Curation and visibility"), judged by the agent's state
 // now. So that mirrors and indexes can drop an agent that left the listing,
 // some withdrawals of agents that are no longer listable are shown too: the
 // `removed` of a removed agent (its id answers not found to non-admins), and

@@ -72,14 +72,14 @@ func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v V
 	})
 }
 
-// maxJWKSBytes and maxJWKSKeys are the key-set limits of CONTRACT.md §2.
+// maxJWKSBytes and maxJWKSKeys are the key-set limits of docs/security.md "Network policy".
 const (
 	maxJWKSBytes = 64 << 10
 	maxJWKSKeys  = 100
 )
 
 // PinKeys pins a JWKS of public keys as the agent's first trusted key
-// source (CONTRACT.md §2), admins only. The agent is made due so the next
+// source (docs/security.md "Network policy"), admins only. The agent is made due so the next
 // crawl re-verifies under the pinned keys.
 func (s *Service) PinKeys(ctx context.Context, p Principal, id string, jwks []byte) (*Agent, error) {
 	if err := requireAdmin(p); err != nil {
@@ -111,7 +111,7 @@ func (s *Service) UnpinKeys(ctx context.Context, p Principal, id string) (*Agent
 }
 
 // RequestCrawl makes the agent due now. Admins may ask for any agent; a
-// publisher token for agents of its own hosts (CONTRACT.md §5; RELIABILITY.md
+// publisher token for agents of its own hosts (docs/api.md; docs/threats.md
 // I.79). Removed and rejected agents are not crawled: ErrInvalidTransition.
 func (s *Service) RequestCrawl(ctx context.Context, p Principal, id string) (*Agent, error) {
 	if err := Authorize(p, NeedPublisher); err != nil {

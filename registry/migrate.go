@@ -15,7 +15,7 @@ import (
 // store's dialect. On PostgreSQL it takes goose's advisory-lock session
 // locker, so replicas starting together migrate one at a time; SQLite's
 // single writer connection and BEGIN IMMEDIATE serialize it already. Each
-// migration runs in its own transaction (RELIABILITY.md F.68).
+// migration runs in its own transaction (docs/threats.md F.68).
 func (s *Store) provider(fsys fs.FS) (*goose.Provider, error) {
 	return newProvider(s.dialect, s.wsql, fsys)
 }

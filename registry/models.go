@@ -4,7 +4,7 @@ import "time"
 
 // The gorm models mirror migrations/*/00001_registry.sql column for column;
 // TestModelsMatchSchema keeps them honest. The schema comes from the
-// migrations only, never from AutoMigrate (STYLE.md habit 6).
+// migrations only, never from AutoMigrate (CONTRIBUTING.md).
 
 type agentRow struct {
 	ID                  string `gorm:"primaryKey"`

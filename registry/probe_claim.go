@@ -28,7 +28,7 @@ const probeDueSQL = `SELECT id, host FROM agents WHERE probe_next_at <= ? AND ` 
 
 // probeHostLoadSQL counts, per host, the agents with a live probe lease or
 // a live crawl lease: probes yield to the crawler's per-host politeness
-// (CONTRACT.md §8), in this process and across replicas.
+// (docs/security.md), in this process and across replicas.
 const probeHostLoadSQL = `SELECT host, COUNT(*) AS n FROM agents WHERE host IN ?
 	AND ((probe_lease_owner <> '' AND probe_lease_until > ?) OR (lease_owner <> '' AND lease_until > ?))
 	GROUP BY host`

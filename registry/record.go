@@ -24,16 +24,16 @@ func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res Fe
 }
 
 // RecordFetches stores crawl results for agents owner has leased, all in one
-// transaction with their change-log rows (DESIGN.md principle 2; the issue's
+// transaction with their change-log rows (docs/design.md principle 2; the issue's
 // "writes are batched so SQL is not the bottleneck"). Per result:
 //
 //   - an error keeps the last good card, records lastError, the attempt and
 //     the back-off counters; health becomes failing, or gone after 3
-//     consecutive 404/410 or when failing for GoneAfter (DESIGN.md crawl
+//     consecutive 404/410 or when failing for GoneAfter (docs/design.md crawl
 //     policy);
 //   - a 304, or a 200 with the bytes of the newest stored version, is
 //     "unchanged": validators and last_fetched_at move. When it carries a
-//     verdict (the crawler re-verified the stored bytes, RELIABILITY.md
+//     verdict (the crawler re-verified the stored bytes, docs/threats.md
 //     D.44/D.52) that differs from the stored one in trust or thumbprints,
 //     the version's verdict is updated in place and, for the current
 //     version, the agent's trust with it (a `trust` change). The bytes are
@@ -41,9 +41,9 @@ func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res Fe
 //     revoked key or a failing key set is shown as the trust it causes, not
 //     queued as a candidate there is nothing to choose between (and a
 //     transient key-set failure recovers by itself on a later crawl);
-//   - new bytes make a new version (RELIABILITY.md C.38: never updated in
+//   - new bytes make a new version (docs/threats.md C.38: never updated in
 //     place) with its diff from the previous one. It becomes current, even
-//     for an approved agent (approval is of the agent, CONTRACT.md §4),
+//     for an approved agent (approval is of the agent, docs/api.md "Curation and visibility"),
 //     unless it is a trust regression of a verified agent (D.49): then the
 //     verified version stays current, the new one is the candidate and the
 //     agent needsReview.
@@ -55,7 +55,7 @@ func (s *Service) RecordFetch(ctx context.Context, owner, agentID string, res Fe
 //
 // The lease guards each write: when the agent was removed (remove drops the
 // lease) or its lease is now someone else's, nothing is written for that
-// result and its entry in the returned slice is ErrLeaseLost (RELIABILITY.md
+// result and its entry in the returned slice is ErrLeaseLost (docs/threats.md
 // F.64); an unknown agent is ErrNotFound and a success without a parsed card
 // a ValidationError. Such per-result answers never fail the others. The
 // second return is for the batch as a whole (the database is unavailable,

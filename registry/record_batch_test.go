@@ -151,7 +151,7 @@ func TestRecordFetchesSameAsOneAtATime(t *testing.T) {
 
 // TestRecordFetchesPerResultAnswers: in one batch, a result whose lease is
 // another owner's, one for an agent removed while it was crawled
-// (RELIABILITY.md F.64), a success without a card, an unknown agent and a
+// (docs/threats.md F.64), a success without a card, an unknown agent and a
 // second result for an agent already recorded in the batch each get their
 // own answer and write nothing, while the other results are recorded.
 func TestRecordFetchesPerResultAnswers(t *testing.T) {

@@ -95,7 +95,7 @@ func (s *Service) trimAttempts(tx *gorm.DB, rows []fetchRow) error {
 }
 
 // cleanMessage makes a fetched error message safe to store and show
-// (RELIABILITY.md I.81): valid UTF-8, no control characters (CR/LF, ANSI
+// (docs/threats.md I.81): valid UTF-8, no control characters (CR/LF, ANSI
 // escapes), at most 1024 bytes.
 func cleanMessage(m string) string {
 	m = strings.ToValidUTF8(m, "\uFFFD")

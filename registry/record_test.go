@@ -101,7 +101,7 @@ func TestRecordFetchErrorsAndHealth(t *testing.T) {
 		v1 := cardJSON("Agent", "1")
 		crawl(t, svc, c, a.ID, okResult(t, c.Now(), v1, registry.TrustUnsigned))
 		_, mark := changeKinds(t, svc, 0)
-		// An error keeps the last good card (DESIGN.md principle 4).
+		// An error keeps the last good card (docs/design.md principle 4).
 		makeDue(c)
 		failAt := c.Now()
 		res := errResult(c.Now(), "timeout", 0)
@@ -117,7 +117,7 @@ func TestRecordFetchErrorsAndHealth(t *testing.T) {
 			t.Fatalf("anonymous message %q", got.LastError.Message)
 		}
 		got, _ = svc.Get(ctx, admin, a.ID)
-		// RELIABILITY.md I.81: no CR/LF, escapes or invalid UTF-8 survive.
+		// docs/threats.md I.81: no CR/LF, escapes or invalid UTF-8 survive.
 		if got.LastError.Message != "read  X-Injected: 1 [31m \uFFFD" {
 			t.Fatalf("message %q", got.LastError.Message)
 		}
@@ -172,7 +172,7 @@ func TestRecordFetchErrorsAndHealth(t *testing.T) {
 	})
 }
 
-// TestTrustRegression (CONTRACT.md §4, RELIABILITY.md D.49, C.38).
+// TestTrustRegression (docs/api.md "Curation and visibility", docs/threats.md D.49, C.38).
 func TestTrustRegression(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()
@@ -229,7 +229,7 @@ func TestTrustRegression(t *testing.T) {
 	})
 }
 
-// TestRecordFetchLeaseGuard covers RELIABILITY.md F.64 and the owner check.
+// TestRecordFetchLeaseGuard covers docs/threats.md F.64 and the owner check.
 func TestRecordFetchLeaseGuard(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()

@@ -14,7 +14,7 @@ import (
 func isMissing(a FetchAttempt) bool { return a.HTTPStatus == 404 || a.HTTPStatus == 410 }
 
 // goneAfterMissing is how many consecutive 404/410 answers withdraw an
-// agent (DESIGN.md: the card withdrawn from the host leaves the catalogue).
+// agent (docs/design.md: the card withdrawn from the host leaves the catalogue).
 const goneAfterMissing = 3
 
 func (s *Service) recordFailure(r *agentRow, res FetchResult, at time.Time, upd map[string]any) Health {
@@ -126,7 +126,7 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 	seen := parseList(r.VerifiedThumbprints)
 	if r.CurrentVersionSeq > 0 && Trust(r.Trust) == TrustVerified &&
 		(trust != TrustVerified || !slices.ContainsFunc(thumbs, func(t string) bool { return slices.Contains(seen, t) })) {
-		// Trust regression (CONTRACT.md §4, RELIABILITY.md D.49): never
+		// Trust regression (docs/api.md "Curation and visibility", docs/threats.md D.49): never
 		// silently replace a verified card.
 		upd["candidate_version_seq"] = seq
 		upd["needs_review"] = true
@@ -183,7 +183,7 @@ func addSeen(seen, thumbs []string) []string {
 }
 
 // reverify applies a verdict for the bytes already stored as the newest
-// version (RELIABILITY.md D.52: a key removed from the key set makes the
+// version (docs/threats.md D.52: a key removed from the key set makes the
 // card unverifiable on the next crawl after the key cache expires; D.44: a
 // key-set failure stored as error recovers once the key set answers). Only
 // a different trust or set of verifying keys is a change; the reasons'
@@ -202,7 +202,7 @@ func reverify(r *agentRow, v *versionRow, res FetchResult, upd map[string]any, w
 		verdict: mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs})})
 	if v.Seq != r.CurrentVersionSeq {
 		// A candidate's verdict is updated for the reviewer to see; which
-		// version is current stays an admin's decision (CONTRACT.md §4).
+		// version is current stays an admin's decision (docs/api.md "Curation and visibility").
 		return
 	}
 	upd["trust"] = string(res.Trust)

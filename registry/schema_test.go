@@ -30,7 +30,7 @@ var compatible = map[reflect.Type][]string{
 
 // TestModelsMatchSchema migrates a fresh database and checks that every
 // model field has a column of a compatible type and every column a field
-// (STYLE.md habit 6), on both dialects.
+// (CONTRIBUTING.md), on both dialects.
 func TestModelsMatchSchema(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		db := s.WriteDB().WithContext(t.Context())
@@ -84,7 +84,7 @@ func TestModelsMatchSchema(t *testing.T) {
 	})
 }
 
-// TestInterruptedMigrationRerunsCleanly (RELIABILITY.md F.68): a migration
+// TestInterruptedMigrationRerunsCleanly (docs/threats.md F.68): a migration
 // that fails midway is rolled back whole, the recorded version stays at the
 // last complete migration, and a corrected run applies it.
 func TestInterruptedMigrationRerunsCleanly(t *testing.T) {

@@ -19,7 +19,7 @@ type ServiceConfig struct {
 	URLPolicy URLPolicy
 	Logger    *slog.Logger
 	// GoneAfter is how long an agent may fail before its health is gone
-	// (DESIGN.md crawl policy; `--gone-after`). Zero means 168h.
+	// (docs/design.md crawl policy; `--gone-after`). Zero means 168h.
 	GoneAfter time.Duration
 	// KeepFetchAttempts is how many crawl-trace rows are kept per agent.
 	// Zero means 50.
@@ -93,7 +93,7 @@ func (s *Service) Store() *Store { return s.store }
 
 func (s *Service) now() time.Time { return utc(s.cfg.Now()) }
 
-// newID returns 128 random bits, URL-safe (CONTRACT.md §1: ids are opaque
+// newID returns 128 random bits, URL-safe (docs/api.md "Agent identity": ids are opaque
 // and unguessable).
 func newID() string {
 	var b [16]byte
@@ -144,7 +144,7 @@ func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason str
 
 func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }
 
-// owns reports whether p is a publisher token scoped to host (RELIABILITY.md
+// owns reports whether p is a publisher token scoped to host (docs/threats.md
 // I.79: exact host match).
 func (p Principal) owns(host string) bool {
 	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)

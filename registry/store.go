@@ -26,9 +26,9 @@ type OpenOptions struct {
 	Logger      *slog.Logger
 	// ServerLock takes the data directory's single-server lock
 	// ({DataDir}/cardex.lock) and fails fast with ErrDataDirLocked when
-	// another server holds it (RELIABILITY.md F.67). `serve` sets it;
+	// another server holds it (docs/threats.md F.67). `serve` sets it;
 	// short-lived tools such as `token create` do not, so they may run beside
-	// a server (CONTRACT.md §5): SQLite's own locking and the busy timeout
+	// a server (docs/api.md): SQLite's own locking and the busy timeout
 	// keep their few writes safe. Ignored for PostgreSQL, where replicas
 	// share one database by design.
 	ServerLock bool
@@ -44,7 +44,7 @@ const (
 	DialectPostgres = "postgres"
 )
 
-// Store is the SQL store: a concrete type over gorm (STYLE.md habit 4).
+// Store is the SQL store: a concrete type over gorm (CONTRIBUTING.md).
 // Consumers declare the small interfaces they need of Service.
 type Store struct {
 	dialect string
@@ -114,11 +114,11 @@ func openPostgres(dsn string) (*Store, error) {
 }
 
 // sqliteDSN sets every pragma in the DSN so each connection gets it
-// (DEPENDENCIES.md): WAL so readers never block the writer; busy_timeout so a
+// (docs/design.md "Dependencies"): WAL so readers never block the writer; busy_timeout so a
 // second process (a `token create` beside a server) waits instead of failing;
 // foreign keys on; synchronous=NORMAL, which in WAL mode never corrupts the
 // database and loses no committed transaction when the process is killed
-// (RELIABILITY.md F.61 is about kill -9); only an OS crash or power cut can
+// (docs/threats.md F.61 is about kill -9); only an OS crash or power cut can
 // roll back the last few commits, a trade taken for the crawler's write rate
 // (FULL costs an fsync per commit). Write transactions are BEGIN IMMEDIATE so
 // a transaction that reads then writes never hits SQLITE_BUSY on upgrade
@@ -163,7 +163,7 @@ func openSQLite(o OpenOptions) (*Store, error) {
 		unlock()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	// One writer connection (DEPENDENCIES.md): writers queue in Go's pool
+	// One writer connection (docs/design.md "Dependencies"): writers queue in Go's pool
 	// instead of fighting over SQLite's lock.
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)

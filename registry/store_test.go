@@ -36,7 +36,7 @@ func TestOpenMigratesAndIsCurrent(t *testing.T) {
 
 // TestSQLitePragmasOnEveryConnection: WAL, foreign keys, NORMAL sync and
 // the busy timeout come from the DSN, so the writer and every reader have
-// them (DEPENDENCIES.md; RELIABILITY.md F.63); readers cannot write.
+// them (docs/design.md "Dependencies"; docs/threats.md F.63); readers cannot write.
 func TestSQLitePragmasOnEveryConnection(t *testing.T) {
 	s := registrytest.SQLite(t)
 	for name, db := range map[string]*gorm.DB{"writer": s.WriteDB(), "reader": s.ReadDB()} {

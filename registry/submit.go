@@ -9,10 +9,10 @@ import (
 	"github.com/cardexhq/cardex/cardurl"
 )
 
-// Submit registers a card URL (CONTRACT.md §1, §5 "Submit"). Equivalent
+// Submit registers a card URL (docs/api.md "Submit"). Equivalent
 // spellings normalize to one identity, and the UNIQUE card_url constraint
 // makes concurrent submissions of one agent yield exactly one row; the
-// others get *DuplicateError with its id (RELIABILITY.md A.6). A removed
+// others get *DuplicateError with its id (docs/threats.md A.6). A removed
 // agent's URL answers ErrAgentRemoved until an admin restores it. Only
 // admins may submit with visibility internal; a publisher token only on its
 // own hosts, and the agent remembers it (approval by policy, autoapprove.go).
@@ -33,7 +33,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		return nil, err
 	}
 	if p.Role == RolePublisher && !p.owns(cu.Host) {
-		// A publisher token acts on its own hosts only (RELIABILITY.md
+		// A publisher token acts on its own hosts only (docs/threats.md
 		// I.79), submissions included.
 		return nil, ErrForbidden
 	}

@@ -31,7 +31,7 @@ func TestSubmitCreatesPendingAgent(t *testing.T) {
 		if err != nil || len(audit) != 1 || audit[0].Action != "submit" || audit[0].AgentID != a.ID || audit[0].ActorName != "anonymous" {
 			t.Fatalf("audit %+v err %v", audit, err)
 		}
-		// Whoever holds the id can follow the submission (CONTRACT.md §1).
+		// Whoever holds the id can follow the submission (docs/api.md "Agent identity").
 		got, err := svc.Get(t.Context(), anonymous, a.ID)
 		if err != nil || got.ID != a.ID || got.Status != registry.StatusPending {
 			t.Fatalf("Get: %+v, %v", got, err)
@@ -55,7 +55,7 @@ func TestSubmitCreatesPendingAgent(t *testing.T) {
 	})
 }
 
-// TestSubmitRaceMakesOneRow (RELIABILITY.md A.6): 100 concurrent
+// TestSubmitRaceMakesOneRow (docs/threats.md A.6): 100 concurrent
 // submissions of equivalent spellings make exactly one agent; every other
 // one answers DuplicateError with its id.
 func TestSubmitRaceMakesOneRow(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // Token format: "cdx_" + 16 hex id + "_" + 43 base64url characters of a
 // 256-bit secret. The id is public (token list, audit log) and selects the
 // row; only the SHA-256 of the secret is stored, compared in constant time
-// (RELIABILITY.md I.78). A slow hash buys nothing for 256 random bits.
+// (docs/threats.md I.78). A slow hash buys nothing for 256 random bits.
 const (
 	tokenPrefix   = "cdx_"
 	tokenIDLen    = 16
@@ -54,7 +54,7 @@ func splitToken(t string) (id, secret string, ok bool) {
 var dummyHash = hashSecret("cardex-no-such-token")
 
 // Authenticate resolves a bearer token. Unknown, malformed, revoked and
-// expired tokens all answer the same ErrUnauthorized (RELIABILITY.md I.78:
+// expired tokens all answer the same ErrUnauthorized (docs/threats.md I.78:
 // a generic message; nothing tells which part was wrong).
 func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
 	id, secret, ok := splitToken(token)
@@ -102,7 +102,7 @@ func (s *Service) touchToken(ctx context.Context, row *tokenRow, now time.Time) 
 }
 
 // CreateToken makes a token and returns its secret, shown once. Publisher
-// tokens need at least one host (CONTRACT.md §8: scoped with --host); other
+// tokens need at least one host (docs/security.md: scoped with --host); other
 // roles take none. An empty name becomes "{role}-{id prefix}".
 func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, Token, error) {
 	secret, row, err := s.newToken(req, "")

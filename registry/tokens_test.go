@@ -25,7 +25,7 @@ func TestTokens(t *testing.T) {
 			strings.Join(tok.Hosts, ",") != "agents.acme.com,xn--bcher-kva.de" || !tok.ExpiresAt.Equal(exp) {
 			t.Fatalf("token %q %+v", secret, tok)
 		}
-		// Only the SHA-256 of the secret is stored (RELIABILITY.md I.78).
+		// Only the SHA-256 of the secret is stored (docs/threats.md I.78).
 		var hash string
 		if err := s.WriteDB().Raw("SELECT hash FROM tokens WHERE id = ?", tok.ID).Scan(&hash).Error; err != nil {
 			t.Fatal(err)

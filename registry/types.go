@@ -8,7 +8,7 @@ import (
 	"github.com/cardexhq/cardex/cardurl"
 )
 
-// Version is one stored card version (CONTRACT.md §5 "Versions"). Raw is the
+// Version is one stored card version (docs/api.md). Raw is the
 // card exactly as fetched; it is filled only by Service.Version.
 type Version struct {
 	Seq             int64               `json:"seq"`
@@ -27,7 +27,7 @@ type Version struct {
 	Problems        []agentcard.Problem `json:"problems"`
 }
 
-// Action is an admin curation action (CONTRACT.md §4).
+// Action is an admin curation action (docs/api.md "Curation and visibility").
 type Action string
 
 // Curation actions.
@@ -40,7 +40,7 @@ const (
 )
 
 // ActionRequest is the body of an admin action. VersionSeq is required for
-// approve (CONTRACT.md §5) and ignored by the other actions.
+// approve (docs/api.md) and ignored by the other actions.
 type ActionRequest struct {
 	Reason     string
 	VersionSeq *int64
@@ -51,7 +51,7 @@ type ActionRequest struct {
 type URLPolicy = cardurl.Policy
 
 // ListQuery selects and orders agents. Filters on Status, Health and
-// Visibility are for admins only (CONTRACT.md §4).
+// Visibility are for admins only (docs/api.md "Curation and visibility").
 type ListQuery struct {
 	Status     []Status
 	Health     []Health
@@ -82,7 +82,7 @@ type FetchAttempt struct {
 	Duration   time.Duration `json:"-"`
 	DurationMS int64         `json:"durationMs"`
 	Bytes      int64         `json:"bytes"`
-	ErrorClass string        `json:"errorClass,omitempty"` // "" on success; CONTRACT.md §2 classes
+	ErrorClass string        `json:"errorClass,omitempty"` // "" on success; docs/security.md "Network policy" classes
 	Message    string        `json:"message,omitempty"`
 	// Result is filled by the store: "new-version", "unchanged" (304 or the
 	// same bytes) or "error".
@@ -142,7 +142,7 @@ type DueAgent struct {
 	// Latest is the newest stored version's bytes when its verdict depends
 	// on keys (it is signed) and the fetch will be conditional, and
 	// LatestURL the URL it came from: on a 304 the crawler re-verifies
-	// them (RELIABILITY.md D.52) and reports the verdict with Raw set to
+	// them (docs/threats.md D.52) and reports the verdict with Raw set to
 	// them. Nil otherwise.
 	Latest    []byte
 	LatestURL string

@@ -141,6 +141,17 @@ func (s Scope) Admits(terms []string) bool {
 	return false
 }
 
+// CurationFilters reports whether p may filter a list on status, health or
+// visibility, which would otherwise tell a caller about agents it may not
+// list: admins only; anyone else gets ErrForbidden (403), never a silently
+// narrower list.
+func CurationFilters(p Principal) error {
+	if p.isAdmin() {
+		return nil
+	}
+	return ErrForbidden
+}
+
 // CanList reports whether p may list a.
 func CanList(p Principal, a Agent) bool { return ScopeOf(p).Admits(ListTerms(a)) }
 

@@ -50,7 +50,7 @@ func zapFiles(t *testing.T, gen string) []string {
 	return m
 }
 
-// RELIABILITY.md G.69: each kind of damage is detected at open, queries
+// docs/threats.md G.69: each kind of damage is detected at open, queries
 // answer ErrNotReady (never a 500 loop), and a rebuild into a new
 // directory brings the index back and removes the damaged generation.
 func TestCorruptIndexDetectedAndRebuilt(t *testing.T) {
@@ -165,7 +165,7 @@ func TestMissingIndexAndStaleBuildDirs(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md G.70: a second opener fails with ErrLocked instead of
+// docs/threats.md G.70: a second opener fails with ErrLocked instead of
 // hanging — through the directory lock, and through bolt_timeout when only
 // Bolt's lock is held.
 func TestSecondOpenerFailsFast(t *testing.T) {

@@ -29,12 +29,12 @@ type Document struct {
 	SecuritySchemes  []string // scheme kinds: apiKey, http, oauth2, openIdConnect, mutualTls
 	Capabilities     []string // streaming, pushNotifications, extendedAgentCard
 	Extensions       []string // extension URIs
-	InputModes       []string // default modes plus every skill's modes (CONTRACT.md §5)
+	InputModes       []string // default modes plus every skill's modes (docs/api.md)
 	OutputModes      []string
 	Tags             []string // union of the skills' tags, lowercased
 	ListedBy         []string // registry.ListTerms: who may list the agent
 	UpdatedAt        time.Time
-	LastChangedAt    time.Time // kept for callers; not indexed: no sort or filter uses it (CONTRACT.md §5)
+	LastChangedAt    time.Time // kept for callers; not indexed: no sort or filter uses it (docs/api.md)
 	Skills           []SkillDocument
 }
 
@@ -135,7 +135,7 @@ func NewDocument(a registry.Agent) Document {
 	return d
 }
 
-// protocolVersions follows CONTRACT.md §5: a v0.1/v0.2 card that declares
+// protocolVersions follows docs/api.md: a v0.1/v0.2 card that declares
 // no version gets one from its shape.
 func protocolVersions(c *agentcard.Card) []string {
 	var out []string

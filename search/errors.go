@@ -7,7 +7,7 @@ import "errors"
 // ErrInvalidPageToken answer 400.
 var (
 	// ErrLocked means another process (or an unclosed Index) holds the
-	// index directory (RELIABILITY.md G.70; CONTRACT.md §6: `cardex
+	// index directory (docs/threats.md G.70; docs/configuration.md: `cardex
 	// reindex` refuses while a server holds the index).
 	ErrLocked = errors.New("search: index directory is in use by another process")
 	// ErrNotReady means there is no usable index yet: it is missing,

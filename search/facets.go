@@ -7,7 +7,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 )
 
-// Facets are value counts over all matching agents, named as CONTRACT.md
+// Facets are value counts over all matching agents, named as docs/api.md
 // §5 names them, plus providers.
 type Facets struct {
 	Tags             []FacetValue `json:"tags"`

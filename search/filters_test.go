@@ -58,7 +58,7 @@ func sortedIDs(r *Result) []string {
 }
 
 // Repeated values of one filter are ORed, different filters ANDed
-// (CONTRACT.md §5); modes match default or skill modes.
+// (docs/api.md); modes match default or skill modes.
 func TestFiltersOrAnd(t *testing.T) {
 	x := openTest(t, filterCorpus())
 	cases := []struct {
@@ -128,7 +128,7 @@ func TestFacetCountsExact(t *testing.T) {
 	}
 }
 
-// CONTRACT.md §4: anonymous sees approved, public, not gone; reader adds
+// docs/api.md "Curation and visibility": anonymous sees approved, public, not gone; reader adds
 // internal; admin sees all; removed agents are not in the index at all.
 func TestVisibilityScopes(t *testing.T) {
 	x := openTest(t, filterCorpus())

@@ -13,7 +13,7 @@ import (
 // from SQL through registry.Service.Listed (the listing rule of
 // registry/visibility.go), re-checked against the SQL-column filters, so an
 // agent hidden or changed since the index last caught up never shows
-// (RELIABILITY.md G.72).
+// (docs/threats.md G.72).
 
 // Querier is the part of *Index that Find and FindSkills use.
 type Querier interface {

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// RELIABILITY.md G.71: query syntax in user input is inert (it is matched
+// docs/threats.md G.71: query syntax in user input is inert (it is matched
 // as words), and size, offset and length are capped.
 func TestHostileQueriesInert(t *testing.T) {
 	src := newMemSource()

@@ -21,7 +21,7 @@ import (
 // Options configure an Index. The zero value is usable.
 type Options struct {
 	// LockTimeout bounds how long opening waits for Bolt's file lock
-	// (`bolt_timeout`, RELIABILITY.md G.70). Default 1s.
+	// (`bolt_timeout`, docs/threats.md G.70). Default 1s.
 	LockTimeout time.Duration
 	// QueryTimeout bounds every search (G.71). Default 2s.
 	QueryTimeout time.Duration

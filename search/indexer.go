@@ -114,7 +114,7 @@ func (ix *Indexer) Sync(ctx context.Context) error {
 // step applies one batch of changes. For every changed agent it re-reads
 // the current state, so the order of events does not matter: a late
 // "fetched" after "removed" finds the agent removed and deletes it
-// (RELIABILITY.md F.64, G.72).
+// (docs/threats.md F.64, G.72).
 func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 	x := ix.idx
 	// writeMu keeps g live for the whole round: swap and Close take it

@@ -34,7 +34,7 @@ func allIDs(t *testing.T, x *Index, v registry.Scope) []string {
 	return ids
 }
 
-// RELIABILITY.md G.72 and F.64 at the index level: a removed agent is
+// docs/threats.md G.72 and F.64 at the index level: a removed agent is
 // deleted even when a late event for it arrives after the removal, in the
 // same batch or in a later one, because the indexer re-reads current state.
 func TestRemovedAgentStaysDeleted(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 // MappingVersion identifies the document mapping and document builder. It is
 // stored inside every index; an index written with another version is
-// rebuilt at open (RELIABILITY.md G.69) rather than queried with fields it
+// rebuilt at open (docs/threats.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
 const MappingVersion = "cardex-search-8"

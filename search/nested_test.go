@@ -61,7 +61,7 @@ func TestNestedWithinOneSkill(t *testing.T) {
 }
 
 // Highlighted fragments are HTML-escaped around the <mark> tags (the UI and
-// API insert them as HTML; RELIABILITY.md H.73).
+// API insert them as HTML; docs/threats.md H.73).
 func TestFragmentsEscapeHTML(t *testing.T) {
 	src := newMemSource()
 	src.put(testAgent("x", "Evil <script>alert(1)</script> bot", "steals \"cookies\" & more",

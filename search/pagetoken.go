@@ -11,7 +11,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// pageToken is the opaque cursor of CONTRACT.md §5: the sort values of the
+// pageToken is the opaque cursor of docs/api.md: the sort values of the
 // last hit returned (Bleve search-after, so deep pages cost no more than the
 // first; none for relevance pages, which are cut from one ranked pass by
 // offset) plus how many results came before, which caps paging at

@@ -9,22 +9,22 @@ import (
 )
 
 // Limits that keep every query bounded whatever the caller sends
-// (RELIABILITY.md G.71, I.82).
+// (docs/threats.md G.71, I.82).
 const (
 	MaxQueryBytes    = 512    // longer q is refused, not truncated
 	MaxQueryWords    = 32     // analyzed words beyond this are ignored
 	MaxFilterValues  = 32     // values of one filter
 	MaxFilterBytes   = 512    // bytes of one filter value
-	DefaultPageSize  = 20     // CONTRACT.md §5
+	DefaultPageSize  = 20     // docs/api.md
 	MaxPageSize      = 100    // larger page sizes are clamped
 	MaxResultWindow  = 10_000 // deepest result reachable by paging
-	maxTagsFacet     = 20     // CONTRACT.md §5: tags and extensions top 20
+	maxTagsFacet     = 20     // docs/api.md: tags and extensions top 20
 	maxOtherFacet    = 50
 	maxTagsListLimit = 1000
 )
 
 // Filters restrict results. Values of one filter are ORed; different
-// filters are ANDed (CONTRACT.md §5). Tags, modes and providers compare
+// filters are ANDed (docs/api.md). Tags, modes and providers compare
 // case-insensitively; the rest exactly. Status, Health and Visibility are
 // for admins: the API refuses them to others with 403, and the index ANDs
 // them with the viewer's scope anyway.
@@ -81,7 +81,7 @@ type filterField struct {
 	lower  bool
 }
 
-// Sort orders results (CONTRACT.md §5).
+// Sort orders results (docs/api.md).
 type Sort string
 
 // Sorts. The zero Sort is relevance when Q has words; without, SortTrust:

@@ -22,7 +22,7 @@ type SkillQuery struct {
 	PageToken string
 }
 
-// SkillHit is one matching skill (CONTRACT.md §5 `/skills`).
+// SkillHit is one matching skill (docs/api.md `/skills`).
 type SkillHit struct {
 	AgentID     string   `json:"agentId"`
 	AgentName   string   `json:"agentName"`

@@ -27,12 +27,12 @@ type Source interface {
 }
 
 // maxBatch is the most agents written in one Bleve batch
-// (DEPENDENCIES.md: batches of ≤ 1,000).
+// (docs/design.md "Dependencies": batches of ≤ 1,000).
 const maxBatch = 1000
 
 // searchable tells whether an agent belongs in the index at all. Removed
 // agents are tombstones: they are deleted from the index, so no stale state
-// can show them (RELIABILITY.md G.72). Every other status stays indexed with
+// can show them (docs/threats.md G.72). Every other status stays indexed with
 // its status, health and visibility as filter fields, and the caller's
 // registry.Scope decides who sees it.
 func searchable(a registry.Agent) bool {

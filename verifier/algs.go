@@ -24,7 +24,7 @@ type algSpec struct {
 	sigLen int // exact raw signature length for EC and EdDSA
 }
 
-// allowedAlgs is the allow-list (RELIABILITY.md D.39–D.41): no none, no HS*.
+// allowedAlgs is the allow-list (docs/threats.md D.39–D.41): no none, no HS*.
 var allowedAlgs = map[string]algSpec{
 	"ES256": {kty: "EC", curve: elliptic.P256(), hash: crypto.SHA256, sigLen: 64},
 	"ES384": {kty: "EC", curve: elliptic.P384(), hash: crypto.SHA384, sigLen: 96},
@@ -45,7 +45,7 @@ var joseAlgs = []jose.SignatureAlgorithm{
 }
 
 // RSA bounds: 2048 bits is the floor of RFC 7518 §3.3; the ceiling keeps one
-// signature's verification cheap (RELIABILITY.md D.51).
+// signature's verification cheap (docs/threats.md D.51).
 const (
 	minRSABits = 2048
 	maxRSABits = 8192
@@ -55,8 +55,8 @@ var errKeyMismatch = errors.New("key does not fit the algorithm")
 
 // checkKey reports whether pub is the kind of key alg needs: ES256 ⇔ P-256,
 // ES384 ⇔ P-384, ES512 ⇔ P-521, EdDSA ⇔ Ed25519, RS*/PS* ⇔ RSA ≥ 2048 bits
-// with an odd exponent ≥ 3 (RELIABILITY.md D.41; go-jose does not check the
-// curve on verify, DEPENDENCIES.md).
+// with an odd exponent ≥ 3 (docs/threats.md D.41; go-jose does not check the
+// curve on verify, docs/design.md "Dependencies").
 func checkKey(alg string, pub crypto.PublicKey) error {
 	spec, ok := allowedAlgs[alg]
 	if !ok {

@@ -7,7 +7,7 @@ import (
 )
 
 // keySetCache keeps fetched key sets per URL. A key removed from a set stops
-// verifying once its entry expires (RELIABILITY.md D.52, A2A §8.4.3 "revoked
+// verifying once its entry expires (docs/threats.md D.52, A2A §8.4.3 "revoked
 // keys MUST NOT be used"); failures are cached briefly so a broken key server
 // is not hammered, and concurrent verifications share one fetch per URL.
 type keySetCache struct {

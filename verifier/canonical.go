@@ -10,11 +10,11 @@ import (
 )
 
 // Profile names one way of turning a received card into the bytes a signer
-// signed. Signers in the wild disagree (A2A-CARDS.md §2.2), so the verifier
-// tries each in the order of CONTRACT.md §3 and records the one that verified.
+// signed. Signers in the wild disagree (docs/verification.md), so the verifier
+// tries each in the order of docs/verification.md and records the one that verified.
 type Profile string
 
-// The canonicalization profiles, in the order they are tried (CONTRACT.md §3).
+// The canonicalization profiles, in the order they are tried (docs/verification.md).
 const (
 	// ProfileSpec applies the A2A §8.4.1 presence rules over the v1 field
 	// table, keeps unknown members as received, then RFC 8785.
@@ -103,8 +103,8 @@ func SignedTree(profile Profile, card *strictjson.Value) *strictjson.Value {
 }
 
 // jcsBytes serializes tree with RFC 8785 (members sorted by UTF-16 code
-// units, ECMAScript numbers: RELIABILITY.md E.54, E.58), from the strict tree
-// and never from a re-marshalled Go struct (STYLE.md). See appendJCS.
+// units, ECMAScript numbers: docs/threats.md E.54, E.58), from the strict tree
+// and never from a re-marshalled Go struct (CONTRIBUTING.md). See appendJCS.
 func jcsBytes(tree *strictjson.Value) ([]byte, error) {
 	return appendJCS(make([]byte, 0, 4096), tree), nil
 }
@@ -123,7 +123,7 @@ func withoutSignatures(card *strictjson.Value) *strictjson.Value {
 	out := &strictjson.Value{Kind: strictjson.Object, Object: make([]strictjson.Member, 0, len(card.Object))}
 	for _, m := range card.Object {
 		// Only the top-level member is the signature container; a nested
-		// `signatures` key is ordinary signed content (RELIABILITY.md E.60).
+		// `signatures` key is ordinary signed content (docs/threats.md E.60).
 		if m.Key != "signatures" {
 			out.Object = append(out.Object, m)
 		}

@@ -3,7 +3,7 @@ package verifier
 import "errors"
 
 // Key set errors. A signature whose only trusted key set fails with one of
-// these gets the status `error` (CONTRACT.md §3): the set may be fixed later.
+// these gets the status `error` (docs/verification.md): the set may be fixed later.
 var (
 	ErrKeySetTooLarge     = errors.New("verifier: key set is larger than 64 KiB")
 	ErrKeySetTooManyKeys  = errors.New("verifier: key set has more than 100 keys")

@@ -9,7 +9,7 @@ import (
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
-// maxKidBytes caps the key id (RELIABILITY.md D.45): it is an opaque string
+// maxKidBytes caps the key id (docs/threats.md D.45): it is an opaque string
 // used only for exact lookups.
 const maxKidBytes = 256
 
@@ -26,7 +26,7 @@ type protectedHeader struct {
 var errMalformed = errors.New("malformed signature")
 
 // decodeB64URL decodes canonical unpadded base64url. Padding, '+', '/',
-// whitespace and non-zero trailing bits are rejected (CONTRACT.md §7, D.48):
+// whitespace and non-zero trailing bits are rejected (docs/api.md "Card parsing", D.48):
 // a signature has exactly one spelling.
 func decodeB64URL(s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
@@ -54,7 +54,7 @@ func parseProtected(b64 string) (*protectedHeader, error) {
 		return h, fmt.Errorf("protected header: %w", err)
 	}
 	// Strict parse: a duplicate "alg" or "kid" could make go-jose and this
-	// check read different values (RELIABILITY.md C.29).
+	// check read different values (docs/threats.md C.29).
 	v, err := strictjson.ParseWithLimits(raw, headerLimits)
 	if err != nil {
 		return h, fmt.Errorf("%w: protected header is not valid JSON: %v", errMalformed, err)
@@ -110,7 +110,7 @@ func isAllowedAlg(alg string) bool {
 }
 
 // steeringMembers are unprotected header members that would change which key
-// or algorithm is used if a JOSE library merged them in (RELIABILITY.md D.46).
+// or algorithm is used if a JOSE library merged them in (docs/threats.md D.46).
 var steeringMembers = []string{"alg", "kid", "jku", "jwk", "x5u", "x5c", "crit"}
 
 // unprotectedNote describes what the unprotected header tried to steer, or

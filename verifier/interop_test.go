@@ -28,7 +28,7 @@ func loadInteropInputs(t *testing.T, name string) map[string]json.RawMessage {
 }
 
 // Each profile reproduces the canonical bytes of the implementation it
-// emulates, for every input of interop_inputs.json (A2A-CARDS.md §2.2).
+// emulates, for every input of interop_inputs.json (docs/verification.md).
 func TestInteropProfilesReproduceReferenceBytes(t *testing.T) {
 	inputs := loadInteropInputs(t, "interop_inputs.json")
 	if len(inputs) != 8 {
@@ -73,7 +73,7 @@ func TestInteropUnemulatedImplementationsMatchNoProfile(t *testing.T) {
 	}
 	// The coincidences: on cards without empty values, explicit false,
 	// small floats or HTML characters, the Go writers emit the RFC 8785
-	// bytes of the v1 projection (A2A-CARDS.md §2.2 table, "jcs-nonascii =";
+	// bytes of the v1 projection (docs/verification.md table, "jcs-nonascii =";
 	// the Go-scope-form inputs carry no empties, and the hybrid one loses
 	// its v0.3 keys to the Go struct exactly as spec-v1-only drops them).
 	all := []Profile{ProfileSpec, ProfileSpecV1Only, ProfileSDK, ProfilePythonLegacy, ProfileRaw}

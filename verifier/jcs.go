@@ -53,7 +53,7 @@ func appendJCS(dst []byte, v *strictjson.Value) []byte {
 
 func compareMembersUTF16(a, b strictjson.Member) int { return compareUTF16(a.Key, b.Key) }
 
-// compareUTF16 orders strings by their UTF-16 code units (RELIABILITY.md
+// compareUTF16 orders strings by their UTF-16 code units (docs/threats.md
 // E.58: U+1F600 sorts before U+FB33 because its high surrogate is 0xD83D).
 func compareUTF16(a, b string) int {
 	for a != "" && b != "" {

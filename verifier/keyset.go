@@ -8,7 +8,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 )
 
-// Key set limits (CONTRACT.md §2, RELIABILITY.md D.44).
+// Key set limits (docs/security.md "Network policy", docs/threats.md D.44).
 const (
 	MaxKeySetBytes = 64 << 10
 	MaxKeySetKeys  = 100
@@ -33,7 +33,7 @@ type setKey struct {
 }
 
 // parseKeySet parses and filters a JWKS (RFC 7517 §5). go-jose would take the
-// first key with a matching kid and ignore `use` and `alg` (DEPENDENCIES.md),
+// first key with a matching kid and ignore `use` and `alg` (docs/design.md "Dependencies"),
 // so the filtering happens here: size and count caps, no private or
 // symmetric material, no duplicate kid, `use` empty or "sig", `key_ops`
 // absent or containing "verify".

@@ -19,7 +19,7 @@ var (
 // loopbackFetcherOptions configures newLoopbackKeySetFetcher.
 type loopbackFetcherOptions struct {
 	Timeout   time.Duration // whole request; default 5 s
-	AllowHTTP bool          // accept http:// URLs (CONTRACT.md §2 --allow-insecure-http)
+	AllowHTTP bool          // accept http:// URLs (docs/security.md "Network policy" --allow-insecure-http)
 	// Transport replaces the default transport (tests, extra roots). Its
 	// Proxy setting is the caller's responsibility.
 	Transport http.RoundTripper

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// origin is scheme, host and port of the agent's card URL (CONTRACT.md §1).
+// origin is scheme, host and port of the agent's card URL (docs/api.md "Agent identity").
 // Which schemes and ports are acceptable is the caller's network policy
-// (CONTRACT.md §2); the verifier only checks that key URLs share the origin.
+// (docs/security.md "Network policy"); the verifier only checks that key URLs share the origin.
 type origin struct {
 	scheme, host, port string
 }
@@ -55,12 +55,12 @@ func (o origin) String() string {
 	return o.scheme + "://" + net.JoinHostPort(o.host, o.port)
 }
 
-// wellKnownJWKS is the third trusted key source (CONTRACT.md §2).
+// wellKnownJWKS is the third trusted key source (docs/security.md "Network policy").
 func (o origin) wellKnownJWKS() string { return o.String() + "/.well-known/jwks.json" }
 
 // contains reports whether rawURL is an absolute URL on this origin. A jku
 // elsewhere would let the signer choose its own trust root (A2A#2096,
-// RELIABILITY.md D.43, D.50).
+// docs/threats.md D.43, D.50).
 func (o origin) contains(rawURL string) bool {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -72,7 +72,7 @@ func (o origin) contains(rawURL string) bool {
 
 // NormalizeOrigin returns the origin (scheme://host[:port]) of an http(s)
 // URL, or an error when s has none. Whether the scheme and port are
-// acceptable is the caller's network policy (CONTRACT.md §2).
+// acceptable is the caller's network policy (docs/security.md "Network policy").
 func NormalizeOrigin(s string) (string, error) {
 	o, err := parseOrigin(s)
 	if err != nil {

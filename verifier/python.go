@@ -11,8 +11,8 @@ import (
 
 // appendPython writes v the way a2a-python before PR #1193 serialized the
 // signing payload: json.dumps(obj, sort_keys=True, separators=(',', ':'))
-// with the default ensure_ascii=True (A2A-CARDS.md §2.2). Members are sorted
-// by code point (not UTF-16 units, RELIABILITY.md E.58), non-ASCII is written
+// with the default ensure_ascii=True (docs/verification.md). Members are sorted
+// by code point (not UTF-16 units, docs/threats.md E.58), non-ASCII is written
 // as lowercase \uXXXX with surrogate pairs for astral characters, and numbers
 // use Python's float repr because the proto Struct hands every number to
 // Python as a float (100 → 100.0, 0.000001 → 1e-06).

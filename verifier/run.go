@@ -199,7 +199,7 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 	return fail(StatusUntrusted, reason)
 }
 
-// sources lists the trusted key sources for h in the order of CONTRACT.md §2
+// sources lists the trusted key sources for h in the order of docs/security.md "Network policy"
 // and describes the untrusted ones it names.
 func (r *run) sources(h *protectedHeader) (trusted []source, untrusted []string) {
 	if r.hasPinned {
@@ -245,7 +245,7 @@ func (r *run) keySet(ctx context.Context, src source) (*keySet, error) {
 }
 
 // tryProfiles verifies the parsed JWS against each profile's payload in the
-// order of CONTRACT.md §3.
+// order of docs/verification.md.
 func (r *run) tryProfiles(jws *jose.JSONWebSignature, alg string, pub crypto.PublicKey) (Profile, bool) {
 	verifier := primitiveVerifier{alg: alg, pub: pub}
 	for _, p := range Profiles {

@@ -1,6 +1,6 @@
 package verifier
 
-// The v1 AgentCard field table (A2A-CARDS.md §1.2, specification/a2a.proto at
+// The v1 AgentCard field table (docs/cards.md, specification/a2a.proto at
 // v1.0.1) as the canonicalization profiles need it: for each member its JSON
 // kind and its proto presence. Spec §8.4.1 rule 1 decides what a default value
 // means per presence: REQUIRED members are always kept, proto3 `optional`

@@ -17,7 +17,7 @@ import (
 
 // SignOptions are the protected header choices of Sign.
 type SignOptions struct {
-	Kid string // default: the key's RFC 7638 thumbprint (CONTRACT.md §6)
+	Kid string // default: the key's RFC 7638 thumbprint (docs/configuration.md)
 	Jku string // optional JWKS URL; it must be on the agent's origin to be trusted
 	Alg string // default from the key: P-256 ES256, P-384 ES384, P-521 ES512, Ed25519 EdDSA, RSA RS256
 	// Profile is the canonical form signed (default ProfileSpec). Use
@@ -137,7 +137,7 @@ func signerOf(key any) (crypto.Signer, string, error) {
 	return nil, "", fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
 }
 
-// defaultAlg is the alg CONTRACT.md §6 assigns to a key.
+// defaultAlg is the alg docs/configuration.md assigns to a key.
 func defaultAlg(pub crypto.PublicKey) (string, error) {
 	switch k := pub.(type) {
 	case *ecdsa.PublicKey:

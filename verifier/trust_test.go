@@ -257,7 +257,7 @@ func TestCardShapes(t *testing.T) {
 	}
 }
 
-// The verdict's JSON shape is exactly the one of CONTRACT.md §3.
+// The verdict's JSON shape is exactly the one of docs/verification.md.
 func TestVerdictJSONShape(t *testing.T) {
 	k := mustKey(t, "Ed25519")
 	p, s := signWith(t, minimalCard, k, "EdDSA", `{"alg":"EdDSA","kid":"k"}`)

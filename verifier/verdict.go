@@ -1,6 +1,6 @@
 package verifier
 
-// Statuses of a card and of each signature (CONTRACT.md §3).
+// Statuses of a card and of each signature (docs/verification.md).
 const (
 	StatusVerified  = "verified"
 	StatusError     = "error"     // a trusted source could not be fetched or lacks the kid
@@ -9,7 +9,7 @@ const (
 	StatusUnsigned  = "unsigned"  // card only: no signatures
 )
 
-// Key sources (CONTRACT.md §3).
+// Key sources (docs/verification.md).
 const (
 	SourcePinned    = "pinned"
 	SourceJKU       = "jku"
@@ -18,7 +18,7 @@ const (
 )
 
 // Verdict is the result of verifying one card. Its JSON is the shape
-// `cardex verify --json` prints and the API stores (CONTRACT.md §3).
+// `cardex verify --json` prints and the API stores (docs/verification.md).
 type Verdict struct {
 	Status      string            `json:"status"`
 	Profile     string            `json:"profile"` // of the first verified signature, else ""
@@ -45,7 +45,7 @@ type SignatureResult struct {
 }
 
 // rank orders statuses for the card verdict: verified > error > untrusted >
-// invalid (CONTRACT.md §3).
+// invalid (docs/verification.md).
 func rank(status string) int {
 	switch status {
 	case StatusVerified:

@@ -3,11 +3,11 @@
 //
 // The payload of a card signature is a canonical form of the card that the
 // specification leaves under-determined and that every SDK computes
-// differently (A2A-CARDS.md §2). The verifier rebuilds that form from the
+// differently (docs/verification.md). The verifier rebuilds that form from the
 // strict parse of the received bytes under each known profile and records
 // which one verified. Keys come only from sources bound to the agent: keys an
 // admin pinned, a `jku` on the agent's origin, or the origin's
-// /.well-known/jwks.json (CONTRACT.md §2). A key the card carries itself is
+// /.well-known/jwks.json (docs/security.md "Network policy"). A key the card carries itself is
 // never a trust root.
 package verifier
 
@@ -32,7 +32,7 @@ type Config struct {
 	// FailureTTL how long a failed fetch is remembered (default 1 min).
 	CacheTTL, FailureTTL time.Duration
 	// MaxSignatures is how many signatures of one card are examined
-	// (default 8, RELIABILITY.md D.51).
+	// (default 8, docs/threats.md D.51).
 	MaxSignatures int
 	// MaxKeySetURLs is how many distinct key set URLs one card verification
 	// may use (default 2, D.51).
@@ -88,7 +88,7 @@ func New(cfg Config) *Verifier {
 type VerifyOptions struct {
 	// Origin is the agent's origin (or its card URL, of which only scheme,
 	// host and port count), as the caller's network policy accepted it
-	// (CONTRACT.md §2). Empty: no jku or well-known key set is used.
+	// (docs/security.md "Network policy"). Empty: no jku or well-known key set is used.
 	Origin string
 	// Pinned is a JWKS an admin pinned for the agent (or `--jwks`).
 	Pinned []byte

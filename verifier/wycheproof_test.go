@@ -15,7 +15,7 @@ import (
 )
 
 // Project Wycheproof vectors (testdata/wycheproof, Apache-2.0, LICENSE
-// beside them), RELIABILITY.md D.53.
+// beside them), docs/threats.md D.53.
 
 type wpFile struct {
 	Groups []struct {

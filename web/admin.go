@@ -32,7 +32,7 @@ func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg s
 }
 
 // login is POST /admin/login: an admin token in, a session cookie out.
-// Every failure says the same thing (RELIABILITY.md I.78), and failures are
+// Every failure says the same thing (docs/threats.md I.78), and failures are
 // counted per client address with the API's (ratelimit.Guard), so tokens
 // cannot be guessed by volume while a correct token always signs in.
 func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
@@ -77,7 +77,7 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
 }
 
 // actionsFor lists the curation actions that make sense in status st, in
-// the order the review page shows them (CONTRACT.md §4 transitions).
+// the order the review page shows them (docs/api.md "Curation and visibility" transitions).
 func actionsFor(a *registry.Agent) []registry.Action {
 	var out []registry.Action
 	switch a.Status {

@@ -16,7 +16,7 @@ type reviewView struct {
 	Agent   *agentView // the same, for templates that take the agent view
 	Actions []registry.Action
 	// ReviewSeq is the version the approve form is bound to: the candidate
-	// of a flagged agent, else the current version (RELIABILITY.md F.65).
+	// of a flagged agent, else the current version (docs/threats.md F.65).
 	ReviewSeq int64
 	// SinceApproved is the diff from the approved (current) version to the
 	// candidate of a flagged agent.

@@ -60,7 +60,7 @@ func TestAdminLogin(t *testing.T) {
 	// The raw token in the cookie is no session either.
 	parse(t, e.do("GET", "/admin", nil, map[string]string{"Cookie": "__Host-cardex_session=" + tok})).one(`form[action="/admin/login"]`)
 
-	// RELIABILITY.md I.78: a reader token, a garbage token and a revoked
+	// docs/threats.md I.78: a reader token, a garbage token and a revoked
 	// token all get the same generic 401; then further failures from the
 	// address are limited, but the valid admin token still signs in (a
 	// guessing run must not lock the admin out).
@@ -91,7 +91,7 @@ func TestAdminLogin(t *testing.T) {
 }
 
 // flaggedAgent is approved at a verified version 1, then fetched unsigned
-// at version 2: a trust regression flags it (CONTRACT.md §4).
+// at version 2: a trust regression flags it (docs/api.md "Curation and visibility").
 func flaggedAgent(e *env, host string) string {
 	a := e.submit(host)
 	sig := []registry.SignatureResult{{Kid: "k1", Alg: "ES256", KeySource: "well-known", Profile: "spec", Status: "verified", Thumbprint: "tp1"}}

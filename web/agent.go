@@ -44,7 +44,7 @@ type changeView struct {
 }
 
 // agentPage is GET /agents/{id}. Whoever holds the id may read the record
-// (CONTRACT.md §1); removed agents are not found except by admins.
+// (docs/api.md "Agent identity"); removed agents are not found except by admins.
 func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) error {
 	v, err := u.loadAgent(r, r.PathValue("id"))
 	if err != nil {

@@ -136,7 +136,7 @@ func TestAgentPageProblemsErrorsAndUnsafeURLs(t *testing.T) {
 	if got := d.text("#health dd.last-error"); !strings.HasPrefix(got, "http_status HTTP 503 at") || !strings.HasSuffix(got, "the server answered with an error status") {
 		t.Errorf("last error %q", got)
 	}
-	// Pending agents say so, and are readable by id (CONTRACT.md §1).
+	// Pending agents say so, and are readable by id (docs/api.md "Agent identity").
 	if got := d.text("header.agent-head p.alert"); !strings.Contains(got, "waiting for review") {
 		t.Errorf("pending notice %q", got)
 	}

@@ -143,7 +143,7 @@ func TestBrowserAdminLoginApprove(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md I.77 in a real browser: a page on another loopback
+// docs/threats.md I.77 in a real browser: a page on another loopback
 // origin auto-submits a form to the admin action URL of a signed-in admin.
 // The UI refuses it with 403 and nothing changes.
 func TestBrowserI77CrossOriginForm(t *testing.T) {

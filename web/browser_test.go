@@ -16,7 +16,7 @@ import (
 )
 
 // Browser tests drive Debian's Chromium through chromedp
-// (DEPENDENCIES.md); they never download a browser. One browser process is
+// (docs/design.md "Dependencies"); they never download a browser. One browser process is
 // shared by the package's tests; each test gets its own tab, no cookies
 // and a deadline.
 
@@ -78,7 +78,7 @@ func tab(t *testing.T) context.Context {
 	ctx, cancelT := context.WithTimeout(ctx, 20*time.Second)
 	t.Cleanup(func() { cancelT(); cancel() })
 	// The dialog hook is installed before any page script runs: card text
-	// that became script would call alert/confirm/prompt (RELIABILITY.md
+	// that became script would call alert/confirm/prompt (docs/threats.md
 	// H.73), and the test reads window.__dialogs afterwards.
 	err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
 		// Tests run one at a time in one browser: start each without the

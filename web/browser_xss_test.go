@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// xssPayloads are RELIABILITY.md H.73's list, plus two classics.
+// xssPayloads are docs/threats.md H.73's list, plus two classics.
 var xssPayloads = []string{
 	`<script>alert(1)</script>`,
 	`"><svg onload=alert(1)>`,
@@ -88,7 +88,7 @@ const xssCheck = `(() => {
   return bad.concat(window.__dialogs.map(d => "dialog " + d));
 })()`
 
-// RELIABILITY.md H.73: no card field can run script or become a
+// docs/threats.md H.73: no card field can run script or become a
 // javascript:/data: link on the catalogue, agent pages or admin pages.
 // The CSP is bypassed in this browser so the test proves the escaping
 // itself; the CSP is a second wall, checked by TestH76….

@@ -10,7 +10,7 @@ import (
 )
 
 // filterParams are the catalogue's URL parameters, the same names the API
-// uses (DESIGN.md "HTTP"): the URL holds the whole query so a search can be
+// uses (docs/design.md "HTTP"): the URL holds the whole query so a search can be
 // shared. adminOnly parameters are ignored for other visitors, so an
 // admin's link opened by someone else shows what they may see.
 var filterParams = []struct {

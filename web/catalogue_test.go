@@ -204,7 +204,7 @@ func TestCatalogueAdminSeesEverythingWithStatusFilters(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md H.74: the search fragments the catalogue shows are
+// docs/threats.md H.74: the search fragments the catalogue shows are
 // escaped; card markup in a matching skill reaches the page as text.
 func TestH74SearchFragmentsAreEscaped(t *testing.T) {
 	e := newEnv(t)
@@ -245,7 +245,7 @@ func TestH74SearchFragmentsAreEscaped(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md G.72: the index still holds agents that SQL has since
+// docs/threats.md G.72: the index still holds agents that SQL has since
 // suspended, removed or made internal (no sync after the changes); the
 // catalogue hydrates hits from SQL and must not show them to anonymous
 // visitors, while an admin still finds the suspended and removed ones.

@@ -9,7 +9,7 @@ import (
 
 // doc is a parsed page queried by a small CSS selector subset: tag,
 // #id, .class, [attr], [attr=value] (compound), joined by descendant
-// spaces. Enough to assert on pages by selector (STYLE.md 14).
+// spaces. Enough to assert on pages by selector (CONTRIBUTING.md).
 type doc struct {
 	t    testing.TB
 	root *html.Node

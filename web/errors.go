@@ -102,7 +102,7 @@ func pageFor(err error) (p errorPage, known bool) {
 }
 
 // fail renders the error page for err, with the same security headers as
-// every other page (RELIABILITY.md H.76). Unknown errors are logged and
+// every other page (docs/threats.md H.76). Unknown errors are logged and
 // shown as a generic 500.
 func (u *ui) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p, known := pageFor(err)

@@ -23,7 +23,7 @@ func TestTagsPage(t *testing.T) {
 	if tags["maps 1"] != "/?tag=maps" || tags["currency 1"] != "/?tag=currency" {
 		t.Errorf("tags %v", tags)
 	}
-	// The pending agent's tags do not leak (CONTRACT.md §4).
+	// The pending agent's tags do not leak (docs/api.md "Curation and visibility").
 	for k := range tags {
 		if strings.HasPrefix(k, "café") {
 			t.Errorf("tag %q of a pending agent is listed", k)

@@ -28,8 +28,8 @@ func (u *ui) publishForm(w http.ResponseWriter, r *http.Request) error {
 
 // publishSubmit is POST /publish: anyone may submit a card URL; Cardex
 // fetches the card from that URL's host, never takes content from the form
-// (DESIGN.md principle 1). Anonymous submissions are rate-limited per
-// client address like the API's (CONTRACT.md §5).
+// (docs/design.md principle 1). Anonymous submissions are rate-limited per
+// client address like the API's (docs/api.md).
 func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -70,7 +70,7 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 
 // allowSubmission spends an anonymous caller's submission budget: per
 // client address, then per registrable domain of the URL's host (the API's
-// rule, CONTRACT.md §5). Host claims spend the same budget.
+// rule, docs/api.md). Host claims spend the same budget.
 func (u *ui) allowSubmission(r *http.Request, rawURL string) error {
 	if principal(r).Role != "" {
 		return nil

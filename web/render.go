@@ -21,7 +21,7 @@ var pageNames = []string{
 type pageSet map[string]*template.Template
 
 // parsePages parses the layout, the shared partials and each page, and
-// checks that every page defines what the layout needs (STYLE.md 11: a
+// checks that every page defines what the layout needs (CONTRIBUTING.md: a
 // missing template fails at start-up, not on a request).
 func parsePages(funcs template.FuncMap) (pageSet, error) {
 	ps := pageSet{}

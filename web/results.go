@@ -32,7 +32,7 @@ type skillMatch struct {
 
 // results hydrates the hits from SQL in one read (SQL is the truth: health,
 // status and last change come from there); Service.Listed drops any the
-// viewer may no longer list (RELIABILITY.md G.72).
+// viewer may no longer list (docs/threats.md G.72).
 func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {

@@ -12,8 +12,8 @@ import (
 // error that fail() turns into an error page.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// routes is the UI's route table (STYLE.md 2). Every action is a POST:
-// a GET to an action URL answers 405 and changes nothing (RELIABILITY.md
+// routes is the UI's route table (CONTRIBUTING.md). Every action is a POST:
+// a GET to an action URL answers 405 and changes nothing (docs/threats.md
 // I.77), and http.CrossOriginProtection refuses cross-site POSTs.
 func (u *ui) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
@@ -107,7 +107,7 @@ func (rt router) wrap(h handlerFunc) http.Handler {
 }
 
 // headers sets the security headers of every response, error pages and
-// static files included (RELIABILITY.md H.76): no inline script or style
+// static files included (docs/threats.md H.76): no inline script or style
 // can run, nothing may frame the UI, and forms post only to this origin.
 func (u *ui) headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

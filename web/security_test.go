@@ -30,7 +30,7 @@ func checkHeaders(t *testing.T, r response) {
 	}
 }
 
-// RELIABILITY.md H.76: the exact CSP, nosniff, frame-ancestors and
+// docs/threats.md H.76: the exact CSP, nosniff, frame-ancestors and
 // Referrer-Policy on every HTML response, error pages included.
 func TestH76SecurityHeadersOnEveryPage(t *testing.T) {
 	e, ids := catalogueEnv(t)
@@ -120,7 +120,7 @@ func TestH76HeadersOnInternalErrorPage(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md I.77: cross-site POSTs are refused with 403 and change
+// docs/threats.md I.77: cross-site POSTs are refused with 403 and change
 // nothing; GETs to action URLs change nothing.
 func TestI77CrossSiteActionsAreRefused(t *testing.T) {
 	e := newEnv(t)

@@ -16,7 +16,7 @@ import (
 var staticFS embed.FS
 
 // assets are the static files under content-hashed names
-// (app.3f9a0c1d2e.css), so they can be cached forever (STYLE.md 11).
+// (app.3f9a0c1d2e.css), so they can be cached forever (CONTRIBUTING.md).
 type assets struct {
 	byName map[string]string // "app.css" → "app.3f9a0c1d2e.css"
 	files  map[string][]byte // hashed name → content

@@ -16,7 +16,7 @@ import (
 // without being seen: bidi controls (a name with U+202E reads backwards,
 // "Trojan Source"), zero-width characters (two names that look equal are
 // not), and other control and format characters. They are shown, never
-// obeyed (RELIABILITY.md H.73).
+// obeyed (docs/threats.md H.73).
 func invisible(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
@@ -65,7 +65,7 @@ const (
 
 // highlight turns a search fragment into HTML. The search package
 // HTML-escapes fragments and adds <mark> around matched words; this does
-// not rely on that (RELIABILITY.md H.74, the one reviewed use of
+// not rely on that (docs/threats.md H.74, the one reviewed use of
 // template.HTML): it splits the fragment at <mark> and </mark>, unescapes
 // each text piece, makes invisible characters visible, escapes it again,
 // and re-inserts only balanced <mark> tags of its own. Whatever the card

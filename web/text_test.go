@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// RELIABILITY.md H.74: whatever a fragment holds, highlight emits escaped
+// docs/threats.md H.74: whatever a fragment holds, highlight emits escaped
 // text and balanced <mark> tags only.
 func TestH74HighlightReescapes(t *testing.T) {
 	for _, c := range []struct{ in, want string }{

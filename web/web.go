@@ -2,7 +2,7 @@
 // facets, agent pages, tags, self-publishing and the admin pages. Templates
 // and static files are embedded and checked when the handler is built.
 //
-// Card text is data, never markup (RELIABILITY.md H.73): every card string
+// Card text is data, never markup (docs/threats.md H.73): every card string
 // goes through html/template's contextual escaping, URLs become links only
 // when agentcard.RenderableURL allows them, and bidi and zero-width
 // characters are shown as ⟨U+XXXX⟩ instead of being obeyed. The one place

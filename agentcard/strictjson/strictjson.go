@@ -4,7 +4,7 @@
 // Agent cards are signed over their canonical JSON form, stored byte for byte
 // and shown to people. encoding/json keeps the last of duplicate keys, turns
 // invalid UTF-8 and lone surrogates into U+FFFD and ignores trailing data
-// (RELIABILITY.md C.29–C.31, E.55, E.60): a card decoded that way could verify
+// (docs/threats.md C.29–C.31, E.55, E.60): a card decoded that way could verify
 // one value and display another. Every consumer in Cardex (model, verifier,
 // store) works from the one tree this package builds from the fetched bytes.
 package strictjson
@@ -25,7 +25,7 @@ type Limits struct {
 	MaxDepth int // nesting of arrays and objects; the top level is depth 1
 }
 
-// DefaultLimits are the card limits of CONTRACT.md §2 and issue #2.
+// DefaultLimits are the card limits of docs/security.md "Network policy" and issue #2.
 var DefaultLimits = Limits{MaxBytes: 512 << 10, MaxDepth: 64}
 
 // Kind is the JSON type of a Value.
@@ -379,7 +379,7 @@ func (p *parser) number() (*Value, error) {
 	}
 	lit := string(d[start:i])
 	// RFC 8785 works on IEEE 754 doubles: a literal that overflows to
-	// infinity has no canonical form (RELIABILITY.md E.55).
+	// infinity has no canonical form (docs/threats.md E.55).
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
 		return nil, p.fail(CodeNumberRange, start, "number "+truncate(lit, 32)+" is out of range")

@@ -34,12 +34,18 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 			return nil, err
 		}
 	}
-	fmt.Fprintf(log, "starting a fleet of %d agents on %d loopback addresses\n", cfg.Agents, cfg.Hosts)
-	fleet, urls, err := startFleet(cfg)
-	if err != nil {
-		return nil, err
+	// A populated catalogue was crawled by an earlier run: its agents are
+	// not due again during a run, so no fleet is needed.
+	urls := make([]string, cfg.Agents)
+	if !cfg.Populated {
+		fmt.Fprintf(log, "starting a fleet of %d agents on %d loopback addresses\n", cfg.Agents, cfg.Hosts)
+		fleet, u, err := startFleet(cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer fleet.Close()
+		urls = u
 	}
-	defer fleet.Close()
 	s, err := startServer(ctx, bin, data)
 	if err != nil {
 		return nil, err
@@ -78,12 +84,24 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	// One pass over the list fills the server's cache, then the runs.
 	fmt.Fprintf(log, "warming %d repeated queries\n", len(repeated))
 	c := &http.Client{Timeout: time.Minute}
-	if err := parallel(ctx, 4, len(repeated), func(i int) error {
-		code, err := call(ctx, c, http.MethodGet, s.base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
-		if err != nil || code != http.StatusOK {
-			return fmt.Errorf("warm %q: status %d, %v", repeated[i], code, err)
+	if err := parallel(ctx, 2, len(repeated), func(i int) error {
+		for try := 0; ; try++ {
+			code, err := call(ctx, c, http.MethodGet, s.base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
+			switch {
+			case err == nil && code == http.StatusOK:
+				return nil
+			case err == nil && code == http.StatusServiceUnavailable && try < 20:
+				// The server is busy (Retry-After: 1): warming is not
+				// measured, so wait and ask again.
+				select {
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			default:
+				return fmt.Errorf("warm %q: status %d, %v", repeated[i], code, err)
+			}
 		}
-		return nil
 	}); err != nil {
 		return rep, err
 	}

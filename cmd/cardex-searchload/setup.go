@@ -73,6 +73,10 @@ func buildCardex(ctx context.Context, dir string) (string, error) {
 // moved to other ports.
 func startServer(ctx context.Context, bin, data string) (*server, error) {
 	addrFile := filepath.Join(data, "addr")
+	// A reused -data holds the address of an earlier run's server.
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	s := &server{exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
 		"--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--submit-rate", "0", "--read-rate", "0",

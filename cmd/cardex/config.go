@@ -25,7 +25,7 @@ import (
 // in for "the default port is taken" without binding the real one.
 var defaultAddr = ":8080"
 
-// serveConfig is every `cardex serve` setting (CONTRACT.md §6). Each one is
+// serveConfig is every `cardex serve` setting (docs/configuration.md). Each one is
 // a flag with a CARDEX_<FLAG> environment twin; a flag on the command line
 // wins over the environment, which wins over the default.
 type serveConfig struct {
@@ -62,14 +62,14 @@ type serveConfig struct {
 	addrSet bool
 	// ConfigDump prints the effective settings (secrets redacted) and exits.
 	ConfigDump bool
-	// CAFile adds trusted roots for card and key-set fetches (CONTRACT.md §2).
+	// CAFile adds trusted roots for card and key-set fetches (docs/security.md "Network policy").
 	CAFile string
 	// SearchSynonyms names a file of synonym groups added to the index's
 	// built-in list (search.ParseSynonyms); synonyms holds them parsed.
 	SearchSynonyms string
 	synonyms       [][]string
 
-	// Crawler settings (CONTRACT.md §6).
+	// Crawler settings (docs/configuration.md).
 	CrawlTick        time.Duration
 	CrawlWorkers     int
 	CrawlPerHost     int
@@ -85,7 +85,7 @@ type serveConfig struct {
 	ProbeHistory  time.Duration
 }
 
-// Defaults of the crawler settings (CONTRACT.md §6).
+// Defaults of the crawler settings (docs/configuration.md).
 const (
 	defaultCrawlTick        = 10 * time.Second
 	defaultCrawlWorkers     = 32

@@ -112,7 +112,7 @@ func TestServeHelp(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	help := out.String()
-	// Every CONTRACT.md §6 serve setting, plus this server's own extras.
+	// Every docs/configuration.md serve setting, plus this server's own extras.
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
@@ -268,7 +268,7 @@ func TestServeConfigDump(t *testing.T) {
 }
 
 // --demo uses ./cardex-demo unless --data (or CARDEX_DATA) is given
-// (CONTRACT.md §6).
+// (docs/configuration.md).
 func TestServeConfigDemoData(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

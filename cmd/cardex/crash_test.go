@@ -62,7 +62,7 @@ func startServer(t *testing.T, bin, data string, extra ...string) *server {
 	return s
 }
 
-// RELIABILITY.md F.61: kill -9 during a registration burst loses no
+// docs/threats.md F.61: kill -9 during a registration burst loses no
 // acknowledged registration and leaves no half-written rows, and the
 // database passes PRAGMA integrity_check.
 func TestCrashDuringSubmissionBurst(t *testing.T) {

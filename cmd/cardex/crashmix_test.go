@@ -202,7 +202,7 @@ func runMixedLoad(ctx context.Context, c *opsClient, urls []string, stop <-chan 
 	return m, &wg
 }
 
-// RELIABILITY.md F.61 and F.62, extended to a mixed load: kill -9 during
+// docs/threats.md F.61 and F.62, extended to a mixed load: kill -9 during
 // submissions, approvals and crawls; after a restart every acknowledged
 // write is there, SQLite passes integrity_check, the index converges to
 // SQL, the dead process's leases are all reclaimed and every agent that

@@ -31,7 +31,7 @@ type crawlReport struct {
 }
 
 type crawlError struct {
-	Class   string `json:"class"` // CONTRACT.md §2 error classes
+	Class   string `json:"class"` // docs/security.md "Network policy" error classes
 	Message string `json:"message"`
 }
 
@@ -45,7 +45,7 @@ type crawlCard struct {
 
 // runCrawl is `cardex crawl`: one fetch, parse and verify under the
 // production network policy plus the allowances given; nothing is stored
-// (DESIGN.md "CLI", CONTRACT.md §6 exit codes).
+// (docs/design.md "CLI", docs/configuration.md exit codes).
 func runCrawl(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)

@@ -83,8 +83,8 @@ func TestCrawlCommandText(t *testing.T) {
 	}
 }
 
-// CONTRACT.md §6: exit 1 when the fetch or the card failed, with the error
-// class (RELIABILITY.md C.28 for the HTML page).
+// docs/configuration.md: exit 1 when the fetch or the card failed, with the error
+// class (docs/threats.md C.28 for the HTML page).
 func TestCrawlCommandFailures(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	html := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HTMLPage})

@@ -52,6 +52,8 @@ type demoPorts struct {
 	Fleet int `json:"fleet"`
 	Flaky int `json:"flaky"`
 	Live  int `json:"live"`
+	// Catalog is the multi-agent host's port (demo_catalog.go).
+	Catalog int `json:"catalog,omitempty"`
 }
 
 func readDemoMarker(dir string) (demoMarkerFile, error) {
@@ -123,7 +125,7 @@ func checkNotDemoDir(dir string) error {
 }
 
 // prepareDemoDir makes dir a demo directory, or checks that it is one. It
-// refuses a directory holding Cardex data without the marker (CONTRACT.md
+// refuses a directory holding Cardex data without the marker (docs/api.md
 // §6). first is true when the marker was written now.
 func prepareDemoDir(dir string, now time.Time) (first bool, err error) {
 	demo, err := isDemoDir(dir)

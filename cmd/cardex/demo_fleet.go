@@ -37,13 +37,14 @@ const (
 // demoFleet is the demo's agents: an agentfleet fleet plus one listener
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
-	fleet  *agentfleet.Fleet
-	a2a    *probertest.Fleet // fake A2A endpoints for the liveness probes (demo_a2a.go)
-	flaky  *flakyAgents
-	live   *liveAgents // demo_live.go
-	ports  demoPorts   // where the agents listen, kept in the demo marker
-	agents []demoAgent
-	nets   []netip.Prefix
+	fleet   *agentfleet.Fleet
+	a2a     *probertest.Fleet // fake A2A endpoints for the liveness probes (demo_a2a.go)
+	flaky   *flakyAgents
+	live    *liveAgents  // demo_live.go
+	catalog *catalogHost // demo_catalog.go
+	ports   demoPorts    // where the agents listen, kept in the demo marker
+	agents  []demoAgent
+	nets    []netip.Prefix
 	// self is the agent whose host claims itself (demo_claim.go): it is
 	// submitted with the publisher token of that claim, not by the demo
 	// admin.
@@ -107,7 +108,16 @@ func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
 	for _, m := range liveModes {
 		d.agents = append(d.agents, demoAgent{url: d.live.url(m), live: m})
 	}
-	d.ports.Flaky, d.ports.Live = portOf(d.flaky.origin), portOf(d.live.origin)
+	if d.catalog, err = startCatalogHost(fleet.Hosts()[1%len(fleet.Hosts())], fleet.Hosts()[2%len(fleet.Hosts())],
+		or(want.Catalog, demoCatalogPort), log); err != nil {
+		d.live.close()
+		d.a2a.Close()
+		d.flaky.close()
+		fleet.Close()
+		return nil, err
+	}
+	d.agents = append(d.agents, demoAgent{url: d.catalog.url()})
+	d.ports.Flaky, d.ports.Live, d.ports.Catalog = portOf(d.flaky.origin), portOf(d.live.origin), portOf(d.catalog.origin)
 	for _, h := range fleet.Hosts() {
 		a := netip.MustParseAddrPort(h.Origin()[len("http://"):]).Addr()
 		d.nets = append(d.nets, netip.PrefixFrom(a, 32))
@@ -178,6 +188,7 @@ func (d *demoFleet) addAgents() error {
 }
 
 func (d *demoFleet) Close() {
+	d.catalog.close()
 	d.a2a.Close()
 	d.live.close()
 	d.flaky.close()

@@ -33,7 +33,7 @@ var errDemoSeed = errors.New("demo catalogue incomplete")
 // then breaks the flaky agents and has them re-crawled until they are
 // failing and gone. Agents already registered by an earlier run are
 // reused.
-func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func(), log *slog.Logger) error {
+func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func(), crawlCatalogs func(context.Context) []string, log *slog.Logger) error {
 	ids := make(map[string]demoAgent, len(d.agents))
 	for _, a := range d.agents {
 		ag, err := svc.Submit(ctx, demoAdmin, a.url, registry.VisibilityPublic)
@@ -57,6 +57,11 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 		log.Error("demo: the host that claims itself", "err", err.Error())
 	} else {
 		ids[selfID] = demoAgent{url: d.self.URL()}
+	}
+	// The multi-agent host's catalog (demo_catalog.go): the agents it
+	// lists are registered now and approved with the rest.
+	for _, id := range crawlCatalogs(ctx) {
+		ids[id] = demoAgent{}
 	}
 	kick()
 	pending := make(map[string]bool, len(ids))

@@ -46,6 +46,7 @@ type demoList struct {
 		Health      string `json:"health"`
 		NeedsReview bool   `json:"needsReview"`
 		VersionSeq  int    `json:"versionSeq"`
+		Catalog     string `json:"catalog"`
 		Liveness    struct {
 			State string `json:"state"`
 		} `json:"liveness"`
@@ -150,6 +151,17 @@ func TestServeDemo(t *testing.T) {
 		if !strings.Contains(body, `"kind":"skill-added"`) || !strings.Contains(body, `"kind":"version-changed"`) {
 			t.Errorf("the changing agent's versions hold no skill-added and version diff: %.400s", body)
 		}
+	}
+	// The multi-agent host lists its agents in an AI Catalog
+	// (demo_catalog.go): they were registered from it and approved.
+	fromCatalog := 0
+	for _, a := range list.Agents {
+		if a.Catalog != "" && a.Status == "approved" && strings.HasSuffix(a.Catalog, "/.well-known/ai-catalog.json") {
+			fromCatalog++
+		}
+	}
+	if fromCatalog != demoCatalogAgents {
+		t.Errorf("%d approved agents from the demo's catalog, want %d", fromCatalog, demoCatalogAgents)
 	}
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
@@ -263,7 +275,7 @@ func TestServeDemo(t *testing.T) {
 	}
 }
 
-// The demo never mixes with real data (CONTRACT.md §6): --demo refuses a
+// The demo never mixes with real data (docs/configuration.md): --demo refuses a
 // data directory holding a catalogue without the marker, and plain serve
 // refuses a demo directory.
 func TestDemoDataDirSeparation(t *testing.T) {

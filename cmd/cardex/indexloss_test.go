@@ -85,7 +85,7 @@ func liveGeneration(t *testing.T, data string) string {
 	return filepath.Join(data, "index", strings.TrimSpace(string(b)))
 }
 
-// RELIABILITY.md G.69 at deployment level: the index of a running server
+// docs/threats.md G.69 at deployment level: the index of a running server
 // is deleted, or its CURRENT file or a segment is corrupted. The server
 // detects this when it opens the index, so each case ends with a restart
 // (a graceful one after the deletion, kill -9 after corruption); the

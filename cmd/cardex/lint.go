@@ -15,11 +15,11 @@ import (
 )
 
 // cardFetcher fetches the body of a card URL. The crawler's hardened client
-// (SSRF guard, limits of CONTRACT.md §2) is the one to wire in; lint never
+// (SSRF guard, limits of docs/security.md "Network policy") is the one to wire in; lint never
 // opens connections of its own.
 type cardFetcher func(ctx context.Context, url string) ([]byte, error)
 
-// lintCommand is `cardex lint [--json] CARD.json|URL|-` (CONTRACT.md §6).
+// lintCommand is `cardex lint [--json] CARD.json|URL|-` (docs/configuration.md).
 type lintCommand struct {
 	fetch cardFetcher // nil: the crawler's hardened fetcher under the network flags
 }

@@ -168,7 +168,7 @@ func TestLintUnreadableFile(t *testing.T) {
 
 // Without an injected fetcher a URL goes through the crawler's hardened
 // fetcher: the production policy never contacts a loopback server (B.11),
-// and the allowances of CONTRACT.md §2 open it.
+// and the allowances of docs/security.md "Network policy" open it.
 func TestLintURLUsesTheCrawlerPolicy(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

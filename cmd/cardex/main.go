@@ -11,7 +11,7 @@ import (
 	"syscall"
 )
 
-// Exit codes shared by every subcommand (CONTRACT.md §6).
+// Exit codes shared by every subcommand (docs/configuration.md).
 const (
 	exitOK    = 0
 	exitFail  = 1 // the answer is "no": not verified, lint errors, fetch failed

@@ -23,7 +23,7 @@ import (
 type metrics struct {
 	reg *prometheus.Registry
 
-	crawlAttempts  *prometheus.CounterVec   // by result: ok, not_modified or a CONTRACT.md §2 error class
+	crawlAttempts  *prometheus.CounterVec   // by result: ok, not_modified or a docs/security.md "Network policy" error class
 	fetchDuration  *prometheus.HistogramVec // by result
 	verifyResults  *prometheus.CounterVec   // by status and profile
 	leaseConflicts prometheus.Counter
@@ -35,7 +35,7 @@ type metrics struct {
 }
 
 // Buckets of the fetch histogram: loopback answers take a millisecond,
-// the policy cuts a fetch at 10 s (CONTRACT.md §2).
+// the policy cuts a fetch at 10 s (docs/security.md "Network policy").
 var fetchBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 func newMetrics() *metrics {

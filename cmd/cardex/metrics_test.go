@@ -13,7 +13,7 @@ import (
 )
 
 // The registry decorator counts every crawl result by its class, its
-// verdicts by status and profile, and RELIABILITY.md F.64 lease conflicts,
+// verdicts by status and profile, and docs/threats.md F.64 lease conflicts,
 // over a real SQLite registry.
 func TestRecordingRegistryCounts(t *testing.T) {
 	store, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: t.TempDir()})

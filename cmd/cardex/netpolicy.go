@@ -13,7 +13,7 @@ import (
 	"github.com/cardexhq/cardex/crawler"
 )
 
-// netPolicyFlags are the network policy of CONTRACT.md §2 for the commands
+// netPolicyFlags are the network policy of docs/security.md "Network policy" for the commands
 // that fetch outside `serve` (lint and verify with a URL). With none given
 // the production policy applies: https on port 443 to public addresses only,
 // checked at dial time by the crawler's hardened fetcher.
@@ -45,7 +45,7 @@ func (n *netPolicyFlags) fetcher() (*crawler.Fetcher, error) {
 
 // cardFetcherFor fetches a card the way the crawler does: redirects only
 // within the URL's origin, the body limit after decompression, and a body
-// that must look like JSON (RELIABILITY.md B.15, B.20, C.28).
+// that must look like JSON (docs/threats.md B.15, B.20, C.28).
 func cardFetcherFor(f *crawler.Fetcher) cardFetcher {
 	return func(ctx context.Context, url string) ([]byte, error) {
 		resp, err := f.Fetch(ctx, crawler.Request{URL: url, FollowRedirects: true, SameOriginOnly: true})

@@ -16,10 +16,10 @@ import (
 )
 
 // reindexCmd is `cardex reindex [--data DIR] [--database-url URL]`: rebuild
-// the search index of a stopped deployment from SQL (CONTRACT.md §6). The
+// the search index of a stopped deployment from SQL (docs/configuration.md). The
 // index lives in DIR/index whatever the database (with PostgreSQL each
 // replica keeps its own). While a server holds the index it refuses and
-// points at POST /api/v1/admin/reindex (RELIABILITY.md G.70).
+// points at POST /api/v1/admin/reindex (docs/threats.md G.70).
 type reindexCmd struct {
 	// progressEvery is how often a progress line is printed on stderr;
 	// zero means every second.

@@ -89,7 +89,7 @@ var (
 	reindexProgress = regexp.MustCompile(`(^|\n)reindex: 31/31 agents read \([0-9]+/s\)\n$`)
 )
 
-// CONTRACT.md §6: `cardex reindex` on a stopped deployment builds the index
+// docs/configuration.md: `cardex reindex` on a stopped deployment builds the index
 // from SQL, with progress on stderr and a summary on stdout.
 func TestReindexStoppedDeployment(t *testing.T) {
 	dir := t.TempDir()
@@ -149,7 +149,7 @@ func TestReindexHelperHoldsIndex(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md G.70, CONTRACT.md §6: while another process holds the index,
+// docs/threats.md G.70, docs/configuration.md: while another process holds the index,
 // `cardex reindex` refuses with exit 1 and says what to do instead.
 func TestReindexRefusesWhileIndexHeld(t *testing.T) {
 	dir := t.TempDir()

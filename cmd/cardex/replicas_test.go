@@ -216,10 +216,10 @@ func leasesOf(ctx context.Context, db *sql.DB, pid int) (int, error) {
 }
 
 // Two replicas on one PostgreSQL database, each with its own index
-// (DESIGN.md: the database is shared, the index per process): they never
+// (docs/design.md: the database is shared, the index per process): they never
 // fetch one agent at once nor both within an interval, answer the same
 // searches once converged, and when one is killed mid-crawl its leases
-// expire and the other fetches everything left (RELIABILITY.md F.62).
+// expire and the other fetches everything left (docs/threats.md F.62).
 func TestTwoReplicasShareOnePostgres(t *testing.T) {
 	t.Parallel() // subprocesses mostly wait on timers and I/O: overlap them with the other operations tests
 	dbURL := registrytest.PostgresURL(t)

@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		AutoApprove:  autoApprove,
 	})
 	// The index lives in --data with either store: it is derived data each
-	// process keeps for itself (DESIGN.md).
+	// process keeps for itself (docs/design.md).
 	searchOpts := defaultSearchOptions
 	searchOpts.synonyms = cfg.synonyms
 	sr, err := startSearchWith(ctx, cfg.Store.data, svc, log, searchOpts)
@@ -186,7 +186,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	tlsOn := cfg.TLSCert != ""
 	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo)
 	if !tlsOn && !strings.HasPrefix(cfg.BaseURL, "https://") && !loopbackOnly(ln.Addr()) {
-		// CONTRACT.md §8: the admin cookie is a Secure __Host- cookie,
+		// docs/security.md: the admin cookie is a Secure __Host- cookie,
 		// which browsers keep over plain HTTP only on loopback.
 		log.Warn("admin sign-in in the web UI needs TLS: set --tls-cert/--tls-key, or --base-url https://… behind a TLS-terminating proxy; API tokens work regardless")
 	}
@@ -210,8 +210,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	}
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
-	seeding.Go(func() { cfg.runCatalogs(seedCtx, cr.fetcher, svc, cr.sched.Kick, log) })
-	if demo != nil {
+	catalogs := func() { cfg.runCatalogs(seedCtx, cr.fetcher, svc, cr.sched.Kick, log) }
+	if demo == nil {
+		seeding.Go(catalogs)
+	} else {
 		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
 			log.Error("demo", "err", err.Error())
 		}
@@ -222,9 +224,16 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 					pr.Kick() // approved agents are probed at once
 				}
 			}
-			if err := demo.seed(seedCtx, svc, kick, log); err != nil && seedCtx.Err() == nil {
+			// The demo crawls its catalog host itself while seeding, so
+			// the agents it lists are seeded with the rest; the catalog
+			// loop starts after.
+			crawlCatalogs := func(ctx context.Context) []string {
+				return cfg.crawlCatalogs(ctx, cr.fetcher, svc, time.Now(), log)
+			}
+			if err := demo.seed(seedCtx, svc, kick, crawlCatalogs, log); err != nil && seedCtx.Err() == nil {
 				log.Error("demo catalogue", "err", err.Error())
 			}
+			catalogs()
 		})
 	}
 

@@ -12,7 +12,7 @@ import (
 	"github.com/cardexhq/cardex/verifier"
 )
 
-// crawlNetwork is the network policy's allowances (CONTRACT.md §2): the
+// crawlNetwork is the network policy's allowances (docs/security.md "Network policy"): the
 // operator's settings, or in --demo the demo fleet's loopback addresses.
 type crawlNetwork struct {
 	AllowNetworks     []netip.Prefix
@@ -25,7 +25,7 @@ func (c *serveConfig) policy(allow crawlNetwork) (crawler.Policy, error) {
 	return fetchPolicy(allow, c.CAFile, c.CrawlTimeout)
 }
 
-// fetchPolicy is the production fetch policy of CONTRACT.md §2 with an
+// fetchPolicy is the production fetch policy of docs/security.md "Network policy" with an
 // operator's allowances, extra roots and total timeout, naming this build
 // in its User-Agent. serve and the fetching CLI commands share it.
 func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (crawler.Policy, error) {
@@ -67,7 +67,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 }
 
 // newCrawl builds a verifier that fetches key sets through f (same policy,
-// CONTRACT.md §2) and a stopped scheduler over svc, recording through the
+// docs/security.md "Network policy") and a stopped scheduler over svc, recording through the
 // metrics decorator. The caller closes f.
 func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
 	hosts := crawler.NewHostSlots(c.CrawlPerHost)

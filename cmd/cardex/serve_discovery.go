@@ -132,7 +132,7 @@ func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *
 	t := time.NewTicker(c.CrawlTick)
 	defer t.Stop()
 	for {
-		if n := c.crawlCatalogs(ctx, f, svc, time.Now(), log); n > 0 {
+		if ids := c.crawlCatalogs(ctx, f, svc, time.Now(), log); len(ids) > 0 {
 			kick()
 		}
 		select {
@@ -143,9 +143,9 @@ func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *
 	}
 }
 
-// crawlCatalogs crawls the catalogs due at now and returns how many agents
-// they registered.
-func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) int {
+// crawlCatalogs crawls the catalogs due at now and returns the ids of the
+// agents they registered.
+func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) []string {
 	// A claimed catalog is not due again for a whole crawl's time limit
 	// per nested document, so replicas do not crawl it together.
 	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*aicatalog.MaxNesting, catalogBatch)
@@ -153,9 +153,9 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 		if ctx.Err() == nil {
 			log.Error("catalogs: claiming", "err", err.Error())
 		}
-		return 0
+		return nil
 	}
-	registered := 0
+	var registered []string
 	for _, cat := range due {
 		res, err := f.CrawlCatalog(ctx, cat.URL, cat.ETag)
 		rec := registry.CatalogCrawl{URL: cat.URL, NextCrawlAt: now.Add(c.CrawlInterval)}
@@ -180,7 +180,7 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 		if len(ids) > 0 {
 			log.Info("catalog registered agents", "url", cat.URL, "agents", len(ids))
 		}
-		registered += len(ids)
+		registered = append(registered, ids...)
 	}
 	return registered
 }

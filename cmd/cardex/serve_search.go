@@ -21,7 +21,7 @@ type searchOptions struct {
 	// poll is how often the indexer looks for new changes: a change is
 	// searchable within about this long.
 	poll time.Duration
-	// Readiness bounds (DESIGN.md: the index is derived data following the
+	// Readiness bounds (docs/design.md: the index is derived data following the
 	// change log; a replica far behind it would answer stale searches, so
 	// /readyz takes it out of rotation): changes behind, and the age of the
 	// oldest change not yet applied.
@@ -62,8 +62,8 @@ type searchRuntime struct {
 //
 // The index is per process even with PostgreSQL: --data is then where each
 // replica keeps its own index, built from and following the shared database
-// (it is derived data, DESIGN.md principle 2). It fails with
-// search.ErrLocked when another process holds that directory (RELIABILITY.md
+// (it is derived data, docs/design.md principle 2). It fails with
+// search.ErrLocked when another process holds that directory (docs/threats.md
 // G.70). The indexer stops when ctx ends or at Close.
 func startSearch(ctx context.Context, dataDir string, svc *registry.Service, log *slog.Logger) (*searchRuntime, error) {
 	return startSearchWith(ctx, dataDir, svc, log, defaultSearchOptions)

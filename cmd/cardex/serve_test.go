@@ -195,7 +195,7 @@ func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md F.67: a second server on the same data directory fails
+// docs/threats.md F.67: a second server on the same data directory fails
 // fast instead of becoming a second writer.
 func TestServeRefusesLockedDataDir(t *testing.T) {
 	dir := t.TempDir()

@@ -12,7 +12,7 @@ import (
 // random paths from growing the metric series.
 const webRoute = "web"
 
-// compose is the server's one mux (DESIGN.md: one process serves the API,
+// compose is the server's one mux (docs/design.md: one process serves the API,
 // the UI and the metrics): /api/, /healthz, /readyz and /problems/ go to
 // the API; /metrics to Prometheus; the discovery surfaces' paths to them
 // (serve_discovery.go); everything else to the web UI.

@@ -66,7 +66,7 @@ func post(t *testing.T, u, token, body string, out any) int {
 }
 
 // adminToken creates an admin token in data, beside or before a server
-// (CONTRACT.md §5: token create may run while a server uses the file).
+// (docs/api.md: token create may run while a server uses the file).
 func adminToken(t *testing.T, data string) string {
 	t.Helper()
 	code, stdout, stderr := runCLI(t, "", "token", "create", "--role", "admin", "--data", data)

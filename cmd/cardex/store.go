@@ -11,7 +11,7 @@ import (
 )
 
 // storeFlags are the global store flags of every command that touches the
-// store (CONTRACT.md §6): --data and --database-url, defaulting to
+// store (docs/configuration.md): --data and --database-url, defaulting to
 // CARDEX_DATA and CARDEX_DATABASE_URL.
 type storeFlags struct {
 	data        string
@@ -46,7 +46,7 @@ func (f *storeFlags) validate() error {
 }
 
 // open opens and migrates the store. It never takes the data directory's
-// server lock: short-lived tools may run beside a server (CONTRACT.md §5);
+// server lock: short-lived tools may run beside a server (docs/api.md);
 // `serve` opens its store with registry.OpenOptions.ServerLock.
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*registry.Store, error) {
 	if err := f.validate(); err != nil {

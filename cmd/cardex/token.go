@@ -21,7 +21,7 @@ const tokenUsage = `Usage:
   cardex token revoke ID|NAME
 Every subcommand also takes --data DIR and --database-url URL.`
 
-// runToken is `cardex token` (CONTRACT.md §5 "Tokens"). It opens the store
+// runToken is `cardex token` (docs/api.md). It opens the store
 // without the server lock, so it may run beside a server on the same
 // SQLite file.
 func runToken(ctx context.Context, e *env, args []string) int {

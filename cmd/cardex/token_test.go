@@ -140,7 +140,7 @@ func TestTokenListAndRevoke(t *testing.T) {
 }
 
 // A token can be created while a server holds the data directory
-// (CONTRACT.md §5; RELIABILITY.md F.67 locks out second servers only).
+// (docs/api.md; docs/threats.md F.67 locks out second servers only).
 func TestTokenCreateBesideServer(t *testing.T) {
 	dir := t.TempDir()
 	server, err := registry.Open(t.Context(), registry.OpenOptions{DataDir: dir, ServerLock: true})

@@ -22,7 +22,7 @@ type verifyCmd struct {
 	// the network flags (netpolicy.go).
 	cards cardFetcher
 	// keys builds the key set fetcher; nil: the same hardened fetcher, so
-	// key sets get the dial-time address check too (CONTRACT.md §2).
+	// key sets get the dial-time address check too (docs/security.md "Network policy").
 	keys func(allowHTTP bool) verifier.KeySetFetcher
 }
 

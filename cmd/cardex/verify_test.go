@@ -226,7 +226,7 @@ func TestVerifyURLWithInjectedFetcher(t *testing.T) {
 // Without injected fetchers, `cardex verify URL` fetches the card and its
 // key set through the crawler's hardened fetcher: under the production
 // policy a loopback agent is never contacted (B.11); with the allowances of
-// CONTRACT.md §2 the card verifies against its own origin's key set.
+// docs/security.md "Network policy" the card verifies against its own origin's key set.
 func TestVerifyURLThroughTheHardenedFetcher(t *testing.T) {
 	keyPath, jwks, _ := newSigningKey(t)
 	code, signed, _ := runCLI(t, "", "sign", "--key", keyPath, writeFile(t, "card.json", cliCard))

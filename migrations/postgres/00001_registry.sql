@@ -1,7 +1,7 @@
 -- +goose Up
 CREATE TABLE agents (
     id                    TEXT PRIMARY KEY,
-    card_url              TEXT NOT NULL UNIQUE, -- normalized (CONTRACT.md §1); backs RELIABILITY.md A.6
+    card_url              TEXT NOT NULL UNIQUE, -- normalized (docs/api.md "Agent identity"); backs docs/threats.md A.6
     fetched_url           TEXT NOT NULL DEFAULT '',
     host                  TEXT NOT NULL,
     bare_host             BOOLEAN NOT NULL DEFAULT FALSE,

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/aicatalog"
+)
+
+// The demo's multi-agent host: one origin that lists its agents in an AI
+// Catalog. The demo submits the bare host; Cardex crawls its card and its
+// catalog, and the listed agents arrive as pending agents in the review
+// queue, each naming the catalog (docs/discovery.md). One entry points at
+// another host (another registrable domain): the crawl refuses it and its
+// trace says so.
+const (
+	demoCatalogPort   = 47083
+	demoCatalogAgents = 3
+)
+
+type catalogHost struct {
+	origin string
+	srv    *http.Server
+	docs   map[string][]byte // path → body
+}
+
+func startCatalogHost(h, other *agentfleet.Host, port int, log *slog.Logger) (*catalogHost, error) {
+	ln, err := listenDemo(h, port)
+	if err != nil {
+		return nil, err
+	}
+	c := &catalogHost{origin: "http://" + ln.Addr().String(), docs: map[string][]byte{}}
+	c.docs["/.well-known/agent-card.json"] = agentfleet.GenerateCard(400, c.origin, "1.0.0")
+	entries := make([]aicatalog.Entry, 0, demoCatalogAgents+1)
+	for i := range demoCatalogAgents {
+		p := fmt.Sprintf("/agents/%d/agent-card.json", i+1)
+		c.docs[p] = agentfleet.GenerateCard(401+i, c.origin, "1.0.0")
+		entries = append(entries, aicatalog.Entry{Identifier: fmt.Sprintf("urn:air:catalog-demo:agent:%d", i+1),
+			Type: aicatalog.TypeA2ACard, URL: c.origin + p})
+	}
+	entries = append(entries, aicatalog.Entry{Identifier: "urn:air:catalog-demo:agent:elsewhere",
+		Type: aicatalog.TypeA2ACard, URL: other.Origin() + "/elsewhere/agent-card.json"})
+	doc, err := aicatalog.Marshal(&aicatalog.Document{Host: &aicatalog.Host{DisplayName: "Catalog demo host"}, Entries: entries})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.docs[aicatalog.WellKnownPath] = doc
+	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("demo fleet: catalog host stopped", "err", err)
+		}
+	}()
+	return c, nil
+}
+
+func (c *catalogHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, ok := c.docs[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	ct := "application/json"
+	if r.URL.Path == aicatalog.WellKnownPath {
+		ct = aicatalog.MediaType
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Write(body)
+}
+
+// url is the bare host the demo submits.
+func (c *catalogHost) url() string { return c.origin + "/" }
+
+func (c *catalogHost) close() {
+	if c != nil {
+		c.srv.Close()
+	}
+}
