@@ -86,7 +86,8 @@ func TestEveryTestdataCard(t *testing.T) {
 		{prefix: "A2A_v0.2.0_", reason: ErrNotJSON, code: CodeInvalidJSON},
 		{prefix: "A2A_v0.1.0_", shape: ShapeV01, versions: []string{"0.1"}, ifaces: []string{"JSONRPC@0.1"},
 			schemes: []string{"OAuth2=oauth2"}, warnings: []string{CodeLegacyAuth}},
-		{prefix: "A2A_pr300_", shape: ShapeV01, versions: []string{"0.1"}, warnings: []string{CodeEmptyRequired, CodeLegacyAuth, CodeNoEndpoint}},
+		// A v0.1 card with a name but no endpoint: not a listable agent.
+		{prefix: "A2A_pr300_", reason: ErrInvalidCard, code: CodeNoEndpoint},
 		{prefix: "A2A_pr258_", reason: ErrNotACard, code: CodeNotACard},
 		{prefix: "A2A_pr1592_", shape: ShapeV1, versions: []string{"0.3"}, ifaces: []string{"JSONRPC@0.3"}},
 		{prefix: "a2a-samples_samples_python_agents_a2a_mcp_agent_cards_air", shape: ShapeV02, versions: []string{"0.2"}, ifaces: []string{"JSONRPC@0.2"}, warnings: localhost},
@@ -103,8 +104,9 @@ func TestEveryTestdataCard(t *testing.T) {
 		{prefix: "a2a-python_", shape: ShapeHybrid, versions: []string{"1.0", "0.3"},
 			ifaces:   []string{"JSONRPC@1.0", "JSONRPC@0.3", "GRPC@1.0", "GRPC@0.3", "HTTP+JSON@1.0", "HTTP+JSON@0.3"},
 			warnings: []string{CodeEmptyRequired, CodeInsecureURL}},
-		{prefix: "a2a-tck_tests_unit_agent_card_card_signing_vectors.json_cardsign-sign-001", shape: ShapeV1, versions: []string{"1.0"},
-			warnings: []string{CodeEmptyRequired, CodeMissingRequired, CodeNoEndpoint}},
+		// The TCK's minimal signing vector lists no endpoint: the verifier
+		// checks its signature (verifier tests), the registry never lists it.
+		{prefix: "a2a-tck_tests_unit_agent_card_card_signing_vectors.json_cardsign-sign-001", reason: ErrInvalidCard, code: CodeNoEndpoint},
 		{prefix: "a2a-tck_tests_unit_agent_card_card_signing_vectors.json_cardsign-sign-002", shape: ShapeV03, versions: []string{"0.3"},
 			ifaces: []string{"JSONRPC@0.3"}, schemes: []string{"oauth=oauth2"}, warnings: []string{CodeMissingRequired}},
 		{prefix: "GENERATED_a2a-go-pr368_a2acrypto.Sign_edge", shape: ShapeV1, versions: []string{"1.0"}, ifaces: []string{"JSONRPC@1.0"},
@@ -139,7 +141,13 @@ func TestEveryTestdataCard(t *testing.T) {
 				if !errors.Is(err, ErrInvalidCard) || !errors.Is(err, c.reason) || !errors.As(err, &inv) {
 					t.Fatalf("err = %v, want %v", err, c.reason)
 				}
-				if len(inv.Problems) != 1 || inv.Problems[0].Code != c.code || inv.Problems[0].Severity != SeverityError {
+				var errs []string
+				for _, p := range inv.Problems {
+					if p.Severity == SeverityError {
+						errs = append(errs, p.Code)
+					}
+				}
+				if !slices.Equal(errs, []string{c.code}) {
 					t.Fatalf("problems = %+v, want one %s error", inv.Problems, c.code)
 				}
 				return

@@ -65,8 +65,8 @@ const (
 	CodeNumberOutOfRange    = "number-out-of-range"
 	CodeNotAnObject         = "not-an-object"
 	CodeNotACard            = "not-a-card"
-	CodeNoName              = "no-name"          // a card without a name is not an agent card
-	CodeNoEndpoint          = "no-endpoint"      // nor is one without any endpoint
+	CodeNoName              = "no-name"          // error: a card without a name is not an agent card
+	CodeNoEndpoint          = "no-endpoint"      // error: nor is one without any A2A endpoint
 	CodeCaseVariantKey      = "case-variant-key" // C.30
 	CodeDuplicateField      = "duplicate-field"  // camelCase and snake_case spelling of one field
 	CodeWrongType           = "wrong-type"       // docs/api.md "Card parsing"

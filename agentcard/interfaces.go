@@ -190,3 +190,16 @@ func (it Interface) IsA2A() bool {
 	_, ok := majorMinor(it.ProtocolVersion)
 	return ok
 }
+
+// hasA2AInterface reports whether the card lists at least one A2A endpoint:
+// the least a document needs to be a reachable agent card (docs/lint.md).
+// An interface missing its binding (flagged missing-required) still counts;
+// one of another protocol (an MCP server) does not.
+func hasA2AInterface(c *Card) bool {
+	for _, it := range c.Interfaces {
+		if it.Binding == "" || it.IsA2A() {
+			return true
+		}
+	}
+	return false
+}

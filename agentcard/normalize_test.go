@@ -128,7 +128,7 @@ func TestProtocolVersionNormalization(t *testing.T) {
 			t.Errorf("majorMinor(%q) accepted", in)
 		}
 	}
-	p := mustParse(t, []byte(`{"name":"n","supportedInterfaces":[{"url":"https://a.example/","protocolBinding":"JSONRPC","protocolVersion":"latest"}]}`), Options{})
+	p := mustParse(t, []byte(`{"name":"n","supportedInterfaces":[{"url":"https://a.example/","protocolBinding":"JSONRPC","protocolVersion":"latest"},{"url":"https://a.example/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`), Options{})
 	if p.Card.Interfaces[0].ProtocolVersion != "latest" || !slices.Contains(codes(p.Problems), CodeInvalidVersion) {
 		t.Fatalf("card = %+v problems = %+v", p.Card.Interfaces, p.Problems)
 	}

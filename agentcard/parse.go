@@ -36,7 +36,10 @@ type Parsed struct {
 // an object or a JSON document that is not an agent card (reason
 // ErrNotACard; see isCard); keys that differ only in case from a model
 // field; a field written in both its camelCase and snake_case spelling; and
-// a known field of the wrong JSON type (docs/api.md "Card parsing").
+// a known field of the wrong JSON type (docs/api.md "Card parsing"); and a
+// card without a name or without an A2A endpoint (codes no-name,
+// no-endpoint; reason ErrInvalidCard): it is never a listable agent
+// (docs/lint.md).
 //
 // A null member of an object is read as absent with a "null-value" warning
 // (ProtoJSON reads null as unset; docs/api.md "Card parsing" makes missing REQUIRED
@@ -69,18 +72,19 @@ func Parse(data []byte, opts Options) (*Parsed, error) {
 	n := &normalizer{cardURL: opts.CardURL}
 	card := n.card(tree)
 	// A card names its agent and says where to reach it. A document with
-	// neither is some other document (an MCP or service manifest), never
-	// a listable agent; one missing either is a fragment, flagged
-	// (docs/lint.md).
-	noName, noEndpoint := strings.TrimSpace(card.Name) == "", len(card.Interfaces) == 0
+	// neither is some other document (an MCP or service manifest); one
+	// missing either is a fragment. Neither is ever a listable agent
+	// (docs/lint.md). Signatures over such a document are still checked by
+	// the verifier, which reads the JSON tree, not this model.
+	noName, noEndpoint := strings.TrimSpace(card.Name) == "", !hasA2AInterface(card)
 	switch {
 	case noName && noEndpoint:
 		n.c.fail("", CodeNotACard, "an agent card names its agent and lists at least one endpoint; this document has neither")
 		return nil, &InvalidError{Reason: ErrNotACard, Problems: n.c.problems()}
 	case noName:
-		n.c.warn("/name", CodeNoName, "the card has no name")
+		n.c.fail("/name", CodeNoName, "the card has no name: it is not an agent card")
 	case noEndpoint:
-		n.c.warn("/supportedInterfaces", CodeNoEndpoint, "the card lists no endpoint: clients cannot reach the agent")
+		n.c.fail("/supportedInterfaces", CodeNoEndpoint, "the card lists no A2A endpoint: clients cannot reach the agent")
 	}
 	if n.c.hasErr {
 		return nil, &InvalidError{Reason: ErrInvalidCard, Problems: n.c.problems()}

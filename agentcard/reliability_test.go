@@ -88,39 +88,48 @@ func TestNotACardRule(t *testing.T) {
 		`{"name":"","skills":[{"id":"s"}],"url":""}`} {
 		rejected(t, doc, ErrNotACard, CodeNotACard, "")
 	}
-	// Either one makes a card, flagged for the missing other.
+	// A card needs both: one missing either is an invalid card, never a
+	// listable agent, and the error names what is missing.
 	if p := mustParse(t, []byte(`{"name":"a","url":"https://a.example/"}`), Options{}); slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Code == CodeNoEndpoint }) {
 		t.Errorf("a v0.x url is an endpoint: %+v", p.Problems)
 	}
-	warned(t, `{"name":"a","protocolVersion":"0.3"}`, Options{}, CodeNoEndpoint, "/supportedInterfaces")
-	warned(t, `{"url":"https://a.example/","skills":[]}`, Options{}, CodeNoName, "/name")
+	rejected(t, `{"name":"a","protocolVersion":"0.3"}`, ErrInvalidCard, CodeNoEndpoint, "/supportedInterfaces")
+	rejected(t, `{"name":"a","skills":[],"supportedInterfaces":[]}`, ErrInvalidCard, CodeNoEndpoint, "/supportedInterfaces")
+	rejected(t, `{"url":"https://a.example/","skills":[]}`, ErrInvalidCard, CodeNoName, "/name")
+	rejected(t, `{"name":"  ","url":"https://a.example/","skills":[]}`, ErrInvalidCard, CodeNoName, "/name")
+	// An MCP server is an endpoint of another protocol, not of the agent.
+	rejected(t, `{"name":"a","supportedInterfaces":[{"url":"https://a.example/mcp","protocolBinding":"JSONRPC","protocolVersion":"2025-06-18"}]}`,
+		ErrInvalidCard, CodeNoEndpoint, "/supportedInterfaces")
+	// A v1 interface missing its binding is still an endpoint (flagged
+	// missing-required).
+	warned(t, `{"name":"a","supportedInterfaces":[{"url":"https://a.example/"}]}`, Options{}, CodeMissingRequired, "/supportedInterfaces/0/protocolBinding")
 }
 
 func TestC29DuplicateKeys(t *testing.T) {
 	rejected(t, `{"name":"Good","name":"Evil","skills":[]}`, ErrNotJSON, CodeDuplicateKey, "/name")
-	rejected(t, `{"name":"a","skills":[{"id":"x","name":"Good","name":"Evil"}]}`, ErrNotJSON, CodeDuplicateKey, "/skills/0/name")
-	rejected(t, `{"name":"a","skills":[],"capabilities":{"extensions":[{"params":{"k":1,"k":2}}]}}`, ErrNotJSON, CodeDuplicateKey, "/capabilities/extensions/0/params/k")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[{"id":"x","name":"Good","name":"Evil"}]}`, ErrNotJSON, CodeDuplicateKey, "/skills/0/name")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"capabilities":{"extensions":[{"params":{"k":1,"k":2}}]}}`, ErrNotJSON, CodeDuplicateKey, "/capabilities/extensions/0/params/k")
 }
 
 func TestC30CaseVariantKeys(t *testing.T) {
 	rejected(t, `{"name":"Good","NAME":"Evil","skills":[]}`, ErrInvalidCard, CodeCaseVariantKey, "/NAME")
 	rejected(t, `{"Name":"Evil","skills":[]}`, ErrInvalidCard, CodeCaseVariantKey, "/Name")
 	// U+017F LATIN SMALL LETTER LONG S folds to "s": encoding/json would read "ſkills" as skills.
-	rejected(t, `{"name":"a","skills":[],"ſkills":[{"id":"evil"}]}`, ErrInvalidCard, CodeCaseVariantKey, "/ſkills")
-	rejected(t, `{"name":"a","skills":[{"id":"a","ID":"b"}]}`, ErrInvalidCard, CodeCaseVariantKey, "/skills/0/ID")
-	rejected(t, `{"name":"a","skills":[],"capabilities":{"Streaming":true}}`, ErrInvalidCard, CodeCaseVariantKey, "/capabilities/Streaming")
-	rejected(t, `{"name":"a","skills":[],"Default_Input_Modes":["x"]}`, ErrInvalidCard, CodeCaseVariantKey, "/Default_Input_Modes")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"ſkills":[{"id":"evil"}]}`, ErrInvalidCard, CodeCaseVariantKey, "/ſkills")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[{"id":"a","ID":"b"}]}`, ErrInvalidCard, CodeCaseVariantKey, "/skills/0/ID")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"capabilities":{"Streaming":true}}`, ErrInvalidCard, CodeCaseVariantKey, "/capabilities/Streaming")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"Default_Input_Modes":["x"]}`, ErrInvalidCard, CodeCaseVariantKey, "/Default_Input_Modes")
 	// Both spellings of one field: which would a reader pick?
-	rejected(t, `{"name":"a","skills":[],"defaultInputModes":["a"],"default_input_modes":["b"]}`, ErrInvalidCard, CodeDuplicateField, "/default_input_modes")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"defaultInputModes":["a"],"default_input_modes":["b"]}`, ErrInvalidCard, CodeDuplicateField, "/default_input_modes")
 	// Unknown members differing in case are data, not fields.
-	mustParse(t, []byte(`{"name":"a","skills":[],"x-Vendor":1,"x-vendor":2}`), Options{})
+	mustParse(t, []byte(`{"name":"a","url":"https://a.example/","skills":[],"x-Vendor":1,"x-vendor":2}`), Options{})
 }
 
 func TestC31InvalidText(t *testing.T) {
 	rejected(t, "{\"name\":\"a\xff\",\"skills\":[]}", ErrNotJSON, CodeInvalidUTF8, "/name")
 	rejected(t, `{"name":"a\ud800","skills":[]}`, ErrNotJSON, CodeLoneSurrogate, "/name")
 	rejected(t, `{"name":"a\udc00b","skills":[]}`, ErrNotJSON, CodeLoneSurrogate, "/name")
-	rejected(t, `{"name":"a","skills":[],"x":1e400}`, ErrNotJSON, CodeNumberOutOfRange, "/x")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"x":1e400}`, ErrNotJSON, CodeNumberOutOfRange, "/x")
 }
 
 func TestC32SchemaViolations(t *testing.T) {
@@ -153,11 +162,13 @@ func TestC32SchemaViolations(t *testing.T) {
 		t.Errorf("requirements %+v", r)
 	}
 	// Losing the name that way leaves a card without a name: with no
-	// endpoint either, not a card at all.
+	// endpoint either, not a card at all; with one, not a listable agent.
 	rejected(t, `{"name":5,"skills":[]}`, ErrNotACard, CodeNotACard, "")
-	warned(t, `{"name":5,`+ok+`}`, Options{}, CodeNoName, "/name")
-	// Missing REQUIRED fields are warnings, each with its pointer.
-	p = mustParse(t, []byte(`{"skills":[{}],"url":"https://a.example/"}`), Options{})
+	rejected(t, `{"name":5,`+ok+`}`, ErrInvalidCard, CodeNoName, "/name")
+	// Missing REQUIRED fields are warnings, each with its pointer (kept
+	// beside the error of the missing name).
+	inv := rejected(t, `{"skills":[{}],"url":"https://a.example/"}`, ErrInvalidCard, CodeNoName, "/name")
+	p = &Parsed{Problems: inv.Problems}
 	for _, ptr := range []string{"/name", "/description", "/version", "/capabilities", "/defaultInputModes", "/defaultOutputModes",
 		"/skills/0/id", "/skills/0/name", "/skills/0/description", "/skills/0/tags"} {
 		if !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Pointer == ptr && pr.Code == CodeMissingRequired }) {
@@ -165,37 +176,39 @@ func TestC32SchemaViolations(t *testing.T) {
 		}
 	}
 	warned(t, `{"name":"a","supportedInterfaces":[{"url":"https://a.example/"}],"skills":[]}`, Options{}, CodeMissingRequired, "/supportedInterfaces/0/protocolBinding")
-	warned(t, `{"name":"a","skills":[]}`, Options{}, CodeEmptyRequired, "/skills")
-	warned(t, `{"name":"a","skills":[{"id":" ","tags":[]}]}`, Options{}, CodeEmptyRequired, "/skills/0/id")
-	warned(t, `{"name":"a","skills":[{"id":"s","tags":[]}]}`, Options{}, CodeEmptyRequired, "/skills/0/tags")
-	warned(t, `{"name":"a","skills":[],"provider":{"url":"https://a.example"}}`, Options{}, CodeMissingRequired, "/provider/organization")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[]}`, Options{}, CodeEmptyRequired, "/skills")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[{"id":" ","tags":[]}]}`, Options{}, CodeEmptyRequired, "/skills/0/id")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[{"id":"s","tags":[]}]}`, Options{}, CodeEmptyRequired, "/skills/0/tags")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[],"provider":{"url":"https://a.example"}}`, Options{}, CodeMissingRequired, "/provider/organization")
 	// null is read as absent, with a warning (ProtoJSON reads null as unset);
 	// in a REQUIRED field that is the only warning for it.
-	p = warned(t, `{"name":null,`+ok+`,"skills":[],"description":"d","capabilities":null}`, Options{}, CodeNullValue, "/name")
-	if p.Card.Name != "" || len(problemsUnder(p.Problems, "/name")) != 2 {
-		t.Fatalf("problems = %+v", p.Problems)
+	// A null name leaves no name: the null-value warning and the no-name
+	// error, nothing else.
+	inv = rejected(t, `{"name":null,`+ok+`,"skills":[],"description":"d","capabilities":null}`, ErrInvalidCard, CodeNoName, "/name")
+	if under := problemsUnder(inv.Problems, "/name"); len(under) != 2 || under[0].Code != CodeNullValue {
+		t.Fatalf("problems = %+v", inv.Problems)
 	}
-	warned(t, `{"name":"a","skills":[],"capabilities":null}`, Options{}, CodeNullValue, "/capabilities")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[],"capabilities":null}`, Options{}, CodeNullValue, "/capabilities")
 }
 
 func TestC33OversizedFields(t *testing.T) {
 	desc := strings.Repeat("d", 100<<10)
-	p := warned(t, `{"name":"a","skills":[],"description":"`+desc+`"}`, Options{}, CodeTooLong, "/description")
+	p := warned(t, `{"name":"a","url":"https://a.example/","skills":[],"description":"`+desc+`"}`, Options{}, CodeTooLong, "/description")
 	if p.Card.Description != desc {
 		t.Fatal("description was changed; oversized fields are flagged, never truncated")
 	}
 	id := strings.Repeat("i", 100<<10)
-	p = warned(t, `{"name":"a","skills":[{"id":"`+id+`","name":"`+strings.Repeat("n", 201)+`"}]}`, Options{}, CodeTooLong, "/skills/0/id")
+	p = warned(t, `{"name":"a","url":"https://a.example/","skills":[{"id":"`+id+`","name":"`+strings.Repeat("n", 201)+`"}]}`, Options{}, CodeTooLong, "/skills/0/id")
 	if p.Card.Skills[0].ID != id || !hasCode(p.Problems, CodeTooLong) {
 		t.Fatal("id was changed")
 	}
-	warned(t, `{"name":"`+strings.Repeat("é", MaxNameChars+1)+`","skills":[]}`, Options{}, CodeTooLong, "/name")
-	if p := mustParse(t, []byte(`{"name":"`+strings.Repeat("é", MaxNameChars)+`","skills":[]}`), Options{}); hasCode(p.Problems, CodeTooLong) {
+	warned(t, `{"name":"`+strings.Repeat("é", MaxNameChars+1)+`","skills":[],"url":"https://a.example/"}`, Options{}, CodeTooLong, "/name")
+	if p := mustParse(t, []byte(`{"name":"`+strings.Repeat("é", MaxNameChars)+`","skills":[],"url":"https://a.example/"}`), Options{}); hasCode(p.Problems, CodeTooLong) {
 		t.Fatal("a name of exactly MaxNameChars is flagged")
 	}
 	// 10,000 skills: flagged, all kept, and the problem list stays bounded.
 	var b strings.Builder
-	b.WriteString(`{"name":"a","skills":[`)
+	b.WriteString(`{"name":"a","url":"https://a.example/","skills":[`)
 	for i := range 10000 {
 		if i > 0 {
 			b.WriteByte(',')
@@ -208,11 +221,11 @@ func TestC33OversizedFields(t *testing.T) {
 		t.Fatalf("skills = %d, problems = %d", len(p.Card.Skills), len(p.Problems))
 	}
 	tags := strings.Repeat(`"t",`, 10000) + `"t"`
-	warned(t, `{"name":"a","skills":[{"id":"s","tags":[`+tags+`]}]}`, Options{}, CodeTooMany, "/skills/0/tags")
+	warned(t, `{"name":"a","url":"https://a.example/","skills":[{"id":"s","tags":[`+tags+`]}]}`, Options{}, CodeTooMany, "/skills/0/tags")
 	// Nesting 1000 deep in extensions[].params: rejected by the depth cap.
 	deep := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
-	rejected(t, `{"name":"a","skills":[],"capabilities":{"extensions":[{"uri":"u","params":`+deep+`}]}}`, ErrNotJSON, CodeTooDeep, "/capabilities/extensions/0/params/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a")
-	rejected(t, `{"name":"a","skills":[],"x":"`+strings.Repeat("x", 512<<10)+`"}`, ErrNotJSON, CodeTooLarge, "")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"capabilities":{"extensions":[{"uri":"u","params":`+deep+`}]}}`, ErrNotJSON, CodeTooDeep, "/capabilities/extensions/0/params/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"x":"`+strings.Repeat("x", 512<<10)+`"}`, ErrNotJSON, CodeTooLarge, "")
 }
 
 func TestC34DangerousURLs(t *testing.T) {
@@ -235,7 +248,7 @@ func TestC34DangerousURLs(t *testing.T) {
 		{"/securitySchemes/o/flows/implicit/authorizationUrl", `"securitySchemes":{"o":{"type":"oauth2","flows":{"implicit":{"authorizationUrl":%s}}}}`, `javascript:alert(1)`, CodeDangerousURL},
 	} {
 		lit, _ := json.Marshal(tc.url)
-		doc := `{"name":"a","skills":[],` + fmt.Sprintf(tc.field, lit) + `}`
+		doc := `{"name":"a","url":"https://a.example/","skills":[],` + fmt.Sprintf(tc.field, lit) + `}`
 		p := warned(t, doc, Options{}, tc.code, tc.ptr)
 		// Stored exactly as written (C.34, C.37), never rewritten.
 		if got := urlAt(p.Card, tc.ptr); got != tc.url {
@@ -322,14 +335,14 @@ func TestC35InterfacesOffHost(t *testing.T) {
 
 func TestC36DeceptiveNames(t *testing.T) {
 	for _, tc := range []struct{ doc, code, ptr, stored string }{
-		{`{"name":"Pay\u202Epal","skills":[]}`, CodeBidiControl, "/name", "Pay\u202Epal"},
-		{`{"name":"Goo\u200Bgle","skills":[]}`, CodeZeroWidth, "/name", "Goo\u200Bgle"},
-		{`{"name":"раураl","skills":[]}`, CodeMixedScript, "/name", "раураl"},
-		{`{"name":"a","description":"x\u2066y\u2069","skills":[]}`, CodeBidiControl, "/description", ""},
-		{`{"name":"a","skills":[{"id":"s","name":"Re\u202Efund"}]}`, CodeBidiControl, "/skills/0/name", ""},
-		{`{"name":"a","skills":[{"id":"s","description":"\u200Dz"}]}`, CodeZeroWidth, "/skills/0/description", ""},
-		{`{"name":"a\nb","skills":[]}`, CodeControlCharacter, "/name", "a\nb"},
-		{`{"name":"a","skills":[],"provider":{"organization":"Ac\u202Eme","url":"https://a.example"}}`, CodeBidiControl, "/provider/organization", ""},
+		{`{"name":"Pay\u202Epal","skills":[],"url":"https://a.example/"}`, CodeBidiControl, "/name", "Pay\u202Epal"},
+		{`{"name":"Goo\u200Bgle","skills":[],"url":"https://a.example/"}`, CodeZeroWidth, "/name", "Goo\u200Bgle"},
+		{`{"name":"раураl","skills":[],"url":"https://a.example/"}`, CodeMixedScript, "/name", "раураl"},
+		{`{"name":"a","url":"https://a.example/","description":"x\u2066y\u2069","skills":[]}`, CodeBidiControl, "/description", ""},
+		{`{"name":"a","url":"https://a.example/","skills":[{"id":"s","name":"Re\u202Efund"}]}`, CodeBidiControl, "/skills/0/name", ""},
+		{`{"name":"a","url":"https://a.example/","skills":[{"id":"s","description":"\u200Dz"}]}`, CodeZeroWidth, "/skills/0/description", ""},
+		{`{"name":"a\nb","skills":[],"url":"https://a.example/"}`, CodeControlCharacter, "/name", "a\nb"},
+		{`{"name":"a","url":"https://a.example/","skills":[],"provider":{"organization":"Ac\u202Eme","url":"https://a.example"}}`, CodeBidiControl, "/provider/organization", ""},
 	} {
 		p := warned(t, tc.doc, Options{}, tc.code, tc.ptr)
 		if tc.stored != "" && p.Card.Name != tc.stored {
@@ -338,9 +351,9 @@ func TestC36DeceptiveNames(t *testing.T) {
 	}
 	// Line breaks in descriptions, one script, other scripts with Latin: fine.
 	for _, doc := range []string{
-		`{"name":"Café Agent","description":"line 1\nline 2\ttab","skills":[]}`,
-		`{"name":"Москва агент","skills":[]}`,
-		`{"name":"ChatBot 助手","skills":[]}`,
+		`{"name":"Café Agent","description":"line 1\nline 2\ttab","skills":[],"url":"https://a.example/"}`,
+		`{"name":"Москва агент","skills":[],"url":"https://a.example/"}`,
+		`{"name":"ChatBot 助手","skills":[],"url":"https://a.example/"}`,
 	} {
 		if p := mustParse(t, []byte(doc), Options{}); hasCode(p.Problems, CodeMixedScript) || hasCode(p.Problems, CodeControlCharacter) {
 			t.Errorf("%s: %+v", doc, p.Problems)
@@ -359,7 +372,7 @@ func TestC37PayloadsStoredVerbatim(t *testing.T) {
 		skills += fmt.Sprintf(`{"id":%s,"name":%s,"description":%s,"tags":[%s],"examples":[%s]}`, lit, lit, lit, lit, lit)
 	}
 	nameLit, _ := json.Marshal(payloads[0])
-	p := mustParse(t, []byte(`{"name":`+string(nameLit)+`,"skills":[`+skills+`]}`), Options{})
+	p := mustParse(t, []byte(`{"name":`+string(nameLit)+`,"url":"https://a.example/","skills":[`+skills+`]}`), Options{})
 	if p.Card.Name != payloads[0] {
 		t.Fatalf("name = %q", p.Card.Name)
 	}
@@ -384,9 +397,9 @@ func TestC37PayloadsStoredVerbatim(t *testing.T) {
 }
 
 func TestE60NestedAndDuplicateSignatures(t *testing.T) {
-	p := mustParse(t, []byte(`{"name":"a","skills":[{"id":"s","name":"S","signatures":[{"protected":"x","signature":"y"}]}]}`), Options{})
+	p := mustParse(t, []byte(`{"name":"a","url":"https://a.example/","skills":[{"id":"s","name":"S","signatures":[{"protected":"x","signature":"y"}]}]}`), Options{})
 	if p.Card.Signatures != nil || p.Tree.Get("skills").Array[0].Get("signatures") == nil {
 		t.Fatalf("nested signatures: %+v", p.Card.Signatures)
 	}
-	rejected(t, `{"name":"a","skills":[],"signatures":[],"signatures":[{"protected":"x","signature":"y"}]}`, ErrNotJSON, CodeDuplicateKey, "/signatures")
+	rejected(t, `{"name":"a","url":"https://a.example/","skills":[],"signatures":[],"signatures":[{"protected":"x","signature":"y"}]}`, ErrNotJSON, CodeDuplicateKey, "/signatures")
 }

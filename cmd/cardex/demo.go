@@ -16,8 +16,9 @@ import (
 )
 
 // demoCards are the published cards of /work/shared/testdata/cards that
-// parse (names kept: they say where each card comes from), served by the
-// demo fleet beside generated ones.
+// parse as listable agents (names kept: they say where each card comes
+// from; the Raydium sample's empty url is filled in, as it must be for an
+// agent card, docs/lint.md), served by the demo fleet beside generated ones.
 //
 //go:embed demodata/*.json
 var demoCards embed.FS

@@ -61,8 +61,8 @@ func TestLintErrors(t *testing.T) {
 		`error case-variant-key /NAME: key "NAME" differs only in case from the field "name"`,
 		// A wrong type is a warning: the member is ignored (docs/lint.md).
 		"warning wrong-type /skills: skills must be an array, not string; ignored",
-		"warning no-endpoint /supportedInterfaces: the card lists no endpoint: clients cannot reach the agent",
-		"invalid card: 1 error, 8 warnings",
+		"error no-endpoint /supportedInterfaces: the card lists no A2A endpoint: clients cannot reach the agent",
+		"invalid card: 2 errors, 7 warnings",
 	} {
 		if !strings.Contains(out, line+"\n") {
 			t.Errorf("output lacks %q:\n%s", line, out)
@@ -72,6 +72,18 @@ func TestLintErrors(t *testing.T) {
 	code, out, _ = runCLI(t, "", "lint", lintCards+"A2A_v0.2.0_docs_specification.md_5.6-sample-agent-card_INVALID-trailing-comma.json")
 	if code != exitFail || !strings.HasPrefix(out, "error invalid-json /securitySchemes/google: ") || !strings.Contains(out, "at byte 855") {
 		t.Fatalf("code=%d out=%q", code, out)
+	}
+	// A name without an endpoint, or an endpoint without a name, is no
+	// agent card either: an error, exit 1.
+	for body, want := range map[string]string{
+		`{"name":"Manifest","skills":[{"id":"s"}]}`:   "error no-endpoint /supportedInterfaces: ",
+		`{"url":"https://a.example/a2a","skills":[]}`: "error no-name /name: ",
+		`{"name":"MCP only","supportedInterfaces":[{"url":"https://a.example/mcp","protocolBinding":"JSONRPC","protocolVersion":"2025-06-18"}]}`: "error no-endpoint /supportedInterfaces: ",
+	} {
+		code, out, _ = runCLI(t, "", "lint", writeCard(t, body))
+		if code != exitFail || !strings.Contains(out, want) || !strings.Contains(out, "\ninvalid card: 1 error, ") {
+			t.Errorf("%s: code=%d out=%q", body, code, out)
+		}
 	}
 	code, out, _ = runCLI(t, "", "lint", "--json", lintCards+"A2A_pr258_samples_python-smart_crypto_portfolio_manager_agents_orchestration_agent.json")
 	if code != exitFail || !strings.HasPrefix(out, `{"valid":false,"problems":[{"pointer":"","severity":"error","code":"not-a-card","message":`) {
@@ -110,7 +122,7 @@ func TestLintJSONShape(t *testing.T) {
 }
 
 func TestLintStdin(t *testing.T) {
-	code, out, _ := runCLI(t, `{"name":"a","skills":[],"iconUrl":"javascript:alert(1)"}`, "lint", "-")
+	code, out, _ := runCLI(t, `{"name":"a","url":"https://a.example/a2a","skills":[],"iconUrl":"javascript:alert(1)"}`, "lint", "-")
 	if code != exitOK || !strings.Contains(out, `warning dangerous-url-scheme /iconUrl: the "javascript" scheme is never rendered as a link`+"\n") {
 		t.Fatalf("code=%d out=%q", code, out)
 	}
@@ -162,7 +174,7 @@ func TestLintURLUsesTheCrawlerPolicy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"name":"a","description":"d","version":"1","skills":[]}`)
+		io.WriteString(w, `{"name":"a","description":"d","version":"1","url":"https://a.example/a2a","skills":[]}`)
 	}))
 	defer srv.Close()
 	code, out, errs := runCLI(t, "", "lint", srv.URL+"/.well-known/agent-card.json")

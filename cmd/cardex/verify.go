@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/verifier"
@@ -124,10 +126,27 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 	} else {
 		printVerdict(e.stdout, verdict)
 	}
+	reportLintErrors(e.stderr, raw)
 	if verdict.Verified() {
 		return exitOK
 	}
 	return exitFail
+}
+
+// reportLintErrors notes on stderr the lint errors of a document whose
+// signatures were just checked: a signature can be valid over a document
+// that is no listable agent card (no name, no A2A endpoint; docs/lint.md).
+// The exit status stays the verdict's.
+func reportLintErrors(w io.Writer, raw []byte) {
+	var inv *agentcard.InvalidError
+	if _, err := agentcard.Parse(raw, agentcard.Options{}); !errors.As(err, &inv) {
+		return
+	}
+	for _, p := range inv.Problems {
+		if p.Severity == agentcard.SeverityError {
+			fmt.Fprintf(w, "cardex verify: lint error %s %s: %s (not a listable agent card; see cardex lint)\n", p.Code, orDash(p.Pointer), p.Message)
+		}
+	}
 }
 
 // readCard reads the card from a file, stdin ("-") or a URL.

@@ -168,6 +168,12 @@ func TestVerifyTestdataCards(t *testing.T) {
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("%s: code=%d stderr=%q\n%s", c.card, code, errs, out)
 		}
+		// The TCK vector lists no endpoint: its signature verifies, and
+		// verify says it is no listable agent card (docs/lint.md).
+		wantLint := strings.HasPrefix(c.card, "a2a-tck")
+		if got := strings.Contains(errs, "cardex verify: lint error no-endpoint /supportedInterfaces: "); got != wantLint {
+			t.Errorf("%s: stderr=%q, want lint error: %v", c.card, errs, wantLint)
+		}
 	}
 }
 
