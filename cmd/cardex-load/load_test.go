@@ -123,7 +123,7 @@ func TestLoadAgainstServe(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"-url", base, "-token", token, "-clients", "20", "-duration", "3s",
-		"-write-ratio", "0.2", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-json"}, &stdout, &stderr)
+		"-write-ratio", "0.2", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-allow-shed", "-json"}, &stdout, &stderr)
 	var rep report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report: %v\n%s\n%s", err, stdout.String(), stderr.String())
@@ -131,8 +131,10 @@ func TestLoadAgainstServe(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
-	if rep.ServerErrors != 0 || rep.TransportErrs != 0 || rep.Requests < 100 {
-		t.Fatalf("%d 5xx, %d transport errors, %d requests\n%s", rep.ServerErrors, rep.TransportErrs, rep.Requests, stdout.String())
+	// Under -race on a busy machine the search gate may shed a few reads
+	// (503 with Retry-After, counted as shed); any other 5xx fails.
+	if rep.ServerErrors != rep.Shed || rep.Shed != rep.Statuses["503"] || rep.TransportErrs != 0 || rep.Requests < 100 {
+		t.Fatalf("%d 5xx (%d shed), %d transport errors, %d requests\n%s", rep.ServerErrors, rep.Shed, rep.TransportErrs, rep.Requests, stdout.String())
 	}
 	for _, op := range append(append([]string{}, readOps...), writeOps...) {
 		o := rep.Operations[op]
@@ -179,7 +181,7 @@ func TestLoadAgainstServe(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	code = run(t.Context(), []string{"-url", base, "-token", token, "-clients", "4", "-duration", "1s",
-		"-write-ratio", "1", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-keep", "-keep-file", keep}, &stdout, &stderr)
+		"-write-ratio", "1", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-allow-shed", "-keep", "-keep-file", keep}, &stdout, &stderr)
 	if code != exitOK || !strings.Contains(stdout.String(), "kept (ids in "+keep+")") ||
 		!strings.Contains(stderr.String(), "-remove "+keep) {
 		t.Fatalf("-keep run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())

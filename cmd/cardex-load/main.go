@@ -46,6 +46,7 @@ type config struct {
 	GoroutineSlack int
 	SubmitURL      string
 	Keep           bool   // leave the submitted agents in the target
+	AllowShed      bool   // 503 answers (Cardex shedding load) are reported, not failures
 	KeepFile       string // where -keep lists their ids
 	Remove         string // remove the agents listed in this file, and nothing else
 }
@@ -73,6 +74,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.GoroutineSlack, "goroutine-slack", defaultGoroutineSlack, "goroutines the settled server may have beyond its count before the run")
 	fs.StringVar(&c.SubmitURL, "submit-url", "https://load-{n}.example.com/",
 		"card `URL` template of submissions: {n} becomes a number unique to the run, {ip} a distinct 127.0.0.0/8 address")
+	fs.BoolVar(&c.AllowShed, "allow-shed", false, "report 503 answers (the server shedding load, with Retry-After) as shed instead of failing the run; for correctness runs on a loaded machine")
 	fs.BoolVar(&c.Keep, "keep", false, "leave the agents the run submits in the target (default: remove them when the run ends) and list their ids in -keep-file")
 	fs.StringVar(&c.KeepFile, "keep-file", "cardex-load-agents.txt", "with -keep, the `file` that lists the submitted agents' ids, for -remove")
 	fs.StringVar(&c.Remove, "remove", "", "remove the agents listed in `file` (written by a -keep run) and exit; needs an admin -token")

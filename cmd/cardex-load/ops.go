@@ -113,13 +113,15 @@ func (p *pool) pickTag(r *rand.Rand) string {
 
 // submitURL fills the -submit-url template with the next number of the
 // run: {n} is "<run>-<seq>", {ip} a 127.0.0.0/8 address unique within the
-// run (nothing listens there, so a server crawls it to a connect error
+// run and offset by the run's id (nothing listens there, so a server crawls it to a connect error
 // without leaving the machine).
 func (p *pool) submitURL(tmpl string) string {
 	n := p.seq.Add(1)
 	// A bijection of n-1 onto 127.[1-254].[0-255].[1-254] (16.5 million
 	// addresses; neither .0 nor .255 in the last octet).
-	i := n - 1
+	// Offset by the run's id so that two runs against one server (a -keep
+	// run after a removing one) do not submit each other's URLs.
+	i := (int64(p.runID) + n - 1) % (254 * 256 * 254)
 	ip := fmt.Sprintf("127.%d.%d.%d", 1+(i/(254*256))%254, (i/254)%256, 1+i%254)
 	r := strings.NewReplacer("{n}", fmt.Sprintf("%08x-%d", p.runID, n), "{ip}", ip)
 	return r.Replace(tmpl)

@@ -19,7 +19,9 @@ type report struct {
 	Requests       int                 `json:"requests"`
 	RequestsPerSec float64             `json:"requestsPerSecond"`
 	Statuses       map[string]int      `json:"statuses"`
-	ServerErrors   int                 `json:"serverErrors"`    // 5xx answers
+	ServerErrors   int                 `json:"serverErrors"` // 5xx answers
+	Shed           int                 `json:"shed"`         // of those, 503s: the server shedding load
+	allowShed      bool                // -allow-shed: shed answers are not failures
 	TransportErrs  int                 `json:"transportErrors"` // no answer, or a broken one
 	Operations     map[string]opReport `json:"operations"`
 	Goroutines     growth              `json:"goroutines"`
@@ -61,6 +63,7 @@ func newReport(c *config, s *stats, elapsed time.Duration, before, after, settle
 		Goroutines:     growth{before.goroutines, after.goroutines, settled.goroutines},
 		RSSBytes:       growth{before.rss, after.rss, settled.rss},
 		GoroutineSlack: c.GoroutineSlack,
+		allowShed:      c.AllowShed,
 		lastErrors:     map[string]string{},
 	}
 	for name, o := range s.ops {
@@ -71,6 +74,9 @@ func newReport(c *config, s *stats, elapsed time.Duration, before, after, settle
 			r.Statuses[k] += n
 			if st >= 500 {
 				r.ServerErrors += n
+			}
+			if st == 503 {
+				r.Shed += n
 			}
 		}
 		l := summarize(o.latencies)
@@ -92,8 +98,10 @@ func newReport(c *config, s *stats, elapsed time.Duration, before, after, settle
 // goroutines above the slack once settled.
 func (r *report) failures() []string {
 	var f []string
-	if r.ServerErrors > 0 {
-		f = append(f, fmt.Sprintf("%d responses with a 5xx status", r.ServerErrors))
+	if errs := r.ServerErrors; errs > 0 && !r.allowShed {
+		f = append(f, fmt.Sprintf("%d responses with a 5xx status (%d of them 503: shed load)", errs, r.Shed))
+	} else if errs := r.ServerErrors - r.Shed; errs > 0 {
+		f = append(f, fmt.Sprintf("%d responses with a 5xx status other than 503", errs))
 	}
 	if r.TransportErrs > 0 {
 		for _, op := range slices.Sorted(maps.Keys(r.lastErrors)) {
@@ -122,7 +130,7 @@ func (r *report) writeText(w io.Writer) error {
 	for _, k := range slices.Sorted(maps.Keys(r.Statuses)) {
 		fmt.Fprintf(w, " %s×%d", k, r.Statuses[k])
 	}
-	fmt.Fprintf(w, "; 5xx: %d; transport errors: %d\n", r.ServerErrors, r.TransportErrs)
+	fmt.Fprintf(w, "; 5xx: %d (shed 503: %d); transport errors: %d\n", r.ServerErrors, r.Shed, r.TransportErrs)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\trequests\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
 	for _, name := range slices.Sorted(maps.Keys(r.Operations)) {
