@@ -57,8 +57,10 @@ func bad(field, format string, args ...any) error {
 // else are registry.ErrForbidden.
 func (r Request) Query(caller registry.Principal) (search.Query, error) {
 	var q search.Query
-	if caller.Role != registry.RoleAdmin && (len(r.Status) > 0 || len(r.Health) > 0 || len(r.Visibility) > 0) {
-		return q, fmt.Errorf("%w: status, health and visibility filters need an admin token", registry.ErrForbidden)
+	if len(r.Status) > 0 || len(r.Health) > 0 || len(r.Visibility) > 0 {
+		if err := registry.CurationFilters(caller); err != nil {
+			return q, fmt.Errorf("%w: status, health and visibility filters need an admin token", err)
+		}
 	}
 	if len(r.Q) > search.MaxQueryBytes {
 		return q, bad("q", "longer than %d bytes", search.MaxQueryBytes)
