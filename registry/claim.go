@@ -59,31 +59,57 @@ const liveLeasesSQL = `SELECT host, COUNT(*) AS n FROM agents
 // fetched conditionally carries that version's bytes (Latest), so a 304 can
 // be re-verified against the current keys (docs/threats.md D.52).
 func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueAgent, error) {
-	if owner == "" {
-		return nil, invalidField("/owner", "required", "a lease owner is required")
-	}
-	if limit <= 0 {
-		return nil, nil
-	}
-	if perHost <= 0 {
-		perHost = 2
+	perHost, err := leaseArgs(owner, limit, perHost)
+	if err != nil || limit <= 0 {
+		return nil, err
 	}
 	now = utc(now)
 	until := utc(now.Add(leaseTTL))
 	var out []DueAgent
-	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+	err = s.claimLeases(ctx, claimLockKey,
+		func(tx *gorm.DB) ([]string, error) { return s.pickDue(tx, now, limit, perHost) },
+		func(tx *gorm.DB, ids []string) (err error) {
+			err = tx.Exec(`UPDATE agents SET lease_owner = ?, lease_until = ?
+			WHERE id IN ? AND status NOT IN ('removed', 'rejected') AND (lease_owner = '' OR lease_until <= ?)`,
+				owner, until, ids, now).Error
+			if err != nil {
+				return err
+			}
+			out, err = claimed(tx, ids, owner, until)
+			return err
+		})
+	return out, err
+}
+
+// leaseArgs checks the arguments every lease claim takes and returns the
+// per-host cap with its default (≤ 0 means 2). A limit ≤ 0 claims nothing.
+func leaseArgs(owner string, limit, perHost int) (int, error) {
+	if owner == "" {
+		return 0, invalidField("/owner", "required", "a lease owner is required")
+	}
+	if perHost <= 0 {
+		perHost = 2
+	}
+	return perHost, nil
+}
+
+// claimLeases is the one shape of a lease claim (crawls, probes): in one
+// transaction, serialized on PostgreSQL by the advisory lock lockKey, pick
+// chooses the candidates, rows another transaction holds (an admin
+// removing the agent, a result being recorded) are skipped rather than
+// waited for, and take leases what is left and reads it back.
+func (s *Service) claimLeases(ctx context.Context, lockKey int64, pick func(*gorm.DB) ([]string, error), take func(*gorm.DB, []string) error) error {
+	return s.store.tx(ctx, func(tx *gorm.DB) error {
 		if s.store.dialect == DialectPostgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(claimLockKey)).Error; err != nil {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockKey).Error; err != nil {
 				return err
 			}
 		}
-		ids, err := s.pickDue(tx, now, limit, perHost)
+		ids, err := pick(tx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
 		if s.store.dialect == DialectPostgres {
-			// Rows another transaction holds (an admin removing the agent,
-			// a crawl result being recorded) are skipped, not waited for.
 			if err := tx.Raw("SELECT id FROM agents WHERE id IN ? FOR UPDATE SKIP LOCKED", ids).Scan(&ids).Error; err != nil {
 				return err
 			}
@@ -91,16 +117,8 @@ func (s *Service) ClaimDue(ctx context.Context, owner string, now time.Time, lea
 				return nil
 			}
 		}
-		err = tx.Exec(`UPDATE agents SET lease_owner = ?, lease_until = ?
-			WHERE id IN ? AND status NOT IN ('removed', 'rejected') AND (lease_owner = '' OR lease_until <= ?)`,
-			owner, until, ids, now).Error
-		if err != nil {
-			return err
-		}
-		out, err = claimed(tx, ids, owner, until)
-		return err
+		return take(tx, ids)
 	})
-	return out, err
 }
 
 // dueRow is one row of a due chunk.

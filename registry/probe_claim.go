@@ -52,44 +52,24 @@ type DueProbe struct {
 // agent's next probe one interval ahead, so no interface is probed twice in
 // one interval.
 func (s *Service) ClaimProbes(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]DueProbe, error) {
-	if owner == "" {
-		return nil, invalidField("/owner", "required", "a lease owner is required")
-	}
-	if limit <= 0 {
-		return nil, nil
-	}
-	if perHost <= 0 {
-		perHost = 2
+	perHost, err := leaseArgs(owner, limit, perHost)
+	if err != nil || limit <= 0 {
+		return nil, err
 	}
 	now = utc(now)
 	until := utc(now.Add(leaseTTL))
 	var out []DueProbe
-	err := s.store.tx(ctx, func(tx *gorm.DB) error {
-		if s.store.dialect == DialectPostgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(probeLockKey)).Error; err != nil {
-				return err
-			}
-		}
-		ids, err := s.pickProbes(tx, now, limit, perHost)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if s.store.dialect == DialectPostgres {
-			if err := tx.Raw("SELECT id FROM agents WHERE id IN ? FOR UPDATE SKIP LOCKED", ids).Scan(&ids).Error; err != nil {
-				return err
-			}
-			if len(ids) == 0 {
-				return nil
-			}
-		}
-		err = tx.Exec(`UPDATE agents SET probe_lease_owner = ?, probe_lease_until = ?
+	err = s.claimLeases(ctx, int64(probeLockKey),
+		func(tx *gorm.DB) ([]string, error) { return s.pickProbes(tx, now, limit, perHost) },
+		func(tx *gorm.DB, ids []string) (err error) {
+			err = tx.Exec(`UPDATE agents SET probe_lease_owner = ?, probe_lease_until = ?
 			WHERE id IN ? AND `+probeClaimable, owner, until, ids, false, now).Error
-		if err != nil {
+			if err != nil {
+				return err
+			}
+			out, err = probesClaimed(tx, ids, owner, until)
 			return err
-		}
-		out, err = probesClaimed(tx, ids, owner, until)
-		return err
-	})
+		})
 	return out, translate(err)
 }
 
