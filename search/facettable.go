@@ -48,6 +48,18 @@ type segTable struct {
 	err   error
 	start []uint32
 	vals  []uint32
+
+	// The segment's text table (texttable.go), built by the first
+	// relevance query that reads the segment.
+	textOnce sync.Once
+	text     *textSeg
+	textErr  error
+}
+
+// textTable returns seg's text table, building it on first use.
+func (st *segTable) textTable(seg segment.Segment) (*textSeg, error) {
+	st.textOnce.Do(func() { st.text, st.textErr = buildTextSeg(seg) })
+	return st.text, st.textErr
 }
 
 func newFacetTables() *facetTables {
