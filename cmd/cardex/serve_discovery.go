@@ -164,8 +164,8 @@ func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *
 // agents they registered.
 func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) []string {
 	// A claimed catalog is not due again for a whole crawl's time limit
-	// per nested document, so replicas do not crawl it together.
-	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*aicatalog.MaxNesting, catalogBatch)
+	// per document it may fetch, so replicas do not crawl it together.
+	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*crawler.MaxCatalogDocuments, catalogBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Error("catalogs: claiming", "err", err.Error())
