@@ -33,12 +33,15 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		}
 		cat := due[0].URL
 		trace := json.RawMessage(`{"entries":[{"outcome":"agent"}]}`)
-		ids, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []string{"https://a2a.acme.example.com/fx/card.json", "https://acme.example.com/", "not a url"}})
+		rec, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
+			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+				{URL: "https://acme.example.com/", Identifier: "inline", Card: []byte(`{}`)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// acme.example.com/ is the agent submitted above: left alone.
+		ids := rec.Registered
+		// acme.example.com/ is the agent submitted above: left alone; an
+		// inline entry on a bare host's URL names no document.
 		if len(ids) != 1 {
 			t.Fatalf("registered %v", ids)
 		}
@@ -46,10 +49,10 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://a2a.acme.example.com/fx/card.json" {
 			t.Fatalf("agent %+v %v", a, err)
 		}
-		ids2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []string{"https://a2a.acme.example.com/fx/card.json"}})
-		if err != nil || len(ids2) != 0 {
-			t.Fatalf("second crawl: %v %v", ids2, err)
+		rec2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
+			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}}})
+		if err != nil || len(rec2.Registered) != 0 {
+			t.Fatalf("second crawl: %v %v", rec2, err)
 		}
 		list, err := svc.Catalogs(ctx, admin)
 		if err != nil || len(list) != 1 || string(list[0].Trace) != string(trace) || list[0].LastCrawledAt == nil || list[0].Domain != "example.com" {

@@ -156,31 +156,26 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 		return nil
 	}
 	var registered []string
+	cc := crawler.CatalogCrawler{Fetcher: f}
 	for _, cat := range due {
-		res, err := f.CrawlCatalog(ctx, cat.URL, cat.ETag)
-		rec := registry.CatalogCrawl{URL: cat.URL, NextCrawlAt: now.Add(c.CrawlInterval)}
-		if res != nil {
-			rec.Trace, _ = json.Marshal(res)
-			rec.Domain = res.Domain
-			rec.NotModified = len(res.Documents) == 1 && res.Documents[0].NotModified
-			if len(res.Documents) > 0 {
-				rec.ETag = res.Documents[0].ETag
-			}
-			rec.Agents = res.Agents()
+		rec := cc.Crawl(ctx, cat.URL, cat.ETag)
+		rec.NextCrawlAt = now.Add(c.CrawlInterval)
+		if rec.Error != "" {
+			log.Info("catalog crawl failed", "url", cat.URL, "err", rec.Error)
 		}
-		if err != nil {
-			rec.Error, rec.Agents = err.Error(), nil
-			log.Info("catalog crawl failed", "url", cat.URL, "err", err.Error())
-		}
-		ids, err := svc.RecordCatalog(ctx, rec)
+		done, err := svc.RecordCatalog(ctx, rec)
 		if err != nil {
 			log.Error("catalogs: recording", "url", cat.URL, "err", err.Error())
 			continue
 		}
-		if len(ids) > 0 {
-			log.Info("catalog registered agents", "url", cat.URL, "agents", len(ids))
+		if len(done.Registered)+len(done.Missing)+len(done.Listed) > 0 {
+			log.Info("catalog crawled", "url", cat.URL, "registered", len(done.Registered),
+				"not_listed", len(done.Missing), "listed_again", len(done.Listed))
 		}
-		registered = append(registered, ids...)
+		// Agents no longer listed, or listed again, are due now too.
+		registered = append(registered, done.Registered...)
+		registered = append(registered, done.Missing...)
+		registered = append(registered, done.Listed...)
 	}
 	return registered
 }
