@@ -200,20 +200,44 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 				a.score[d] += f
 			}
 		}
+		// Facets: a match adds its values to the counts; when the
+		// matches are many, the common values are counted once each by
+		// intersecting the matches with the value's bitset instead.
 		st := s.facets
+		byBitset := len(a.touched)*st.densePerDoc() > st.denseCost()
+		var matched []uint64
+		if byBitset {
+			matched = make([]uint64, (ts.n+63)/64)
+		}
 		for _, d := range a.touched {
 			found := bits.OnesCount32(a.bits[d])
 			if found >= need {
 				total++
 				score := float64(a.score[d]) * float64(found) / float64(n)
 				h.offer(rq.k, scoredDoc{num: s.offset + uint64(d), score: score})
-				for _, id := range st.vals[st.start[d]:st.start[d+1]] {
-					counts[id]++
+				if byBitset {
+					matched[d/64] |= 1 << (d % 64)
+					for _, id := range st.rareVals[st.rareStart[d]:st.rareStart[d+1]] {
+						counts[id]++
+					}
+				} else {
+					for _, id := range st.vals[st.start[d]:st.start[d+1]] {
+						counts[id]++
+					}
 				}
 			}
 			a.score[d], a.bits[d] = 0, 0
 		}
 		accumPool.Put(a)
+		if byBitset {
+			for _, dv := range st.dense {
+				c := 0
+				for i, w := range matched {
+					c += bits.OnesCount64(w & dv.docs[i])
+				}
+				counts[dv.id] += int32(c)
+			}
+		}
 	}
 	out := passResult{total: total, top: []scoredDoc(h)}
 	slices.SortFunc(out.top, compareDocs)
@@ -224,16 +248,31 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		i := sort.Search(len(segs), func(i int) bool { return segs[i].offset > num }) - 1
 		return segs[i].text, uint32(num - segs[i].offset)
 	}
+	// The phrase as each segment's term ids, and the idf of its words.
+	phraseIDs := map[*textSeg][][]uint32{}
+	phraseIDF := 0.0
+	for _, group := range rq.phrase {
+		for j, q := range qts {
+			if len(group) > 0 && q.term == group[0] {
+				phraseIDF += termIDF[j]
+			}
+		}
+	}
 	for i := range cands {
 		ts, d := locate(cands[i].num)
 		score := cands[i].score
 		if len(rq.phrase) > 1 {
+			ids, ok := phraseIDs[ts]
+			if !ok {
+				ids = ts.phraseTerms(rq.phrase)
+				phraseIDs[ts] = ids
+			}
 			for _, pf := range []struct {
 				name  bool
 				boost float64
 			}{{true, boostPhrase}, {false, boostDescPhrase}} {
-				if sum, norm, ok := ts.phraseIn(d, pf.name, rq.phrase, qts, termIDF); ok {
-					score += pf.boost * sum * norm / float64(n)
+				if norm, ok := ts.phraseIn(d, pf.name, ids); ok {
+					score += pf.boost * phraseIDF * norm / float64(n)
 				}
 			}
 		}
@@ -255,6 +294,11 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 				return passResult{}, err
 			}
 		}
+		terms := make([]string, len(qts))
+		for i, q := range qts {
+			terms[i] = q.term
+		}
+		an := highlightAnalyzer(rq.analyzer, terms)
 		out.details = make(map[string]hitDetail, to-from)
 		for _, h := range out.top[from:to] {
 			ts, d := locate(h.num)
@@ -265,7 +309,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			if doc == nil {
 				continue // deleted since the pass
 			}
-			out.details[h.id] = ts.detail(doc, d, qts, rq.analyzer)
+			out.details[h.id] = ts.detail(doc, d, qts, an)
 		}
 	}
 	return out, nil
@@ -386,51 +430,63 @@ func (ts *textSeg) bestSkillWords(d uint32, qts []qterm, n int) int {
 	return best
 }
 
+// phraseTerms is the phrase in ts's term ids: nil when a word is not in
+// the segment at all (no document of it holds the phrase); an empty group
+// matches any word.
+func (ts *textSeg) phraseTerms(phrase [][]string) [][]uint32 {
+	out := make([][]uint32, len(phrase))
+	for i, group := range phrase {
+		if len(group) == 0 {
+			continue
+		}
+		for _, term := range group {
+			if id, ok := ts.terms[term]; ok {
+				out[i] = append(out[i], id)
+			}
+		}
+		if out[i] == nil {
+			return nil
+		}
+	}
+	return out
+}
+
 // phraseIn reports whether document d's name (or description) holds the
-// phrase: a word of each position group at the same relative positions
-// (an empty group, a stop word, matches any word). sum is the idf of the
-// phrase's terms, norm the field's length norm.
-func (ts *textSeg) phraseIn(d uint32, name bool, phrase [][]string, qts []qterm, termIDF []float64) (sum, norm float64, ok bool) {
+// phrase (phraseTerms): a word of each position group at the same
+// relative positions. norm is the field's length norm.
+func (ts *textSeg) phraseIn(d uint32, name bool, phrase [][]uint32) (norm float64, ok bool) {
+	if len(phrase) == 0 {
+		return 0, false
+	}
 	from, to := ts.seqStart[d], ts.nameEnd[d]
 	if !name {
 		from, to = ts.nameEnd[d], ts.seqStart[d+1]
 	}
-	if from == to {
-		return 0, 0, false
-	}
 	terms, pos := ts.seqTerm[from:to], ts.seqPos[from:to]
-	holds := func(p uint16, group []string) bool {
+	holds := func(p uint16, group []uint32) bool {
 		for k := range terms {
-			if pos[k] == p && slices.Contains(group, ts.termList[terms[k]]) {
+			if pos[k] == p && slices.Contains(group, terms[k]) {
 				return true
 			}
 		}
 		return false
 	}
 	for k := range terms {
-		if !slices.Contains(phrase[0], ts.termList[terms[k]]) {
+		if !slices.Contains(phrase[0], terms[k]) {
 			continue
 		}
-		start := pos[k]
 		all := true
 		for off, group := range phrase[1:] {
-			if len(group) > 0 && !holds(start+uint16(off+1), group) {
+			if len(group) > 0 && !holds(pos[k]+uint16(off+1), group) {
 				all = false
 				break
 			}
 		}
 		if all {
-			for _, group := range phrase {
-				for j, q := range qts {
-					if len(group) > 0 && q.term == group[0] {
-						sum += termIDF[j]
-					}
-				}
-			}
-			return sum, 1 / math.Sqrt(float64(to-from)), true
+			return 1 / math.Sqrt(float64(to-from)), true
 		}
 	}
-	return 0, 0, false
+	return 0, false
 }
 
 // phraseOf groups the analyzed terms of q by position relative to the
