@@ -37,7 +37,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		LastSuccessAt: utcPtr(r.LastSuccessAt), FailingSince: utcPtr(r.FailingSince), ConsecutiveFailures: r.ConsecutiveFailures,
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
 		Liveness: livenessOf(r),
-		Catalog:  r.CatalogURL,
+		Catalog:  r.CatalogURL, CatalogInline: r.CatalogCard != nil, CatalogMissing: r.CatalogMissing,
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -138,4 +139,46 @@ func wordParts(w []byte) [][2]int {
 	}
 	flush(len(w))
 	return out
+}
+
+// stemGate drops the words that cannot stem to any of a set of terms, so
+// the stemmer after it only runs on the few that can. Porter stemming
+// rewrites only the ends of words and never the first two letters (a word
+// of two letters or fewer is left as it is), so a word whose first two
+// bytes differ from every term's is never one of them.
+// TestPorterKeepsTwoLetters pins that property on the corpus vocabulary.
+type stemGate struct{ prefixes [][]byte }
+
+func (g stemGate) Filter(in analysis.TokenStream) analysis.TokenStream {
+	out := in[:0]
+	for _, t := range in {
+		for _, p := range g.prefixes {
+			if len(t.Term) >= len(p) && string(t.Term[:len(p)]) == string(p) {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// highlightAnalyzer is an (the text analyzer) with a stemGate for terms
+// before its last filter, the stemmer: it finds the words of a text that
+// analyze to one of terms, as an does, and skips stemming the rest.
+func highlightAnalyzer(an analysis.Analyzer, terms []string) analysis.Analyzer {
+	da, ok := an.(*analysis.DefaultAnalyzer)
+	if !ok || len(da.TokenFilters) == 0 {
+		return an
+	}
+	g := stemGate{}
+	for _, t := range terms {
+		p := []byte(t[:min(2, len(t))])
+		if !slices.ContainsFunc(g.prefixes, func(q []byte) bool { return string(q) == string(p) }) {
+			g.prefixes = append(g.prefixes, p)
+		}
+	}
+	fs := slices.Clone(da.TokenFilters)
+	stem := fs[len(fs)-1]
+	fs = append(fs[:len(fs)-1], g, stem)
+	return &analysis.DefaultAnalyzer{CharFilters: da.CharFilters, Tokenizer: da.Tokenizer, TokenFilters: fs}
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/analysis"
+
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/corpus"
 )
 
 func TestWordParts(t *testing.T) {
@@ -136,5 +139,43 @@ func TestTyposOnlyWhenNothingFound(t *testing.T) {
 	}
 	if _, err := x.Search(t.Context(), Query{Q: "forekast", PageToken: "x"}); !errors.Is(err, ErrInvalidPageToken) {
 		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// stemGate relies on Porter stemming never changing the first two letters
+// of a word: checked on every word of the generated corpus's vocabulary and
+// on the relevance set's cards, through the text analyzer itself.
+func TestPorterKeepsTwoLetters(t *testing.T) {
+	an := newMapping().AnalyzerNamed(analyzerText)
+	noStem := &analysis.DefaultAnalyzer{}
+	if da, ok := an.(*analysis.DefaultAnalyzer); ok {
+		noStem = &analysis.DefaultAnalyzer{Tokenizer: da.Tokenizer, TokenFilters: da.TokenFilters[:len(da.TokenFilters)-1]}
+	} else {
+		t.Fatal("the text analyzer is not a DefaultAnalyzer: highlightAnalyzer cannot gate it")
+	}
+	var text strings.Builder
+	gen := corpus.New(1)
+	for i := range 3000 {
+		a := gen.Agent(i)
+		if a.Card == nil {
+			continue
+		}
+		text.WriteString(a.Card.Name + " " + a.Card.Description + "\n")
+		for _, s := range a.Card.Skills {
+			text.WriteString(s.Name + " " + s.Description + " " + strings.Join(s.Tags, " ") + " " + strings.Join(s.Examples, " ") + "\n")
+		}
+	}
+	text.WriteString("happy crying keys sky ties dies agreed generalization relational conditional formality hopefulness electrical Café naïve PostgreSQL gpt4 text_to_sql")
+	raw := noStem.Analyze([]byte(text.String()))
+	stemmed := an.Analyze([]byte(text.String()))
+	if len(raw) != len(stemmed) || len(raw) < 10000 {
+		t.Fatalf("%d words before stemming, %d after: the stemmer must come last and keep every word", len(raw), len(stemmed))
+	}
+	for i := range raw {
+		w, s := string(raw[i].Term), string(stemmed[i].Term)
+		k := min(2, len(s))
+		if len(w) < k || w[:k] != s[:k] {
+			t.Fatalf("%q stems to %q: the first two letters changed", w, s)
+		}
 	}
 }
