@@ -131,6 +131,14 @@ func appendAgentRecord(dst []byte, a *registry.Agent, card []byte, withMatches b
 		dst = appendJSONKey(dst, "catalog", false)
 		dst = appendJSONString(dst, a.Catalog)
 	}
+	if a.CatalogInline {
+		dst = appendJSONKey(dst, "catalogInline", false)
+		dst = appendJSONBool(dst, true)
+	}
+	if a.CatalogMissing {
+		dst = appendJSONKey(dst, "catalogMissing", false)
+		dst = appendJSONBool(dst, true)
+	}
 	dst = append(dst, ',')
 	dst = append(dst, card...)
 	if withMatches {

@@ -284,7 +284,7 @@ const listedSQLText = "SELECT a.id, a.card_url, a.fetched_url, a.host, a.status,
 	"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
 	"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 	"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-	"a.probe_disabled, v.verdict AS v_verdict, v.problems AS v_problems " +
+	"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict AS v_verdict, v.problems AS v_problems " +
 	"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
 	"WHERE a.id IN ? AND a.status <> 'removed'"
 
