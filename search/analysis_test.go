@@ -179,3 +179,31 @@ func TestPorterKeepsTwoLetters(t *testing.T) {
 		}
 	}
 }
+
+// Skills survive their stored form exactly, and a damaged value gives the
+// skills before the damage instead of failing the page.
+func TestStoredSkillsRoundTrip(t *testing.T) {
+	skills := []storedSkill{
+		{ID: "a", Name: "Café <b>", Description: strings.Repeat("x", 300), Tags: []string{"t1", ""}, Examples: []string{"e"}},
+		{ID: "b"},
+		{ID: "c", Tags: []string{"only"}},
+	}
+	raw := encodeSkills(skills)
+	got := decodeSkills(raw)
+	if !slices.EqualFunc(got, skills, func(a, b storedSkill) bool {
+		return a.ID == b.ID && a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Examples, b.Examples)
+	}) {
+		t.Fatalf("round trip: %+v", got)
+	}
+	if n := len(decodeSkills(raw[:len(raw)-3])); n != 2 {
+		t.Fatalf("a cut value decoded to %d skills, want the 2 before the cut", n)
+	}
+	for _, bad := range []string{"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x05ab", "\x01a\x00\x00\xff\x7f"} {
+		if got := decodeSkills(bad); len(got) != 0 {
+			t.Fatalf("%q decoded to %+v", bad, got)
+		}
+	}
+	if decodeSkills("") != nil {
+		t.Fatal("no skills must decode to none")
+	}
+}

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"math/bits"
 	"slices"
@@ -325,9 +324,7 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, an analysis
 			hd.fields[f.Name()] = string(f.Value())
 		}
 	})
-	if raw := str(hd.fields[fieldSkillsStored]); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &hd.skills) // written by fields(); a bad value shows no skills
-	}
+	hd.skills = decodeSkills(str(hd.fields[fieldSkillsStored]))
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
 	wordOf := make(map[string]int, len(qts))
