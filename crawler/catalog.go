@@ -30,6 +30,11 @@ const (
 // document together (docs/threats.md I.82): past it the crawl stops reading.
 const MaxCatalogEntries = 5000
 
+// MaxCatalogDocuments bounds the documents one crawl fetches, the root
+// included: a catalog of nested catalogs one entry each would otherwise
+// cost a request per entry.
+const MaxCatalogDocuments = 32
+
 // CatalogEntry is one entry of a crawl's trace: which document listed it
 // and what Cardex makes of it.
 type CatalogEntry struct {
@@ -189,6 +194,9 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("nested deeper than %d catalogs", aicatalog.MaxNesting)
 				case read >= MaxCatalogEntries:
 					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("the crawl already read %d entries", MaxCatalogEntries)
+					c.Truncated = true
+				case len(c.Documents) >= MaxCatalogDocuments:
+					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("the crawl already fetched %d catalogs", MaxCatalogDocuments)
 					c.Truncated = true
 				default:
 					te.Outcome = CatalogNested

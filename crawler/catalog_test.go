@@ -235,6 +235,31 @@ func TestCrawlCatalogHostile(t *testing.T) {
 	if _, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/moved.json"), ""); err == nil {
 		t.Fatal("a redirect to a reserved address was followed")
 	}
+	// A catalog of 200 nested catalogs: at most MaxCatalogDocuments are
+	// fetched, and the crawl is cut short, so it withdraws nothing.
+	var fan []string
+	for i := range 200 {
+		p := fmt.Sprintf("/fan/%d.json", i)
+		s.docs[p] = `{"entries":[` + entryJSON(fmt.Sprintf("a%d", i), card, s.u("acme.example.com", p+".card")) + `]}`
+		fan = append(fan, entryJSON(fmt.Sprintf("n%d", i), aicatalog.MediaType, s.u("acme.example.com", p)))
+	}
+	s.docs["/fan.json"] = `{"entries":[` + strings.Join(fan, ",") + `]}`
+	c, err = f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/fan.json"), "")
+	if err != nil || len(c.Documents) != crawler.MaxCatalogDocuments || !c.Truncated || c.Complete() ||
+		len(c.Agents()) != crawler.MaxCatalogDocuments-1 {
+		t.Fatalf("fan-out: %d documents, truncated %v, %d agents, %v", len(c.Documents), c.Truncated, len(c.Agents()), err)
+	}
+	s.mu.Lock()
+	fetched := 0
+	for hit := range s.hits {
+		if strings.Contains(hit, "/fan/") {
+			fetched++
+		}
+	}
+	s.mu.Unlock()
+	if fetched != crawler.MaxCatalogDocuments-1 {
+		t.Fatalf("fan-out fetched %d nested catalogs", fetched)
+	}
 	if _, err := f.CrawlCatalog(t.Context(), "ftp://acme.example.com/", ""); !errors.Is(err, crawler.ErrNotCatalogURL) {
 		t.Fatalf("ftp: %v", err)
 	}

@@ -63,3 +63,65 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		}
 	})
 }
+
+// A catalog's listing: an agent another catalog brought stays that
+// catalog's while it lists it; once its catalog drops it (a complete crawl),
+// a catalog that lists it takes it over and it is listed again. An
+// incomplete crawl, a failed one or a 304 marks nothing missing.
+func TestCatalogListingOwnership(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		a, b := "https://acme.example.com/.well-known/ai-catalog.json", "https://acme.example.com/team.json"
+		fx := registry.CatalogAgent{URL: "https://acme.example.com/fx.json"}
+		inline := registry.CatalogAgent{URL: a, Identifier: "urn:x", Card: []byte(`{"name":"x"}`)}
+		record := func(url string, complete bool, agents ...registry.CatalogAgent) registry.CatalogRecord {
+			t.Helper()
+			r, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: url, Domain: "example.com", Trace: json.RawMessage(`{}`),
+				Agents: agents, Complete: complete, NextCrawlAt: c.Now().Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if r := record(a, true, fx, inline); len(r.Registered) != 2 {
+			t.Fatalf("registered %+v", r)
+		}
+		if r := record(b, true, fx); len(r.Registered)+len(r.Listed) != 0 {
+			t.Fatalf("another catalog took a listed agent: %+v", r)
+		}
+		for _, rec := range []registry.CatalogCrawl{
+			{URL: a, Complete: false},
+			{URL: a, Error: "http_status (HTTP 500)", ErrorClass: "http_status"},
+			{URL: a, NotModified: true},
+		} {
+			rec.NextCrawlAt = c.Now().Add(time.Hour)
+			if r, err := svc.RecordCatalog(ctx, rec); err != nil || len(r.Missing) != 0 {
+				t.Fatalf("%+v withdrew %+v %v", rec, r, err)
+			}
+		}
+		r := record(a, true)
+		if len(r.Missing) != 2 {
+			t.Fatalf("missing %+v", r)
+		}
+		r = record(b, true, fx)
+		if len(r.Listed) != 1 {
+			t.Fatalf("not taken over: %+v", r)
+		}
+		ag, err := svc.Get(ctx, admin, r.Listed[0])
+		if err != nil || ag.Catalog != b || ag.CatalogMissing || ag.CardURL != fx.URL {
+			t.Fatalf("taken over: %+v %v", ag, err)
+		}
+		// The inline agent is still a's, and missing.
+		list, err := svc.List(ctx, admin, registry.ListQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range list.Agents {
+			if x.CardURL == a+"#urn:x" && (!x.CatalogInline || !x.CatalogMissing || x.Catalog != a) {
+				t.Fatalf("inline agent %+v", x)
+			}
+		}
+	})
+}

@@ -91,8 +91,15 @@ func TestServeSignedCard(t *testing.T) {
 	cardFile, jwksFile := filepath.Join(dir, "cardex-card.json"), filepath.Join(dir, "jwks.json")
 	os.WriteFile(cardFile, []byte(card), 0o600)
 	os.WriteFile(jwksFile, []byte(jwks), 0o600)
-	if code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile); code != exitOK {
+	code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile)
+	if code != exitOK {
 		t.Fatalf("cardex verify: %d %s %s", code, stdout, stderr)
+	}
+	// Two signatures, one key: the SDK verifiers' form (v1.0 members only)
+	// and the spec's (every member); each verifies.
+	if !strings.Contains(stdout, "signature 0: verified") || !strings.Contains(stdout, "signature 1: verified") ||
+		!strings.Contains(stdout, "profile:    spec-v1-only") || !strings.Contains(stdout, "profile:    spec\n") {
+		t.Fatalf("cardex verify: %s", stdout)
 	}
 }
 
