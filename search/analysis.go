@@ -222,7 +222,9 @@ func (h *highlighter) words(text string) analysis.TokenStream {
 }
 
 // isSpace is ASCII white space: a word boundary on both sides.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // mayHold reports whether an ASCII run could hold a word analyzing to a
 // query term: a word or word part (wordParts) starting where a term's
