@@ -179,3 +179,102 @@ func TestPorterKeepsTwoLetters(t *testing.T) {
 		}
 	}
 }
+
+// Skills survive their stored form exactly, and a damaged value gives the
+// skills before the damage instead of failing the page.
+func TestStoredSkillsRoundTrip(t *testing.T) {
+	skills := []storedSkill{
+		{ID: "a", Name: "Café <b>", Description: strings.Repeat("x", 300), Tags: []string{"t1", ""}, Examples: []string{"e"}},
+		{ID: "b"},
+		{ID: "c", Tags: []string{"only"}},
+	}
+	raw := encodeSkills(skills)
+	got := decodeSkills(raw)
+	if !slices.EqualFunc(got, skills, func(a, b storedSkill) bool {
+		return a.ID == b.ID && a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Examples, b.Examples)
+	}) {
+		t.Fatalf("round trip: %+v", got)
+	}
+	if n := len(decodeSkills(raw[:len(raw)-3])); n != 2 {
+		t.Fatalf("a cut value decoded to %d skills, want the 2 before the cut", n)
+	}
+	for _, bad := range []string{"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x05ab", "\x01a\x00\x00\xff\x7f"} {
+		if got := decodeSkills(bad); len(got) != 0 {
+			t.Fatalf("%q decoded to %+v", bad, got)
+		}
+	}
+	if decodeSkills("") != nil {
+		t.Fatal("no skills must decode to none")
+	}
+}
+
+// The highlighter finds exactly the words the text analyzer finds for a
+// query's terms, with the same byte ranges, however the text is cut into
+// runs and whichever runs it skips.
+func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
+	an := newMapping().AnalyzerNamed(analyzerText)
+	texts := []string{
+		"Reconciles invoices, payments and ledger entries; exports to CSV.",
+		"PDFParser reads gpt4 output from text_to_sql and PostgreSQL's logs",
+		"Café résumé screening — naïve “quotes” and 1,000.50 numbers a.b c:d e'f",
+		"  leading\tand\ntrailing   whitespace\r\nand\fodd\vones  ",
+		"don't stop: it's the agents' job (really!) #hashtag @mention x-y-z",
+		"日本語のテキスト mixed with English words and 東京 tokens",
+		"ALLCAPS words and MixedCASEWords and snake_case_words_2024",
+		"",
+	}
+	gen := corpus.New(3)
+	for i := range 200 {
+		a := gen.Agent(i)
+		if a.Card == nil {
+			continue
+		}
+		texts = append(texts, a.Card.Description)
+		for _, s := range a.Card.Skills {
+			texts = append(texts, s.Name, s.Description)
+			texts = append(texts, s.Examples...)
+		}
+	}
+	type word struct {
+		term       string
+		start, end int
+	}
+	find := func(toks analysis.TokenStream, terms map[string]bool) []word {
+		var out []word
+		for _, tk := range toks {
+			if terms[string(tk.Term)] {
+				out = append(out, word{string(tk.Term), tk.Start, tk.End})
+			}
+		}
+		return out
+	}
+	checked := 0
+	for _, text := range texts {
+		all := an.Analyze([]byte(text))
+		var vocab []string
+		for _, tk := range all {
+			vocab = append(vocab, string(tk.Term))
+		}
+		// Every word of the text, then each word alone, then absent words.
+		sets := [][]string{vocab}
+		for _, v := range vocab[:min(len(vocab), 6)] {
+			sets = append(sets, []string{v})
+		}
+		sets = append(sets, []string{"zzz", "qq"})
+		for _, terms := range sets {
+			want := map[string]bool{}
+			for _, term := range terms {
+				want[term] = true
+			}
+			got := find(newHighlighter(an, terms).words(text), want)
+			exp := find(all, want)
+			if !slices.Equal(got, exp) {
+				t.Fatalf("text %q, terms %q:\n got %v\nwant %v", text, terms, got, exp)
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d checks", checked)
+	}
+}

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"math/bits"
 	"slices"
@@ -298,7 +297,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		for i, q := range qts {
 			terms[i] = q.term
 		}
-		an := highlightAnalyzer(rq.analyzer, terms)
+		hl := newHighlighter(rq.analyzer, terms)
 		out.details = make(map[string]hitDetail, to-from)
 		for _, h := range out.top[from:to] {
 			ts, d := locate(h.num)
@@ -309,7 +308,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			if doc == nil {
 				continue // deleted since the pass
 			}
-			out.details[h.id] = ts.detail(doc, d, qts, an)
+			out.details[h.id] = ts.detail(doc, d, qts, hl)
 		}
 	}
 	return out, nil
@@ -318,16 +317,14 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 // detail is a page hit's stored fields and highlights: the fields its
 // postings say hold a query term are analyzed again, and the words whose
 // terms are the query's marked.
-func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, an analysis.Analyzer) hitDetail {
+func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlighter) hitDetail {
 	hd := hitDetail{fields: map[string]any{}, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
 	doc.VisitFields(func(f index.Field) {
 		if slices.Contains(hitFields, f.Name()) {
 			hd.fields[f.Name()] = string(f.Value())
 		}
 	})
-	if raw := str(hd.fields[fieldSkillsStored]); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &hd.skills) // written by fields(); a bad value shows no skills
-	}
+	hd.skills = decodeSkills(str(hd.fields[fieldSkillsStored]))
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
 	wordOf := make(map[string]int, len(qts))
@@ -348,7 +345,7 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, an analysis
 	}
 	mark := func(field string, skill, item int, text string) {
 		var sp []span
-		for _, tk := range an.Analyze([]byte(text)) {
+		for _, tk := range hl.words(text) {
 			w, ok := wordOf[string(tk.Term)]
 			if !ok {
 				continue
