@@ -139,7 +139,7 @@ func TestCrawlCatalogAgentsLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sub.Catalog != h.url() || len(sub.Agents) != 2 || sub.Domain != "127.0.0.1" {
+		if sub.Catalog != h.url() || len(sub.Agents) != 2 || sub.Registered != 2 || sub.Domain != "127.0.0.1" {
 			t.Fatalf("submission %+v", sub)
 		}
 		ids := map[string]string{}

@@ -48,12 +48,19 @@ func (e *CatalogError) Is(target error) bool { return target == ErrCatalogFailed
 type CatalogSubmission struct {
 	Catalog string `json:"catalog"` // the catalog URL, as registered
 	Domain  string `json:"domain"`  // the registrable domain its entries must be on
-	// Agents are the agents this crawl registered (pending); agents the
-	// catalog lists that were known already are in Entries only.
-	Agents []Agent `json:"agents"`
+	// Registered is how many agents this crawl registered (pending);
+	// Agents are the first SubmissionAgents of them. Agents the catalog
+	// lists that were known already are in Entries only.
+	Registered int     `json:"registered"`
+	Agents     []Agent `json:"agents"`
 	// Entries is the crawl's trace: what Cardex made of each entry.
 	Entries json.RawMessage `json:"entries"`
 }
+
+// SubmissionAgents is how many of the agents a submitted catalog
+// registered its answer shows as records; the others are in the catalog's
+// trace and in the review queue.
+const SubmissionAgents = 100
 
 // SubmitCatalog registers an AI Catalog by its URL and crawls it at once
 // (docs/discovery.md "Submitting a catalog"): a bare host or its root means
@@ -105,7 +112,8 @@ func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string)
 	if json.Unmarshal(rec.Trace, &trace) == nil && len(trace.Entries) > 0 && string(trace.Entries) != "null" {
 		out.Entries = trace.Entries
 	}
-	for _, id := range done.Registered {
+	out.Registered = len(done.Registered)
+	for _, id := range done.Registered[:min(len(done.Registered), SubmissionAgents)] {
 		a, err := s.Get(ctx, p, id)
 		if err != nil {
 			return nil, err
