@@ -107,8 +107,17 @@ type server struct {
 // New builds the API handler: /api/v1/…, /problems/{slug}, /healthz and
 // /readyz.
 func New(cfg Config) (http.Handler, error) {
+	e, _, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newServer is New, returning the server beside its handler.
+func newServer(cfg Config) (*echo.Echo, *server, error) {
 	if cfg.Service == nil {
-		return nil, ErrNoService
+		return nil, nil, ErrNoService
 	}
 	s := &server{
 		svc:         cfg.Service,
@@ -147,5 +156,5 @@ func New(cfg Config) (http.Handler, error) {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)
-	return e, nil
+	return e, s, nil
 }

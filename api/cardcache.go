@@ -37,6 +37,8 @@ type cardCache struct {
 	size  int
 	order *list.List // front = most recent; elements hold *cardEntry
 	items map[cardKey]*list.Element
+	hits  int64
+	miss  int64
 }
 
 func newCardCache(maxBytes int) *cardCache {
@@ -54,8 +56,10 @@ func (c *cardCache) get(k cardKey) ([]byte, bool) {
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok {
+		c.miss++
 		return nil, false
 	}
+	c.hits++
 	c.order.MoveToFront(e)
 	return e.Value.(*cardEntry).json, true
 }
@@ -84,14 +88,19 @@ func (c *cardCache) put(k cardKey, b []byte) {
 	}
 }
 
-// stats returns the entries held and their accounted size in bytes.
-func (c *cardCache) stats() (entries, bytes int) {
+// cacheStats say what a cardCache holds and how often it was asked.
+type cacheStats struct {
+	entries, bytes int
+	hits, misses   int64
+}
+
+func (c *cardCache) stats() cacheStats {
 	if c == nil {
-		return 0, 0
+		return cacheStats{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.items), c.size
+	return cacheStats{entries: len(c.items), bytes: c.size, hits: c.hits, misses: c.miss}
 }
 
 // heldLister is the search.Lister of one search request: it asks the

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,26 +195,63 @@ func (r *replaySearcher) Search(ctx context.Context, q search.Query) (*search.Re
 
 // costHandler is the API as cmd/cardex serve builds it (text access log at
 // info, rate limits on but never reached), over searcher.
-func costHandler(b *testing.B, c *costCatalogue, searcher Searcher) http.Handler {
+func costHandler(b *testing.B, c *costCatalogue, searcher Searcher, cacheBytes int) (http.Handler, *server) {
 	b.Helper()
-	h, err := New(Config{Service: c.svc, Ready: c.store, Search: searcher,
+	h, s, err := newServer(Config{Service: c.svc, Ready: c.store, Search: searcher, CardCacheBytes: cacheBytes,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Limits: ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1 << 30, Per: time.Second, Burst: 1 << 30}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return h
+	return h, s
+}
+
+// reportCards reports the card cache after a run: entries, MiB held and the
+// share of cards found in it.
+func reportCards(b *testing.B, s *server) {
+	st := s.cards.stats()
+	b.ReportMetric(float64(st.entries), "cards-cached")
+	b.ReportMetric(float64(st.bytes)/(1<<20), "MiB-cards")
+	if n := st.hits + st.misses; n > 0 {
+		b.ReportMetric(float64(st.hits)/float64(n), "card-hit-ratio")
+	}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "MiB-heap-live")
 }
 
 func costGet(b *testing.B, h http.Handler, q string) int {
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/agents?pageSize=20&q="+url.QueryEscape(q), nil)
 	req.RemoteAddr = "127.0.0.1:40000"
-	w := httptest.NewRecorder()
+	w := &countingWriter{header: http.Header{}}
 	h.ServeHTTP(w, req)
-	if w.Code != http.StatusOK {
-		b.Fatalf("%q: status %d: %s", q, w.Code, w.Body.String())
+	if w.code != http.StatusOK {
+		b.Fatalf("%q: status %d", q, w.code)
 	}
-	return w.Body.Len()
+	return w.n
+}
+
+// countingWriter is a ResponseWriter that keeps only the status and the
+// byte count: the connection's buffered writer costs the server about as
+// little, where a recorder's growing buffer would be counted as the
+// server's allocations.
+type countingWriter struct {
+	header http.Header
+	code   int
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+func (w *countingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(b)
+	return len(b), nil
 }
 
 // BenchmarkSearchRequestCost reports CPU-ms (getrusage: the whole process,
@@ -223,7 +261,8 @@ func costGet(b *testing.B, h http.Handler, q string) int {
 //   - cached: the real index with its page cache warm (a repeated query);
 //   - after-search: every query answered by replaying the index's result,
 //     i.e. only what the request costs outside the index query (middleware,
-//     SQL hydration and re-check, JSON);
+//     SQL hydration and re-check, JSON); after-search-uncached is the same
+//     without the card cache (every card read, decoded and rendered);
 //   - unique: the real index, every request a query not asked before.
 func BenchmarkSearchRequestCost(b *testing.B) {
 	c := openCostCatalogue(b, costBenchAgents())
@@ -232,25 +271,35 @@ func BenchmarkSearchRequestCost(b *testing.B) {
 		queries = queries[:256]
 	}
 	b.Run("cached", func(b *testing.B) {
-		h := costHandler(b, c, c.idx)
+		h, s := costHandler(b, c, c.idx, 0)
 		for _, q := range queries {
 			costGet(b, h, q)
 		}
 		runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
+		reportCards(b, s)
 	})
-	b.Run("after-search", func(b *testing.B) {
-		r := &replaySearcher{Searcher: c.idx, byQ: map[string]*search.Result{}}
-		h := costHandler(b, c, r)
-		for _, q := range queries {
-			costGet(b, h, q)
+	// after-search, then the same with no card cache: every card read,
+	// decoded and rendered, as for agents a unique query finds first.
+	for _, cacheBytes := range []int{0, -1} {
+		name := "after-search"
+		if cacheBytes < 0 {
+			name = "after-search-uncached"
 		}
-		runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
-		if r.miss != len(queries) {
-			b.Fatalf("%d index queries for %d distinct queries", r.miss, len(queries))
-		}
-	})
+		b.Run(name, func(b *testing.B) {
+			r := &replaySearcher{Searcher: c.idx, byQ: map[string]*search.Result{}}
+			h, s := costHandler(b, c, r, cacheBytes)
+			for _, q := range queries {
+				costGet(b, h, q)
+			}
+			runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
+			reportCards(b, s)
+			if r.miss != len(queries) {
+				b.Fatalf("%d index queries for %d distinct queries", r.miss, len(queries))
+			}
+		})
+	}
 	b.Run("unique", func(b *testing.B) {
-		h := costHandler(b, c, c.idx)
+		h, s := costHandler(b, c, c.idx, 0)
 		all := c.queries
 		next := len(queries) // the first ones were asked by the other runs
 		runCost(b, func(int) int {
@@ -260,6 +309,7 @@ func BenchmarkSearchRequestCost(b *testing.B) {
 			next++
 			return costGet(b, h, q)
 		})
+		reportCards(b, s)
 	})
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -216,6 +217,15 @@ func appendLiveness(dst []byte, l *registry.Liveness) ([]byte, error) {
 	return append(appendJSONBool(dst, l.Probing), '}'), nil
 }
 
+// pageBuffers hold the pages being written: a page is about 80 KB, and a
+// buffer grown to fit one serves the next request instead of being grown
+// again and collected.
+var pageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 128<<10); return &b }}
+
+// maxPooledPage is the largest buffer returned to pageBuffers; a rare huge
+// page is left to the collector.
+const maxPooledPage = 1 << 20
+
 // writeSearchPage writes the page as writeJSON(c, 200, searchPage{…}) would.
 // cards are the card members of each agent (cardMembers), in page order.
 func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatches bool) error {
@@ -223,11 +233,8 @@ func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatc
 	if err != nil {
 		return err
 	}
-	size := len(facets) + 128
-	for i := range page.Agents {
-		size += len(cards[i]) + 1024
-	}
-	dst := make([]byte, 0, size)
+	buf := pageBuffers.Get().(*[]byte)
+	dst := (*buf)[:0]
 	dst = append(dst, `{"agents":[`...)
 	for i := range page.Agents {
 		if i > 0 {
@@ -246,5 +253,11 @@ func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatc
 	dst = appendJSONKey(dst, "facets", false)
 	dst = append(dst, facets...)
 	dst = append(dst, '}')
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, dst)
+	// Blob has written dst to the response when it returns.
+	err = c.Blob(http.StatusOK, echo.MIMEApplicationJSON, dst)
+	if cap(dst) <= maxPooledPage {
+		*buf = dst[:0]
+		pageBuffers.Put(buf)
+	}
+	return err
 }

@@ -306,8 +306,8 @@ func TestCardCacheBounded(t *testing.T) {
 		k, b := entry(i)
 		c.put(k, b)
 	}
-	if n, size := c.stats(); n != 20 || size != 20*per {
-		t.Fatalf("after 20 puts: %d entries, %d bytes; want 20, %d", n, size, 20*per)
+	if st := c.stats(); st.entries != 20 || st.bytes != 20*per || st.hits != 0 || st.misses != 0 {
+		t.Fatalf("after 20 puts: %+v; want 20 entries, %d bytes", st, 20*per)
 	}
 	k0, _ := entry(0)
 	if _, ok := c.get(k0); !ok { // now the most recent
@@ -315,8 +315,8 @@ func TestCardCacheBounded(t *testing.T) {
 	}
 	k20, b20 := entry(20)
 	c.put(k20, b20)
-	if n, size := c.stats(); n != 20 || size != 20*per {
-		t.Fatalf("after 21 puts: %d entries, %d bytes", n, size)
+	if st := c.stats(); st.entries != 20 || st.bytes != 20*per || st.hits != 1 {
+		t.Fatalf("after 21 puts: %+v", st)
 	}
 	if _, ok := c.get(k0); !ok {
 		t.Fatal("the recently used entry 0 was evicted")

@@ -27,7 +27,7 @@ func loadAgentRow(db *gorm.DB, id string) (*agentRow, error) {
 // toAgent builds the record of docs/api.md from the row and its current
 // version (nil before the first fetch).
 // Listed reads only the columns named in listedSQLText (list.go): a column
-// read here must be named there too.
+// read here must be read there too.
 func toAgent(r *agentRow, cur *versionRow) Agent {
 	a := Agent{
 		ID: r.ID, CardURL: r.CardURL, FetchedURL: r.FetchedURL, Host: r.Host,

@@ -3,8 +3,10 @@ package registry
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -222,12 +224,10 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 	// spelling over a row, visibility.go): with the rule in SQL, SQLite
 	// prefers the status index for twenty ids and walks every approved
 	// agent.
-	var rows []listedRow
-	if err := db.Raw(listedSQLText, ids).Scan(&rows).Error; err != nil {
-		return nil, translate(err)
+	rows, err := s.listedRows(ctx, p, ids)
+	if err != nil {
+		return nil, err
 	}
-	sc := ScopeOf(p)
-	rows = slices.DeleteFunc(rows, func(r listedRow) bool { return !sc.Admits(r.Row.audience().terms()) })
 	// The cards the caller lacks, in a second statement.
 	var need [][]any
 	for i := range rows {
@@ -273,20 +273,109 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 // listedRow is an agents row with its current version's verdict and
 // problems (nil without a current version).
 type listedRow struct {
-	Row      agentRow `gorm:"embedded"`
-	Verdict  *string  `gorm:"column:v_verdict"`
-	Problems *string  `gorm:"column:v_problems"`
+	Row      agentRow
+	Verdict  *string
+	Problems *string
 }
 
-// listedSQLText reads what a record needs (toAgent and livenessOf) of the
-// agents with the given ids, removed ones left out.
-const listedSQLText = "SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
-	"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
-	"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
-	"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-	"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict AS v_verdict, v.problems AS v_problems " +
-	"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
-	"WHERE a.id IN ? AND a.status <> 'removed'"
+// listedRows reads, in one statement by primary key, what a record needs
+// (toAgent and livenessOf) of the agents with these ids, removed ones left
+// out, and keeps those p may list. The columns are scanned by hand:
+// Listed runs for every search page.
+func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]listedRow, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rs, err := s.store.listedStmt(ctx, len(ids)).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rs.Close()
+	sc := ScopeOf(p)
+	rows := make([]listedRow, 0, len(ids))
+	for rs.Next() {
+		var r listedRow
+		a := &r.Row
+		if err := rs.Scan(&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
+			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
+			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
+			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
+			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &r.Verdict, &r.Problems); err != nil {
+			return nil, translate(err)
+		}
+		if sc.Admits(a.audience().terms()) {
+			rows = append(rows, r)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, translate(err)
+	}
+	return rows, nil
+}
+
+// listedSQLText is listedRows' statement for n ids, in the store's
+// placeholder syntax; the scan above follows its column order.
+func (s *Store) listedSQLText(n int) string {
+	var b strings.Builder
+	b.WriteString("SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
+		"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
+		"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
+		"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
+		"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict, v.problems " +
+		"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
+		"WHERE a.status <> 'removed' AND a.id IN (")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if s.dialect == DialectPostgres {
+			fmt.Fprintf(&b, "$%d", i+1)
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// maxPreparedListed is the largest id count whose listedRows statement is
+// kept prepared (search pages hold at most 100).
+const maxPreparedListed = 100
+
+// listedStmt returns listedRows' statement for n ids: prepared once per
+// count up to maxPreparedListed and kept until the store closes, so a
+// search page is neither parsed nor planned again.
+func (s *Store) listedStmt(ctx context.Context, n int) interface {
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+} {
+	if n > maxPreparedListed {
+		return adhocStmt{s.rsql, s.listedSQLText(n)}
+	}
+	if st, ok := s.listed.Load(n); ok {
+		return st.(*sql.Stmt)
+	}
+	st, err := s.rsql.PrepareContext(ctx, s.listedSQLText(n))
+	if err != nil {
+		// Unprepared: QueryContext reports the error again.
+		return adhocStmt{s.rsql, s.listedSQLText(n)}
+	}
+	if prev, loaded := s.listed.LoadOrStore(n, st); loaded {
+		_ = st.Close()
+		return prev.(*sql.Stmt)
+	}
+	return st
+}
+
+// adhocStmt runs a statement without preparing it first.
+type adhocStmt struct {
+	db   *sql.DB
+	text string
+}
+
+func (a adhocStmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return a.db.QueryContext(ctx, a.text, args...)
+}
 
 // maxListedIDs bounds one Listed call (the search page size is ≤ 100).
 const maxListedIDs = 1000
