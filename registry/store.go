@@ -55,6 +55,7 @@ type Store struct {
 	unlock  func() error
 	dataDir string
 	log     *slog.Logger
+	stats   plannerStats // SQLite planner statistics (planner.go)
 }
 
 // Open opens (creating if needed) and migrates the store.
@@ -79,6 +80,12 @@ func Open(ctx context.Context, o OpenOptions) (*Store, error) {
 	if err := s.Migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	s.stats.every = plannerStatsEvery
+	s.stats.last = time.Now()
+	if err := s.optimize(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("planner statistics: %w", err)
 	}
 	return s, nil
 }
@@ -199,6 +206,7 @@ func openSQLite(o OpenOptions) (*Store, error) {
 
 // Close releases the connections and the data directory lock.
 func (s *Store) Close() error {
+	s.stopStats()
 	var errs []error
 	if s.rsql != s.wsql {
 		errs = append(errs, s.rsql.Close())
@@ -226,7 +234,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // BEGIN IMMEDIATE on the single writer connection), committed when it returns
 // nil. Driver errors leave it translated (translate).
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return translate(s.db.WithContext(ctx).Transaction(fn))
+	if err := s.db.WithContext(ctx).Transaction(fn); err != nil {
+		return translate(err)
+	}
+	s.afterWrite()
+	return nil
 }
 
 // read is the handle for queries outside a transaction.
