@@ -13,22 +13,26 @@ import (
 // selective, so `status = 'approved' AND visibility = 'public' AND id IN
 // (…twenty ids…)` — every search page's hydration (Listed) — walked the
 // agents_status index over every approved agent instead of looking up twenty
-// primary keys: about 25 CPU-ms per page at 100,000 agents, the bulk of a
-// search request (docs/benchmarks.md "Catalogue writes and planner
-// statistics"). With statistics, that index is known to hold the whole
-// catalogue under one status and the planner looks the ids up.
+// primary keys: more than half of a search request's CPU at 100,000 agents
+// (docs/benchmarks.md "Catalogue scale: writes, planner statistics, idle
+// work"). With statistics the planner knows that index holds the whole
+// catalogue under one status.
 //
-// PRAGMA optimize analyzes only tables that were never analyzed or whose size
+// PRAGMA optimize analyzes the tables that were never analyzed or whose size
 // changed a lot since (0x10000: check every table, not only those this
-// connection used; 0x10: with a bounded analysis_limit, so a large database
-// takes a fraction of a second; 0x2: run ANALYZE). It is run on the writer
-// when the store opens and, while the store is written to, at most once per
-// plannerStatsEvery in the background, so a catalogue that grows from empty
-// to 100,000 agents in one server's life gets statistics as it grows. An
-// idle store does nothing. PostgreSQL keeps its own statistics (autovacuum).
+// connection used; 0x2: run ANALYZE). The analysis is complete, not sampled
+// (no 0x10): a sampled one read only the first rows of agents_status, all
+// one status, and estimated 2,001 agents per status in a catalogue of
+// 100,000 approved ones, which misleads the planner as much as no
+// statistics. It takes about 0.25 s at 100,000 agents. It is run on the
+// writer when the store opens and, while the store is written to, checked at
+// most once per plannerStatsEvery in the background, so a catalogue that
+// grows from empty to 100,000 agents in one server's life gets statistics as
+// it grows. An idle store does nothing. PostgreSQL keeps its own statistics
+// (autovacuum).
 const (
-	optimizeSQL     = "PRAGMA optimize=0x10012"
-	optimizeListSQL = "PRAGMA optimize=0x10013" // 0x1: list what would run, run nothing
+	optimizeSQL     = "PRAGMA optimize=0x10002"
+	optimizeListSQL = "PRAGMA optimize=0x10003" // 0x1: list what would run, run nothing
 )
 
 // plannerStatsEvery is how often a written SQLite store checks whether its
