@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -238,4 +239,24 @@ func Marshal(d *Document) ([]byte, error) {
 		d.Entries = []Entry{}
 	}
 	return json.MarshalIndent(d, "", "  ")
+}
+
+// InlineURL is how Cardex names an entry whose card is given inline (data,
+// no url of its own): the URL of the catalog document that carries it,
+// with the entry's identifier as the fragment. A card URL never has a
+// fragment, so the name cannot collide with a fetched card's.
+func InlineURL(documentURL, identifier string) string {
+	u, err := url.Parse(documentURL)
+	if err != nil {
+		return documentURL + "#" + url.PathEscape(identifier)
+	}
+	u.Fragment, u.RawFragment = identifier, ""
+	return u.String()
+}
+
+// NamesCatalog reports whether a URL as submitted names a catalog by its
+// path: the well-known catalog path is never an agent card.
+func NamesCatalog(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	return err == nil && u.Host != "" && strings.TrimSuffix(u.Path, "/") == WellKnownPath
 }

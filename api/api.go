@@ -77,6 +77,10 @@ type Config struct {
 	// elsewhere. It must be cheap and safe for concurrent use. Nil does
 	// nothing.
 	Observe func(route string, status int, d time.Duration)
+	// CardCacheBytes bounds the search pages' cache of rendered cards
+	// (one entry per stored card version, which never changes): 0 means
+	// DefaultCardCacheBytes, negative keeps none.
+	CardCacheBytes int
 }
 
 // ErrNoService is returned by New without a registry.Service.
@@ -95,6 +99,7 @@ type server struct {
 	reindex     func(ctx context.Context) error
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
+	cards       *cardCache
 
 	limits *ratelimit.Limiters
 }
@@ -102,8 +107,17 @@ type server struct {
 // New builds the API handler: /api/v1/…, /problems/{slug}, /healthz and
 // /readyz.
 func New(cfg Config) (http.Handler, error) {
+	e, _, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newServer is New, returning the server beside its handler.
+func newServer(cfg Config) (*echo.Echo, *server, error) {
 	if cfg.Service == nil {
-		return nil, ErrNoService
+		return nil, nil, ErrNoService
 	}
 	s := &server{
 		svc:         cfg.Service,
@@ -117,6 +131,12 @@ func New(cfg Config) (http.Handler, error) {
 		reindex:     cfg.Reindex,
 		kick:        cfg.Kick,
 		metrics:     cfg.Observe,
+	}
+	switch {
+	case cfg.CardCacheBytes == 0:
+		s.cards = newCardCache(DefaultCardCacheBytes)
+	case cfg.CardCacheBytes > 0:
+		s.cards = newCardCache(cfg.CardCacheBytes)
 	}
 	if s.kick == nil {
 		s.kick = func() {}
@@ -136,5 +156,5 @@ func New(cfg Config) (http.Handler, error) {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)
-	return e, nil
+	return e, s, nil
 }

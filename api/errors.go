@@ -52,6 +52,7 @@ func decorate(p *problem, err error) *problem {
 	var ue *registry.URLError
 	var ve *registry.ValidationError
 	var ce *registry.ClaimError
+	var cate *registry.CatalogError
 	if sp, ok := decorateSearch(p, err); ok {
 		return sp
 	}
@@ -67,6 +68,10 @@ func decorate(p *problem, err error) *problem {
 		p.Detail = ue.Reason
 	case errors.As(err, &ce):
 		p.Reason, p.ErrorClass, p.Detail = ce.Reason, ce.ErrorClass, ce.Detail
+	case errors.As(err, &cate):
+		p.Reason, p.ErrorClass, p.Detail = cate.Reason, cate.ErrorClass, cate.Detail
+	case errors.Is(err, registry.ErrCatalogsUnavailable):
+		p.Detail = "catalog submissions are not configured on this server"
 	case errors.Is(err, registry.ErrClaimsUnavailable):
 		p.Detail = "host claims are not configured on this server"
 	case errors.As(err, &ve) && len(ve.Errors) > 0:

@@ -54,6 +54,8 @@ var problemTypes = map[string]problemType{
 		"The database is busy or cannot be written right now, the search index is being built, or a search ran too long. Nothing was changed; retry after the number of seconds in Retry-After. Without Retry-After, the feature (search, reindex) is not configured on this server."},
 	"claim-failed": {"Claim failed",
 		"The host claim did not verify. The reason member says why: expired (ask for a new claim), already-verified (a claim issues one publisher token), wrong-content (the claim URL must answer the token alone, as text) or fetch-failed, with errorClass naming the crawler's error class (dns, blocked_address, connect, tls, timeout, too_large, cross_origin_redirect, redirect_loop, too_many_redirects, http_status). See docs/claims.md."},
+	"catalog-failed": {"Catalog failed",
+		"The submitted catalog URL was fetched but is not an AI Catalog (reason not-a-catalog: errorClass not_a_catalog, or too_large for a document over the entry limit; an agent card is submitted as cardUrl instead), or it could not be fetched (reason fetch-failed, with errorClass naming the crawler's error class: dns, connect, tls, timeout, too_large, cross_origin_redirect, redirect_loop, too_many_redirects, http_status). Nothing was registered. See docs/discovery.md."},
 	"internal-error": {"Internal error",
 		"The server failed unexpectedly. The detail names the request id to quote to the operator."},
 }
@@ -68,8 +70,8 @@ type problem struct {
 	Errors            []registry.FieldError `json:"errors,omitempty"`
 	AgentID           string                `json:"agentId,omitempty"`
 	CurrentVersionSeq *int64                `json:"currentVersionSeq,omitempty"`
-	Reason            string                `json:"reason,omitempty"`     // claim-failed
-	ErrorClass        string                `json:"errorClass,omitempty"` // claim-failed after a fetch error
+	Reason            string                `json:"reason,omitempty"`     // claim-failed, catalog-failed
+	ErrorClass        string                `json:"errorClass,omitempty"` // claim-failed after a fetch error, catalog-failed
 
 	retryAfter int    // seconds; sets Retry-After when > 0
 	authError  string // RFC 6750 error code for WWW-Authenticate

@@ -182,19 +182,28 @@ func (h *handler) document(r *http.Request, base, token string) (*aicatalog.Docu
 }
 
 // entry is one agent as a catalog entry: url is the origin's card (the
-// host is the identity), Cardex's copy and verdicts are its extension.
+// host is the identity), Cardex's copy and verdicts are its extension. A
+// card its host gives inline in a catalog has no URL of its own: url is
+// Cardex's copy, and the extension names the catalog.
 func entry(a discover.Agent) aicatalog.Entry {
 	host := hostOf(a.CardURL)
+	u := a.CardURL
+	if a.CatalogInline {
+		u = a.Record + "/card"
+	}
 	e := aicatalog.Entry{
 		Identifier:  "urn:air:" + host + ":agent:" + a.ID,
 		Type:        aicatalog.TypeA2ACard,
-		URL:         a.CardURL,
+		URL:         u,
 		Description: a.Description,
 		Publisher:   &aicatalog.Publisher{Identifier: host, DisplayName: host},
 		Extensions: map[string]any{Extension: map[string]any{
 			"id": a.ID, "record": a.Record, "page": a.Page, "card": a.Record + "/card",
 			"trust": a.Trust, "health": a.Health,
 		}},
+	}
+	if a.Catalog != "" {
+		e.Extensions[Extension].(map[string]any)["catalog"] = a.Catalog
 	}
 	if a.Card != nil {
 		e.Version = a.Card.Version

@@ -2,20 +2,23 @@ package crawler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // Outcomes of a catalog entry in a crawl's trace (docs/discovery.md "Listing
 // several agents with one catalog").
 const (
 	CatalogAgent       = "agent"            // an A2A card URL on the catalog's registrable domain
-	CatalogInline      = "inline"           // an A2A card given inline
+	CatalogInline      = "inline"           // a valid A2A card given inline, its endpoints on the catalog's registrable domain
 	CatalogOffDomain   = "off-domain"       // on another registrable domain: refused
 	CatalogUnsupported = "unsupported-type" // not an A2A card nor a catalog
 	CatalogInvalid     = "invalid"          // not a valid entry
@@ -27,6 +30,11 @@ const (
 // document together (docs/threats.md I.82): past it the crawl stops reading.
 const MaxCatalogEntries = 5000
 
+// MaxCatalogDocuments bounds the documents one crawl fetches, the root
+// included: a catalog of nested catalogs one entry each would otherwise
+// cost a request per entry.
+const MaxCatalogDocuments = 32
+
 // CatalogEntry is one entry of a crawl's trace: which document listed it
 // and what Cardex makes of it.
 type CatalogEntry struct {
@@ -37,6 +45,9 @@ type CatalogEntry struct {
 	URL        string `json:"url,omitempty"`
 	Outcome    string `json:"outcome"`
 	Message    string `json:"message,omitempty"`
+	// Agent is the card URL an agent or inline entry is registered under
+	// (for an inline entry, aicatalog.InlineURL of its document).
+	Agent string `json:"agent,omitempty"`
 }
 
 // CatalogDocument is one document a crawl fetched, or failed to.
@@ -54,17 +65,29 @@ type CatalogCrawl struct {
 	Domain    string            `json:"domain"` // the registrable domain entries must be on
 	Documents []CatalogDocument `json:"documents"`
 	Entries   []CatalogEntry    `json:"entries"`
+	// Truncated: the crawl stopped reading at MaxCatalogEntries, so it
+	// does not say which agents are no longer listed.
+	Truncated bool `json:"truncated,omitempty"`
+
+	agents []registry.CatalogAgent
 }
 
-// Agents are the card URLs the crawl found for registration.
-func (c *CatalogCrawl) Agents() []string {
-	var out []string
-	for _, e := range c.Entries {
-		if e.Outcome == CatalogAgent {
-			out = append(out, e.URL)
+// Agents are the A2A entries the crawl found for registration: card URLs
+// and inline cards on the catalog's registrable domain, in listing order.
+func (c *CatalogCrawl) Agents() []registry.CatalogAgent { return c.agents }
+
+// Complete reports whether every document was read and parsed and no entry
+// was left unread: only then does the crawl say an agent is not listed.
+func (c *CatalogCrawl) Complete() bool {
+	if c.Truncated || len(c.Documents) == 0 {
+		return false
+	}
+	for _, d := range c.Documents {
+		if d.Error != "" || d.NotModified {
+			return false
 		}
 	}
-	return out
+	return true
 }
 
 // ErrNotCatalogURL is a root URL that is not http(s).
@@ -124,6 +147,7 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 		lim.MaxEntries = min(lim.MaxEntries, MaxCatalogEntries-read)
 		parsed, problems, err := aicatalog.Parse(resp.Body, lim)
 		if err != nil {
+			err = notACatalog(resp, err)
 			doc.Error = err.Error()
 			c.Documents = append(c.Documents, doc)
 			return err
@@ -145,12 +169,17 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 			case aicatalog.TypeA2ACard:
 				switch {
 				case e.URL == "":
-					te.Outcome, te.Message = CatalogInline, "an inline card is listed, not registered: Cardex registers agents by a card URL it can crawl again"
+					te.Agent = aicatalog.InlineURL(u, e.Identifier)
+					te.Outcome, te.Message = inlineOutcome(e.Data, te.Agent, c.Domain)
+					if te.Outcome == CatalogInline {
+						c.agents = append(c.agents, registry.CatalogAgent{URL: u, Identifier: e.Identifier, Card: e.Data})
+					}
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
 					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", ratelimit.DomainKey(e.URL), c.Domain)
 				default:
-					te.Outcome = CatalogAgent
+					te.Outcome, te.Agent = CatalogAgent, e.URL
+					c.agents = append(c.agents, registry.CatalogAgent{URL: e.URL, Identifier: e.Identifier})
 				}
 			case aicatalog.MediaType:
 				nested, err := CatalogURL(e.URL)
@@ -165,6 +194,10 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("nested deeper than %d catalogs", aicatalog.MaxNesting)
 				case read >= MaxCatalogEntries:
 					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("the crawl already read %d entries", MaxCatalogEntries)
+					c.Truncated = true
+				case len(c.Documents) >= MaxCatalogDocuments:
+					te.Outcome, te.Message = CatalogNotFollowed, fmt.Sprintf("the crawl already fetched %d catalogs", MaxCatalogDocuments)
+					c.Truncated = true
 				default:
 					te.Outcome = CatalogNested
 					c.Entries = append(c.Entries, te)
@@ -184,6 +217,36 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 	return c, nil
 }
 
+// inlineOutcome judges an inline card as a fetched one would be judged
+// (the card parser's rules: a card needs a name and an A2A endpoint) and
+// holds it to the catalog's registrable domain: its identity is the
+// catalog's host, so every endpoint it names must be on that domain too.
+func inlineOutcome(data []byte, name, domain string) (outcome, msg string) {
+	p, err := agentcard.Parse(data, agentcard.Options{CardURL: name})
+	if err != nil {
+		return CatalogInvalid, "the inline card is not a valid agent card: " + truncate(err.Error(), 300)
+	}
+	for _, in := range p.Card.Interfaces {
+		if d := ratelimit.DomainKey(in.URL); d != domain {
+			return CatalogOffDomain, fmt.Sprintf("the inline card's endpoint %s is on %s, not %s: an inline card is registered under the catalog's host, so its endpoints must be on the catalog's domain",
+				truncate(in.URL, 200), d, domain)
+		}
+	}
+	return CatalogInline, ""
+}
+
+// notACatalog classes a fetched document that is not a catalog, saying so
+// when it is an agent card (submitted as a catalog by mistake).
+func notACatalog(resp *Response, err error) error {
+	if errors.Is(err, aicatalog.ErrTooManyEntries) {
+		return &FetchError{Class: ClassTooLarge, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+	}
+	if _, cerr := agentcard.Parse(resp.Body, agentcard.Options{CardURL: resp.URL}); cerr == nil {
+		err = fmt.Errorf("%w: it is an agent card (submit it as a card URL)", aicatalog.ErrInvalid)
+	}
+	return &FetchError{Class: ClassNotACatalog, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+}
+
 func hasIndex(ps []aicatalog.Problem, i int) bool {
 	for _, p := range ps {
 		if p.Index == i {
@@ -201,4 +264,36 @@ func (f *Fetcher) sameDomain(u, domain string) bool {
 		return false
 	}
 	return ratelimit.DomainKey(u) == domain
+}
+
+// CatalogCrawler crawls catalogs for the registry (registry.CatalogCrawler):
+// the periodic crawl and a catalog submitted directly go through it alike.
+type CatalogCrawler struct{ Fetcher *Fetcher }
+
+// Crawl crawls the catalog at u and reports it in registry terms (the
+// caller sets NextCrawlAt). A failure of the root document is Error with
+// its class and lists no agent; a crawl with nested catalogs is stored
+// without a validator, so a change in a nested one is not hidden behind
+// the root's 304.
+func (cc CatalogCrawler) Crawl(ctx context.Context, u, etag string) registry.CatalogCrawl {
+	res, err := cc.Fetcher.CrawlCatalog(ctx, u, etag)
+	rec := registry.CatalogCrawl{URL: u}
+	if res != nil {
+		rec.Trace, _ = json.Marshal(res)
+		rec.Domain = res.Domain
+		rec.NotModified = len(res.Documents) == 1 && res.Documents[0].NotModified
+		if len(res.Documents) == 1 {
+			rec.ETag = res.Documents[0].ETag
+		}
+		rec.Agents = res.Agents()
+		rec.Complete = res.Complete()
+	}
+	if err != nil {
+		rec.Error, rec.ErrorClass = err.Error(), ClassOf(err)
+		if rec.ErrorClass == "" {
+			rec.ErrorClass = ClassBlockedAddress // not an http(s) URL: nothing was fetched
+		}
+		rec.Agents, rec.Complete = nil, false
+	}
+	return rec
 }

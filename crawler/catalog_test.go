@@ -78,6 +78,8 @@ func TestCrawlCatalogTrace(t *testing.T) {
 		entryJSON("more", aicatalog.MediaType, s.u("acme.example.com", "/more.json")),
 		entryJSON("foreign-catalog", aicatalog.MediaType, s.u("other.example.org", "/cat.json")),
 		entryJSON("metadata", aicatalog.MediaType, s.u("metadata.acme.example.com", "/cat.json")),
+		`{"identifier":"trips","type":"` + card + `","data":` + inlineCard("Trips", "https://a2a.acme.example.com/trips") + `}`,
+		`{"identifier":"phish","type":"` + card + `","data":` + inlineCard("Bank", "https://bank.example.org/a2a") + `}`,
 	}, ",") + `]}`
 	s.docs["/more.json"] = `{"entries":[` + entryJSON("billing", card, s.u("acme.example.com", "/billing.json")) + `,` +
 		entryJSON("back", aicatalog.MediaType, s.u("acme.example.com", aicatalog.WellKnownPath)) + `]}`
@@ -94,7 +96,7 @@ func TestCrawlCatalogTrace(t *testing.T) {
 		"/.well-known/ai-catalog.json:5  invalid",
 		"/.well-known/ai-catalog.json:0 fx agent",
 		"/.well-known/ai-catalog.json:1 old agent",
-		"/.well-known/ai-catalog.json:2 inline inline",
+		"/.well-known/ai-catalog.json:2 inline invalid",
 		"/.well-known/ai-catalog.json:3 stranger off-domain",
 		"/.well-known/ai-catalog.json:4 tools unsupported-type",
 		"/.well-known/ai-catalog.json:6 more nested",
@@ -102,12 +104,37 @@ func TestCrawlCatalogTrace(t *testing.T) {
 		"/more.json:1 back not-followed",
 		"/.well-known/ai-catalog.json:7 foreign-catalog off-domain",
 		"/.well-known/ai-catalog.json:8 metadata nested",
+		"/.well-known/ai-catalog.json:9 trips inline",
+		"/.well-known/ai-catalog.json:10 phish off-domain",
 	}, "\n")
 	if strings.Join(got, "\n") != wantTrace {
 		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), wantTrace)
 	}
-	if a := c.Agents(); len(a) != 3 || a[0] != s.u("a2a.acme.example.com", "/fx/card.json") {
-		t.Fatalf("agents %v", a)
+	a := c.Agents()
+	if len(a) != 4 || a[0].URL != s.u("a2a.acme.example.com", "/fx/card.json") || a[0].Card != nil ||
+		a[3].URL != s.u("acme.example.com", aicatalog.WellKnownPath) || a[3].Identifier != "trips" ||
+		!strings.HasPrefix(string(a[3].Card), `{"name":"Trips"`) || !strings.HasSuffix(string(a[3].Card), `]}`) {
+		t.Fatalf("agents %+v", a)
+	}
+	// The inline entries: the valid one is registered under the catalog
+	// document with its identifier; the card with an endpoint on another
+	// domain and the card without an endpoint are traced, not registered.
+	byID := map[string]crawler.CatalogEntry{}
+	for _, e := range c.Entries {
+		byID[e.Identifier] = e
+	}
+	if e := byID["trips"]; e.Agent != s.u("acme.example.com", aicatalog.WellKnownPath)+"#trips" || e.Message != "" {
+		t.Fatalf("inline entry %+v", e)
+	}
+	if e := byID["phish"]; !strings.Contains(e.Message, "endpoint https://bank.example.org/a2a is on example.org, not example.com") {
+		t.Fatalf("off-domain inline entry %+v", e)
+	}
+	if e := byID["inline"]; !strings.Contains(e.Message, "not a valid agent card") {
+		t.Fatalf("invalid inline entry %+v", e)
+	}
+	// A nested catalog failed: the crawl cannot say what is no longer listed.
+	if c.Complete() {
+		t.Fatal("a crawl with a failed nested catalog is complete")
 	}
 	// The nested catalog on a reserved address is refused by the network
 	// policy, and traced; nothing was ever asked of other.example.org.
@@ -128,8 +155,40 @@ func TestCrawlCatalogTrace(t *testing.T) {
 
 	// Conditional: the stored ETag gets a 304 and reads nothing.
 	c2, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", aicatalog.WellKnownPath), `"v1"`)
-	if err != nil || len(c2.Documents) != 1 || !c2.Documents[0].NotModified || len(c2.Entries) != 0 {
+	if err != nil || len(c2.Documents) != 1 || !c2.Documents[0].NotModified || len(c2.Entries) != 0 || c2.Complete() {
 		t.Fatalf("conditional: %+v %v", c2, err)
+	}
+	// A catalog whose documents all read is complete.
+	s.docs["/small.json"] = `{"entries":[` + entryJSON("fx", card, s.u("acme.example.com", "/fx.json")) + `]}`
+	if c3, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/small.json"), ""); err != nil || !c3.Complete() {
+		t.Fatalf("small: %+v %v", c3, err)
+	}
+}
+
+func inlineCard(name, endpoint string) string {
+	return `{"name":"` + name + `","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"` + endpoint +
+		`","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
+}
+
+// A document that is not a catalog is not_a_catalog, and an agent card
+// given as a catalog says so; too many entries is too_large.
+func TestCrawlCatalogNotACatalog(t *testing.T) {
+	s, f := newCatalogSite(t)
+	s.docs["/card.json"] = inlineCard("FX", "https://acme.example.com/a2a")
+	s.docs["/list.json"] = `[1,2]`
+	for path, want := range map[string]string{
+		"/card.json": "it is an agent card (submit it as a card URL)",
+		"/list.json": "not an object",
+	} {
+		_, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", path), "")
+		if crawler.ClassOf(err) != crawler.ClassNotACatalog || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	many := `{"entries":[` + strings.Repeat(`{"identifier":"e","type":"`+aicatalog.TypeA2ACard+`","url":"https://acme.example.com/x"},`, 1001)
+	s.docs["/many.json"] = strings.TrimSuffix(many, ",") + `]}`
+	if _, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/many.json"), ""); crawler.ClassOf(err) != crawler.ClassTooLarge {
+		t.Errorf("many: %v", err)
 	}
 }
 
@@ -175,6 +234,31 @@ func TestCrawlCatalogHostile(t *testing.T) {
 	s.docs["/moved.json"] = "redirect:" + s.u("metadata.acme.example.com", "/cat.json")
 	if _, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/moved.json"), ""); err == nil {
 		t.Fatal("a redirect to a reserved address was followed")
+	}
+	// A catalog of 200 nested catalogs: at most MaxCatalogDocuments are
+	// fetched, and the crawl is cut short, so it withdraws nothing.
+	var fan []string
+	for i := range 200 {
+		p := fmt.Sprintf("/fan/%d.json", i)
+		s.docs[p] = `{"entries":[` + entryJSON(fmt.Sprintf("a%d", i), card, s.u("acme.example.com", p+".card")) + `]}`
+		fan = append(fan, entryJSON(fmt.Sprintf("n%d", i), aicatalog.MediaType, s.u("acme.example.com", p)))
+	}
+	s.docs["/fan.json"] = `{"entries":[` + strings.Join(fan, ",") + `]}`
+	c, err = f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/fan.json"), "")
+	if err != nil || len(c.Documents) != crawler.MaxCatalogDocuments || !c.Truncated || c.Complete() ||
+		len(c.Agents()) != crawler.MaxCatalogDocuments-1 {
+		t.Fatalf("fan-out: %d documents, truncated %v, %d agents, %v", len(c.Documents), c.Truncated, len(c.Agents()), err)
+	}
+	s.mu.Lock()
+	fetched := 0
+	for hit := range s.hits {
+		if strings.Contains(hit, "/fan/") {
+			fetched++
+		}
+	}
+	s.mu.Unlock()
+	if fetched != crawler.MaxCatalogDocuments-1 {
+		t.Fatalf("fan-out fetched %d nested catalogs", fetched)
 	}
 	if _, err := f.CrawlCatalog(t.Context(), "ftp://acme.example.com/", ""); !errors.Is(err, crawler.ErrNotCatalogURL) {
 		t.Fatalf("ftp: %v", err)

@@ -44,6 +44,9 @@ type stack struct {
 	svc   *registry.Service
 	sched *crawler.Scheduler
 	clk   *clock
+	// cat crawls catalogs with the stack's fetcher (the periodic crawl
+	// and SubmitCatalog use it alike).
+	cat crawler.CatalogCrawler
 	// want is how many crawls the test has asked for so far: the
 	// scheduler's first claim at Start may race ahead of crawl().
 	want int64
@@ -71,12 +74,13 @@ func newStack(t testing.TB, store *registry.Store, o stackOptions) *stack {
 		pol = *o.policy
 	}
 	pol.Timeout = 5 * time.Second
+	f := newFetcher(t, crawler.Config{Policy: pol, Resolver: o.resolver})
 	svc := registry.NewService(store, registry.ServiceConfig{
 		Now: o.clk.Now,
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: true,
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		CatalogCrawler: crawler.CatalogCrawler{Fetcher: f},
 	})
-	f := newFetcher(t, crawler.Config{Policy: pol, Resolver: o.resolver})
 	v := verifier.New(verifier.Config{Fetcher: f, Now: o.clk.Now, CacheTTL: o.cacheTTL})
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: svc, Fetcher: f, Verifier: v, Now: o.clk.Now, Rand: func() float64 { return 0.5 },
@@ -93,7 +97,7 @@ func newStack(t testing.TB, store *registry.Store, o stackOptions) *stack {
 			t.Errorf("Shutdown: %v", err)
 		}
 	})
-	return &stack{svc: svc, sched: s, clk: o.clk}
+	return &stack{svc: svc, sched: s, clk: o.clk, cat: crawler.CatalogCrawler{Fetcher: f}}
 }
 
 // submit registers url anonymously and returns the agent id.

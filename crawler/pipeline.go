@@ -148,6 +148,37 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	return out
 }
 
+// Inline parses and verifies a card given inline in a catalog (registry
+// DueAgent.CatalogCard) exactly as Crawl does a fetched body: the same
+// parser, lint and verifier, keys bound to the origin of t.CardURL (the
+// catalog's). Nothing is fetched for the card itself; the catalog's crawl
+// brought the bytes.
+func (p *Pipeline) Inline(ctx context.Context, t Target, card []byte) (out Outcome) {
+	out.Start = time.Now()
+	out.RequestedURL, out.URL = t.CardURL, t.CardURL
+	defer func() { out.Duration = time.Since(out.Start) }()
+	origin, err := OriginOf(t.CardURL)
+	if err != nil {
+		out.Err = &FetchError{Class: ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
+		return out
+	}
+	resp := &Response{URL: t.CardURL, Body: card, Header: http.Header{}}
+	p.parseAndVerify(ctx, &out, resp, origin, t.Pinned)
+	return out
+}
+
+// ErrNotListed: the catalog that brought an agent no longer lists it.
+var ErrNotListed = errors.New("the catalog no longer lists this agent")
+
+// NotListed is the outcome of crawling an agent its catalog no longer
+// lists: nothing is fetched, and the registry records it as missing, as
+// it records a 404 (docs/discovery.md).
+func NotListed(cardURL, catalog string) Outcome {
+	now := time.Now()
+	return Outcome{Start: now, RequestedURL: cardURL, URL: cardURL,
+		Err: &FetchError{Class: ClassNotListed, Hop: truncate(catalog, 200), Err: ErrNotListed}}
+}
+
 func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Response, origin string, pinned []byte) {
 	// C.28: an HTML page or prose with status 200 is not_json before the
 	// parser sees it (the fetcher's check looks at the media type too).

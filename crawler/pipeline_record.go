@@ -13,11 +13,20 @@ import (
 // must not count as a failure (the lease is released instead).
 func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.FetchResult, bool) {
 	start := s.cfg.Now()
-	out := s.pipe.Crawl(ctx, Target{
+	t := Target{
 		CardURL: a.CardURL, FetchedURL: a.FetchedURL, BareHost: a.BareHost,
 		ETag: a.ETag, LastModified: a.LastModified, Pinned: a.PinnedKeys,
 		Latest: a.Latest, LatestURL: a.LatestURL,
-	})
+	}
+	var out Outcome
+	switch {
+	case a.CatalogMissing:
+		out = NotListed(a.CardURL, a.Catalog)
+	case a.CatalogCard != nil:
+		out = s.pipe.Inline(ctx, t, a.CatalogCard)
+	default:
+		out = s.pipe.Crawl(ctx, t)
+	}
 	if s.ctx.Err() != nil {
 		return registry.FetchResult{}, false
 	}

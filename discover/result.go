@@ -45,8 +45,15 @@ type Agent struct {
 	// Record is Cardex's API record of the agent, Page its web page.
 	Record string `json:"record"`
 	Page   string `json:"page"`
-	// CardURL is where the agent publishes its card (the origin's copy).
+	// CardURL is where the agent publishes its card (the origin's copy);
+	// for a card given inline in a catalog, the catalog document's URL
+	// with the entry's identifier as fragment (CatalogInline).
 	CardURL string `json:"cardUrl"`
+	// Catalog is the AI Catalog the agent was found through, "" when it
+	// was submitted directly; CatalogInline: its card is an inline entry
+	// of that catalog (docs/discovery.md).
+	Catalog       string `json:"catalog,omitempty"`
+	CatalogInline bool   `json:"catalogInline,omitempty"`
 	// Card is the agent's current card as an A2A v1.0 AgentCard; absent
 	// for an agent never fetched.
 	Card   *agentcard.AgentCard `json:"card,omitempty"`
@@ -120,6 +127,8 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 		Record:        base + "/api/v1/agents/" + url.PathEscape(a.ID),
 		Page:          base + "/agents/" + url.PathEscape(a.ID),
 		CardURL:       a.CardURL,
+		Catalog:       a.Catalog,
+		CatalogInline: a.CatalogInline,
 		Trust:         string(a.Trust),
 		Health:        string(a.Health),
 		MatchedSkills: []Skill{},

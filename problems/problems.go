@@ -33,6 +33,7 @@ const (
 	RateLimited          = "rate-limited"
 	Unavailable          = "unavailable"
 	ClaimFailed          = "claim-failed"
+	CatalogFailed        = "catalog-failed"
 	InternalError        = "internal-error"
 )
 
@@ -56,6 +57,7 @@ var statuses = map[string]int{
 	RateLimited:          http.StatusTooManyRequests,
 	Unavailable:          http.StatusServiceUnavailable,
 	ClaimFailed:          http.StatusConflict,
+	CatalogFailed:        http.StatusUnprocessableEntity,
 	InternalError:        http.StatusInternalServerError,
 }
 
@@ -96,6 +98,8 @@ var table = []struct {
 	{registry.ErrUnavailable, Unavailable},
 	{registry.ErrClaimFailed, ClaimFailed},
 	{registry.ErrClaimsUnavailable, Unavailable},
+	{registry.ErrCatalogFailed, CatalogFailed},
+	{registry.ErrCatalogsUnavailable, Unavailable},
 	{search.ErrInvalidQuery, ValidationFailed},
 	{search.ErrInvalidPageToken, ValidationFailed},
 	{search.ErrNotReady, Unavailable},

@@ -8,9 +8,13 @@ import (
 	"gorm.io/gorm"
 )
 
-// versionSummaryCols are the card_versions columns a record needs; the raw
-// bytes stay on disk unless the card itself is asked for.
+// versionSummaryCols are the card_versions columns a version summary needs;
+// the raw bytes stay on disk unless the card itself is asked for.
 const versionSummaryCols = "agent_id, seq, sha256, fetched_at, fetched_url, protocol_version, trust, verdict, problems, card, diff"
+
+// versionRecordCols are the card_versions columns an agent's record needs
+// (toAgent).
+const versionRecordCols = "agent_id, seq, verdict, problems, card"
 
 func loadAgentRow(db *gorm.DB, id string) (*agentRow, error) {
 	var r agentRow
@@ -22,6 +26,8 @@ func loadAgentRow(db *gorm.DB, id string) (*agentRow, error) {
 
 // toAgent builds the record of docs/api.md from the row and its current
 // version (nil before the first fetch).
+// Listed reads only the columns named in listedSQLText (list.go): a column
+// read here must be read there too.
 func toAgent(r *agentRow, cur *versionRow) Agent {
 	a := Agent{
 		ID: r.ID, CardURL: r.CardURL, FetchedURL: r.FetchedURL, Host: r.Host,
@@ -33,7 +39,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		LastSuccessAt: utcPtr(r.LastSuccessAt), FailingSince: utcPtr(r.FailingSince), ConsecutiveFailures: r.ConsecutiveFailures,
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
 		Liveness: livenessOf(r),
-		Catalog:  r.CatalogURL,
+		Catalog:  r.CatalogURL, CatalogInline: r.CatalogCard != nil, CatalogMissing: r.CatalogMissing,
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)
@@ -42,9 +48,11 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		a.LastError = &FetchError{At: r.LastErrorAt.UTC(), Class: r.LastErrorClass, HTTPStatus: r.LastErrorStatus, Message: r.LastErrorMessage}
 	}
 	if cur != nil {
-		var c agentcard.Card
-		if json.Unmarshal([]byte(cur.Card), &c) == nil && cur.Card != "null" {
-			a.Card = &c
+		if cur.Card != "" && cur.Card != "null" {
+			var c agentcard.Card
+			if json.Unmarshal([]byte(cur.Card), &c) == nil {
+				a.Card = &c
+			}
 		}
 		var v verdict
 		if json.Unmarshal([]byte(cur.Verdict), &v) == nil && v.Signatures != nil {
@@ -76,7 +84,7 @@ func hydrate(db *gorm.DB, rows []agentRow) ([]Agent, error) {
 	cur := map[key]*versionRow{}
 	if len(ids) > 0 {
 		var vs []versionRow
-		if err := db.Select(versionSummaryCols).Where("agent_id IN ? AND seq IN ?", ids, seqs).Find(&vs).Error; err != nil {
+		if err := db.Select(versionRecordCols).Where("agent_id IN ? AND seq IN ?", ids, seqs).Find(&vs).Error; err != nil {
 			return nil, translate(err)
 		}
 		for i := range vs {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,61 +94,203 @@ type CatalogCrawl struct {
 	Domain      string // the registrable domain the crawl held entries to
 	NotModified bool
 	ETag        string
-	Error       string          // "" on success
-	Trace       json.RawMessage // the crawl's trace (documents and entries)
-	Agents      []string        // card URLs to register, on the catalog's registrable domain
+	Error       string // "" on success
+	// ErrorClass is the class of a failed root document: the crawler's
+	// fetch classes, or ErrorClassNotACatalog.
+	ErrorClass string
+	Trace      json.RawMessage // the crawl's trace (documents and entries)
+	Agents     []CatalogAgent  // A2A entries to register, on the catalog's registrable domain
+	// Complete: every document of the crawl was read and parsed and no
+	// entry was left unread, so an agent of this catalog it does not list
+	// is no longer listed. A failed or cut-short crawl withdraws nothing.
+	Complete    bool
 	NextCrawlAt time.Time
 }
 
-// RecordCatalog stores a crawl and registers its agents: each card URL
-// not yet known becomes a pending public agent that remembers the catalog,
-// curated like any other submission. Known URLs are left alone. It returns
-// the ids of the agents it registered.
-func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) ([]string, error) {
+// ErrorClassNotACatalog is the class of a catalog document that was
+// fetched but is not a valid AI Catalog.
+const ErrorClassNotACatalog = "not_a_catalog"
+
+// CatalogAgent is one A2A entry of a catalog.
+type CatalogAgent struct {
+	// URL is the card URL of an entry with url; for an inline entry, the
+	// URL of the catalog document that carries it.
+	URL string
+	// Identifier is the entry's identifier: an inline agent's identity
+	// within its document.
+	Identifier string
+	// Card is an inline entry's data (the card), nil for an entry with url.
+	Card []byte
+}
+
+// CatalogRecord is what recording a catalog crawl did.
+type CatalogRecord struct {
+	Registered []string // ids of the agents it registered
+	Missing    []string // ids of its agents it no longer lists (now missing)
+	Listed     []string // ids of its agents listed again after being missing
+}
+
+// identity is the card URL, host and bare-host flag an entry registers
+// under: an entry's card URL by the card-URL rule, or for an inline entry
+// its document's URL with the identifier as fragment (aicatalog.InlineURL),
+// on the document's host. ok is false for a URL the rule refuses.
+func (s *Service) identity(a CatalogAgent) (cardURL, host string, bare, ok bool) {
+	cu, err := cardurl.Normalize(a.URL, s.cfg.URLPolicy)
+	if err != nil {
+		return "", "", false, false
+	}
+	if a.Card == nil {
+		return cu.URL, cu.Host, cu.BareHost, true
+	}
+	if cu.BareHost || a.Identifier == "" {
+		return "", "", false, false
+	}
+	return aicatalog.InlineURL(cu.URL, a.Identifier), cu.Host, false, true
+}
+
+// ownRow is what RecordCatalog reads of the agents a catalog brought.
+type ownRow struct {
+	ID             string
+	CardURL        string
+	Status         string
+	CatalogURL     string
+	CatalogCard    []byte
+	CatalogMissing bool
+}
+
+// RecordCatalog stores a crawl and applies its listing (docs/discovery.md
+// "Listing several agents with one catalog"):
+//
+//   - each A2A entry not yet known becomes a pending public agent that
+//     remembers the catalog, curated like any other submission (an inline
+//     entry keeps its card in catalog_card, which the crawler reads
+//     instead of fetching); agents submitted directly or brought by
+//     another catalog are left alone, except that an agent its own catalog
+//     no longer lists is taken over by a catalog that lists it;
+//   - an agent of this catalog whose inline card changed gets the new
+//     bytes and is crawled at once (the catalog's conditional fetch is its
+//     re-crawl);
+//   - after a Complete crawl, an agent of this catalog it does not list is
+//     marked missing and crawled at once: the crawler records it as
+//     missing, the way a card that answers 404 is recorded, so it goes
+//     failing and then gone by the one rule of recordFailure; an entry
+//     listed again clears the mark and its next crawl recovers it.
+//
+// A failed crawl or a 304 changes no agent: a catalog that cannot be read
+// withdraws nothing.
+func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRecord, error) {
 	now := s.now()
 	upd := map[string]any{"next_crawl_at": c.NextCrawlAt, "last_crawled_at": now, "last_error": c.Error}
 	if c.Domain != "" {
 		upd["domain"] = c.Domain
 	}
-	if !c.NotModified && c.Error == "" {
+	read := !c.NotModified && c.Error == ""
+	if read {
 		upd["etag"] = c.ETag
 		upd["trace"] = string(c.Trace)
 	}
-	var ids []string
+	var out CatalogRecord
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		out = CatalogRecord{}
 		if err := tx.Model(&catalogRow{}).Where("url = ?", c.URL).Updates(upd).Error; err != nil {
 			return err
 		}
-		for _, raw := range c.Agents {
-			cu, err := cardurl.Normalize(raw, s.cfg.URLPolicy)
-			if err != nil {
+		if !read {
+			return nil
+		}
+		var own []ownRow
+		if err := tx.Model(&agentRow{}).Select("id, card_url, status, catalog_url, catalog_card, catalog_missing").
+			Where("catalog_url = ?", c.URL).Find(&own).Error; err != nil {
+			return err
+		}
+		mine := make(map[string]ownRow, len(own))
+		for _, r := range own {
+			mine[r.CardURL] = r
+		}
+		listed := map[string]bool{}
+		for _, a := range c.Agents {
+			cardURL, host, bare, ok := s.identity(a)
+			if !ok || listed[cardURL] {
 				continue // the trace lists it; the URL policy refuses it here as it would a submission
 			}
-			if err := existing(tx, cu.URL); err != nil {
-				var dup *DuplicateError
-				if errors.As(err, &dup) || errors.Is(err, ErrAgentRemoved) {
+			listed[cardURL] = true
+			r, ok := mine[cardURL]
+			if !ok {
+				var other ownRow
+				err := tx.Model(&agentRow{}).Select("id, card_url, status, catalog_url, catalog_card, catalog_missing").
+					Where("card_url = ?", cardURL).Take(&other).Error
+				switch {
+				case errors.Is(err, gorm.ErrRecordNotFound):
+					id, err := s.registerFromCatalog(tx, c.URL, cardURL, host, bare, a.Card, now)
+					if err != nil {
+						return err
+					}
+					out.Registered = append(out.Registered, id)
 					continue
+				case err != nil:
+					return err
+				case other.CatalogURL == "" || !other.CatalogMissing || Status(other.Status) == StatusRemoved:
+					continue // submitted directly, or listed by the catalog that brought it
 				}
+				// Its catalog dropped it and this one lists it: this one
+				// keeps it listed from now on.
+				r = other
+				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Update("catalog_url", c.URL).Error; err != nil {
+					return err
+				}
+			}
+			cols := map[string]any{}
+			if r.CatalogMissing {
+				cols["catalog_missing"] = false
+				out.Listed = append(out.Listed, r.ID)
+			}
+			if a.Card != nil && !bytes.Equal(a.Card, r.CatalogCard) {
+				cols["catalog_card"] = a.Card
+			}
+			if len(cols) > 0 {
+				cols["next_fetch_at"] = now
+				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(cols).Error; err != nil {
+					return err
+				}
+			}
+		}
+		if !c.Complete {
+			return nil
+		}
+		for _, r := range own {
+			if listed[r.CardURL] || r.CatalogMissing {
+				continue
+			}
+			if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).
+				Updates(map[string]any{"catalog_missing": true, "next_fetch_at": now}).Error; err != nil {
 				return err
 			}
-			row := agentRow{ID: newID(), CardURL: cu.URL, Host: cu.Host, BareHost: cu.BareHost, CatalogURL: c.URL,
-				Status: string(StatusPending), Visibility: string(VisibilityPublic), Health: string(HealthUnknown),
-				Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now}
-			if err := tx.Create(&row).Error; err != nil {
-				return err
-			}
-			if err := s.addAudit(tx, Principal{Name: "catalog"}, "submit", row.ID, "",
-				map[string]any{"cardUrl": cu.URL, "visibility": VisibilityPublic, "catalog": c.URL}, now); err != nil {
-				return err
-			}
-			if err := s.addChange(tx, row.ID, ChangeSubmitted, now); err != nil {
-				return err
-			}
-			ids = append(ids, row.ID)
+			out.Missing = append(out.Missing, r.ID)
 		}
 		return nil
 	})
-	return ids, translate(err)
+	if err != nil {
+		return CatalogRecord{}, translate(err)
+	}
+	return out, nil
+}
+
+// registerFromCatalog adds a pending public agent a catalog lists.
+func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string, bare bool, card []byte, now time.Time) (string, error) {
+	row := agentRow{ID: newID(), CardURL: cardURL, Host: host, BareHost: bare, CatalogURL: catalog, CatalogCard: card,
+		Status: string(StatusPending), Visibility: string(VisibilityPublic), Health: string(HealthUnknown),
+		Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now}
+	if err := tx.Create(&row).Error; err != nil {
+		return "", err
+	}
+	detail := map[string]any{"cardUrl": cardURL, "visibility": VisibilityPublic, "catalog": catalog}
+	if card != nil {
+		detail["inline"] = true
+	}
+	if err := s.addAudit(tx, Principal{Name: "catalog"}, "submit", row.ID, "", detail, now); err != nil {
+		return "", err
+	}
+	return row.ID, s.addChange(tx, row.ID, ChangeSubmitted, now)
 }
 
 // Catalogs lists the crawled catalogs (admins).

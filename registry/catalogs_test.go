@@ -33,12 +33,15 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		}
 		cat := due[0].URL
 		trace := json.RawMessage(`{"entries":[{"outcome":"agent"}]}`)
-		ids, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []string{"https://a2a.acme.example.com/fx/card.json", "https://acme.example.com/", "not a url"}})
+		rec, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
+			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+				{URL: "https://acme.example.com/", Identifier: "inline", Card: []byte(`{}`)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// acme.example.com/ is the agent submitted above: left alone.
+		ids := rec.Registered
+		// acme.example.com/ is the agent submitted above: left alone; an
+		// inline entry on a bare host's URL names no document.
 		if len(ids) != 1 {
 			t.Fatalf("registered %v", ids)
 		}
@@ -46,10 +49,10 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://a2a.acme.example.com/fx/card.json" {
 			t.Fatalf("agent %+v %v", a, err)
 		}
-		ids2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []string{"https://a2a.acme.example.com/fx/card.json"}})
-		if err != nil || len(ids2) != 0 {
-			t.Fatalf("second crawl: %v %v", ids2, err)
+		rec2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
+			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}}})
+		if err != nil || len(rec2.Registered) != 0 {
+			t.Fatalf("second crawl: %v %v", rec2, err)
 		}
 		list, err := svc.Catalogs(ctx, admin)
 		if err != nil || len(list) != 1 || string(list[0].Trace) != string(trace) || list[0].LastCrawledAt == nil || list[0].Domain != "example.com" {
@@ -57,6 +60,68 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		}
 		if _, err := svc.Catalogs(ctx, anonymous); err == nil {
 			t.Fatal("an anonymous caller listed catalogs")
+		}
+	})
+}
+
+// A catalog's listing: an agent another catalog brought stays that
+// catalog's while it lists it; once its catalog drops it (a complete crawl),
+// a catalog that lists it takes it over and it is listed again. An
+// incomplete crawl, a failed one or a 304 marks nothing missing.
+func TestCatalogListingOwnership(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		a, b := "https://acme.example.com/.well-known/ai-catalog.json", "https://acme.example.com/team.json"
+		fx := registry.CatalogAgent{URL: "https://acme.example.com/fx.json"}
+		inline := registry.CatalogAgent{URL: a, Identifier: "urn:x", Card: []byte(`{"name":"x"}`)}
+		record := func(url string, complete bool, agents ...registry.CatalogAgent) registry.CatalogRecord {
+			t.Helper()
+			r, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: url, Domain: "example.com", Trace: json.RawMessage(`{}`),
+				Agents: agents, Complete: complete, NextCrawlAt: c.Now().Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if r := record(a, true, fx, inline); len(r.Registered) != 2 {
+			t.Fatalf("registered %+v", r)
+		}
+		if r := record(b, true, fx); len(r.Registered)+len(r.Listed) != 0 {
+			t.Fatalf("another catalog took a listed agent: %+v", r)
+		}
+		for _, rec := range []registry.CatalogCrawl{
+			{URL: a, Complete: false},
+			{URL: a, Error: "http_status (HTTP 500)", ErrorClass: "http_status"},
+			{URL: a, NotModified: true},
+		} {
+			rec.NextCrawlAt = c.Now().Add(time.Hour)
+			if r, err := svc.RecordCatalog(ctx, rec); err != nil || len(r.Missing) != 0 {
+				t.Fatalf("%+v withdrew %+v %v", rec, r, err)
+			}
+		}
+		r := record(a, true)
+		if len(r.Missing) != 2 {
+			t.Fatalf("missing %+v", r)
+		}
+		r = record(b, true, fx)
+		if len(r.Listed) != 1 {
+			t.Fatalf("not taken over: %+v", r)
+		}
+		ag, err := svc.Get(ctx, admin, r.Listed[0])
+		if err != nil || ag.Catalog != b || ag.CatalogMissing || ag.CardURL != fx.URL {
+			t.Fatalf("taken over: %+v %v", ag, err)
+		}
+		// The inline agent is still a's, and missing.
+		list, err := svc.List(ctx, admin, registry.ListQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range list.Agents {
+			if x.CardURL == a+"#urn:x" && (!x.CatalogInline || !x.CatalogMissing || x.Catalog != a) {
+				t.Fatalf("inline agent %+v", x)
+			}
 		}
 	})
 }

@@ -226,7 +226,8 @@ func claimed(tx *gorm.DB, ids []string, owner string, until time.Time) ([]DueAge
 	for i, r := range rows {
 		out[i] = DueAgent{ID: r.ID, CardURL: r.CardURL, FetchedURL: r.FetchedURL, Host: r.Host, ETag: r.ETag,
 			LastModified: r.LastModified, ConsecutiveFailures: r.ConsecutiveFailures, ConsecutiveMissing: r.ConsecutiveMissing,
-			FailingSince: utcPtr(r.FailingSince), BareHost: r.BareHost, LeaseUntil: until}
+			FailingSince: utcPtr(r.FailingSince), BareHost: r.BareHost, LeaseUntil: until,
+			CatalogCard: r.CatalogCard, CatalogMissing: r.CatalogMissing, Catalog: r.CatalogURL}
 		if r.PinnedKeys != nil {
 			out[i].PinnedKeys = []byte(*r.PinnedKeys)
 		}

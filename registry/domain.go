@@ -110,6 +110,14 @@ type Agent struct {
 	// Catalog is the AI Catalog the agent was found through, "" when it
 	// was submitted directly (docs/discovery.md).
 	Catalog string `json:"catalog,omitempty"`
+	// CatalogInline: the card is an inline entry of that catalog (it has
+	// no URL of its own; cardUrl names the catalog document and the
+	// entry's identifier).
+	CatalogInline bool `json:"catalogInline,omitempty"`
+	// CatalogMissing: the last complete crawl of the catalog no longer
+	// listed the agent; the crawler records it as missing, as it records
+	// a card that answers 404, until the entry is listed again.
+	CatalogMissing bool `json:"catalogMissing,omitempty"`
 }
 
 // FetchError is the last failed fetch of an agent.

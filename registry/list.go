@@ -3,8 +3,10 @@ package registry
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -196,6 +198,20 @@ func needsReviewKey(v *bool) string {
 // means an agent hidden or removed there never appears even while the index
 // lags (docs/threats.md G.72).
 func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
+	return s.ListedHeld(ctx, p, ids, nil)
+}
+
+// HeldCard reports whether the caller of ListedHeld already holds the card
+// of version seq of agent id.
+type HeldCard func(id string, seq int64) bool
+
+// ListedHeld is Listed for a caller that keeps the cards it has rendered:
+// an agent whose current version held reports (nil: none) comes back with
+// a nil Card, neither read nor decoded; every other field is read as
+// Listed reads it. A stored version's card never changes, so what the
+// caller holds for (id, versionSeq) is that agent's card. Signatures are
+// always read: a version's verdict is re-checked when keys change.
+func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, held HeldCard) ([]Agent, error) {
 	if len(ids) == 0 {
 		return []Agent{}, nil
 	}
@@ -203,13 +219,41 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 		return nil, invalidField("/ids", "too-many", "at most 1000 ids at once")
 	}
 	db := s.store.read(ctx)
-	var rows []agentRow
-	if err := scope(db.Model(&agentRow{}), p).Where("id IN ? AND status <> 'removed'", ids).Find(&rows).Error; err != nil {
-		return nil, translate(err)
-	}
-	agents, err := hydrate(db, rows)
+	// One statement reads the rows and their current versions' verdicts by
+	// primary key. The listing rule is applied to the rows in Go (its
+	// spelling over a row, visibility.go): with the rule in SQL, SQLite
+	// prefers the status index for twenty ids and walks every approved
+	// agent.
+	rows, err := s.listedRows(ctx, p, ids)
 	if err != nil {
 		return nil, err
+	}
+	// The cards the caller lacks, in a second statement.
+	var need [][]any
+	for i := range rows {
+		r := &rows[i]
+		if r.Verdict != nil && (held == nil || !held(r.Row.ID, r.Row.CurrentVersionSeq)) {
+			need = append(need, []any{r.Row.ID, r.Row.CurrentVersionSeq})
+		}
+	}
+	cards := make(map[string]string, len(need))
+	if len(need) > 0 {
+		var vs []versionRow
+		if err := db.Select("agent_id, seq, card").Where("(agent_id, seq) IN ?", need).Find(&vs).Error; err != nil {
+			return nil, translate(err)
+		}
+		for _, v := range vs {
+			cards[v.AgentID] = v.Card
+		}
+	}
+	agents := make([]Agent, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		var v *versionRow
+		if r.Verdict != nil && r.Problems != nil {
+			v = &versionRow{AgentID: r.Row.ID, Seq: r.Row.CurrentVersionSeq, Verdict: *r.Verdict, Problems: *r.Problems, Card: cards[r.Row.ID]}
+		}
+		agents[i] = toAgent(&r.Row, v)
 	}
 	redactAgents(p, agents)
 	byID := make(map[string]Agent, len(agents))
@@ -224,6 +268,113 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 		}
 	}
 	return out, nil
+}
+
+// listedRow is an agents row with its current version's verdict and
+// problems (nil without a current version).
+type listedRow struct {
+	Row      agentRow
+	Verdict  *string
+	Problems *string
+}
+
+// listedRows reads, in one statement by primary key, what a record needs
+// (toAgent and livenessOf) of the agents with these ids, removed ones left
+// out, and keeps those p may list. The columns are scanned by hand:
+// Listed runs for every search page.
+func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]listedRow, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rs, err := s.store.listedStmt(ctx, len(ids)).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rs.Close()
+	sc := ScopeOf(p)
+	rows := make([]listedRow, 0, len(ids))
+	for rs.Next() {
+		var r listedRow
+		a := &r.Row
+		if err := rs.Scan(&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
+			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
+			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
+			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
+			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &r.Verdict, &r.Problems); err != nil {
+			return nil, translate(err)
+		}
+		if sc.Admits(a.audience().terms()) {
+			rows = append(rows, r)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, translate(err)
+	}
+	return rows, nil
+}
+
+// listedSQLText is listedRows' statement for n ids, in the store's
+// placeholder syntax; the scan above follows its column order.
+func (s *Store) listedSQLText(n int) string {
+	var b strings.Builder
+	b.WriteString("SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
+		"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
+		"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
+		"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
+		"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict, v.problems " +
+		"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
+		"WHERE a.status <> 'removed' AND a.id IN (")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if s.dialect == DialectPostgres {
+			fmt.Fprintf(&b, "$%d", i+1)
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// maxPreparedListed is the largest id count whose listedRows statement is
+// kept prepared (search pages hold at most 100).
+const maxPreparedListed = 100
+
+// listedStmt returns listedRows' statement for n ids: prepared once per
+// count up to maxPreparedListed and kept until the store closes, so a
+// search page is neither parsed nor planned again.
+func (s *Store) listedStmt(ctx context.Context, n int) interface {
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+} {
+	if n > maxPreparedListed {
+		return adhocStmt{s.rsql, s.listedSQLText(n)}
+	}
+	if st, ok := s.listed.Load(n); ok {
+		return st.(*sql.Stmt)
+	}
+	st, err := s.rsql.PrepareContext(ctx, s.listedSQLText(n))
+	if err != nil {
+		// Unprepared: QueryContext reports the error again.
+		return adhocStmt{s.rsql, s.listedSQLText(n)}
+	}
+	if prev, loaded := s.listed.LoadOrStore(n, st); loaded {
+		_ = st.Close()
+		return prev.(*sql.Stmt)
+	}
+	return st
+}
+
+// adhocStmt runs a statement without preparing it first.
+type adhocStmt struct {
+	db   *sql.DB
+	text string
+}
+
+func (a adhocStmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return a.db.QueryContext(ctx, a.text, args...)
 }
 
 // maxListedIDs bounds one Listed call (the search page size is ≤ 100).

@@ -1,8 +1,12 @@
 package registry_test
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -106,6 +110,95 @@ func TestListNeedsReviewFilter(t *testing.T) {
 		// A page token is bound to its filter.
 		if _, err := svc.List(ctx, admin, registry.ListQuery{NeedsReview: &yes, PageToken: page.NextPageToken}); !isErr(err, registry.ErrInvalidPageToken) {
 			t.Fatalf("token reused with another filter: %v", err)
+		}
+	})
+}
+
+// Listed reads a record as Get reads it (Get adds the liveness detail of
+// one agent), for agents with signatures and problems, with a failed last
+// fetch and without any version; ListedHeld leaves out exactly the cards
+// the caller holds and nothing else.
+func TestListedSameRecordAsGet(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		signed := mustSubmit(t, svc, "https://signed.example.com/")
+		res := okResult(t, c.Now(), cardJSON("signed", "1"), registry.TrustVerified, "K1")
+		res.Signatures = []registry.SignatureResult{{Index: 0, Kid: "k1", Alg: "ES256", KeySource: "well-known", Status: "verified", Thumbprint: "K1"},
+			{Index: 1, Kid: "k2", Alg: "ES256", KeySource: "jku", Status: "error", Reason: "key set at 10.0.0.1 unreachable"}}
+		res.Problems = []agentcard.Problem{{Pointer: "/skills/0", Severity: agentcard.SeverityWarning, Code: "x-test", Message: "a warning"}}
+		crawl(t, svc, c, signed.ID, res)
+		failing := mustSubmit(t, svc, "https://failing.example.com/")
+		crawl(t, svc, c, failing.ID, okResult(t, c.Now(), cardJSON("failing", "1"), registry.TrustUnsigned))
+		for _, id := range []string{signed.ID, failing.ID} {
+			if _, err := svc.Act(ctx, admin, id, registry.ActionApprove, registry.ActionRequest{VersionSeq: seq(1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		makeDue(c)
+		crawl(t, svc, c, failing.ID, errResult(c.Now(), "connect", 0))
+		bare := mustSubmit(t, svc, "https://bare.example.com/")
+		ids := []string{signed.ID, failing.ID, bare.ID}
+
+		for _, p := range []registry.Principal{admin, anonymous} {
+			listed, err := svc.Listed(ctx, p, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 3
+			if p.Role == "" {
+				want = 2 // the pending one is not listed
+			}
+			if len(listed) != want {
+				t.Fatalf("%q lists %d agents, want %d", p.Role, len(listed), want)
+			}
+			for _, a := range listed {
+				g, err := svc.Get(ctx, p, a.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l, gl := a.Liveness, g.Liveness; l == nil || gl == nil || l.State != gl.State || l.Probing != gl.Probing ||
+					!reflect.DeepEqual(l.Since, gl.Since) || !reflect.DeepEqual(l.FailingSince, gl.FailingSince) {
+					t.Fatalf("%s: liveness %+v, Get has %+v", a.ID, l, gl)
+				}
+				g.Liveness = a.Liveness
+				if !reflect.DeepEqual(a, *g) {
+					t.Fatalf("%q, %s: Listed\n%+v\nGet\n%+v", p.Role, a.ID, a, *g)
+				}
+			}
+			if a := listed[0]; len(a.Signatures) != 2 || len(a.Problems) != 1 || a.Card == nil || a.Card.Name != "signed" {
+				t.Fatalf("signed agent read as %+v", a)
+			}
+			if a := listed[1]; a.LastError == nil || a.LastError.Class != "connect" || a.FailingSince == nil || a.Card == nil {
+				t.Fatalf("failing agent read as %+v", a)
+			}
+
+			var asked []string
+			held, err := svc.ListedHeld(ctx, p, ids, func(id string, seq int64) bool {
+				asked = append(asked, fmt.Sprintf("%s@%d", id, seq))
+				return id == signed.ID
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAsked := []string{signed.ID + "@1", failing.ID + "@1"}
+			slices.Sort(asked)
+			slices.Sort(wantAsked)
+			if !reflect.DeepEqual(asked, wantAsked) {
+				t.Fatalf("held asked about %v, want %v (each agent with a version, once)", asked, wantAsked)
+			}
+			for i, a := range held {
+				if a.ID == signed.ID {
+					if a.Card != nil {
+						t.Fatal("the held card was read")
+					}
+					a.Card = listed[i].Card
+				}
+				if !reflect.DeepEqual(a, listed[i]) {
+					t.Fatalf("ListedHeld %+v\nListed %+v", a, listed[i])
+				}
+			}
 		}
 	})
 }

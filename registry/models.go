@@ -42,6 +42,8 @@ type agentRow struct {
 	UpdatedAt           time.Time `gorm:"autoUpdateTime:false"`
 	SubmitterTokenID    string    // the publisher token that submitted it, "" otherwise
 	CatalogURL          string    // the AI Catalog that brought it, "" otherwise (migrations 00060)
+	CatalogCard         []byte    // an inline entry's card, from the catalog document (migrations 00080)
+	CatalogMissing      bool      // the catalog's last complete crawl did not list it (migrations 00080)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time
 	ProbeLeaseOwner string

@@ -10,13 +10,14 @@ import (
 
 // SQLite chooses indexes from the statistics ANALYZE keeps in sqlite_stat1.
 // Without them it takes an equality on an index's leading columns to be
-// selective, so `status = 'approved' AND visibility = 'public' AND id IN
-// (…twenty ids…)` — every search page's hydration (Listed) — walked the
-// agents_status index over every approved agent instead of looking up twenty
-// primary keys: more than half of a search request's CPU at 100,000 agents
+// selective: `status = 'approved' AND visibility = 'public' AND id IN
+// (…twenty ids…)` walked the agents_status index over every approved agent
+// instead of looking up twenty primary keys, the anonymous list `… ORDER BY
+// name, id LIMIT 21` sorted every approved agent instead of reading
+// agents_name in order, and the probe claim sorted them all on every tick
 // (docs/benchmarks.md "Catalogue scale: writes, planner statistics, idle
-// work"). With statistics the planner knows that index holds the whole
-// catalogue under one status.
+// work"). With statistics the planner knows that agents_status holds the
+// whole catalogue under one status.
 //
 // PRAGMA optimize analyzes the tables that were never analyzed or whose size
 // changed a lot since (0x10000: check every table, not only those this

@@ -14,24 +14,27 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// listedPlan is SQLite's plan, on a connection of the read pool, for the
-// query Listed runs for an anonymous caller (registry/visibility.go's
-// scope, then the ids). EXPLAIN QUERY PLAN is planned with the schema the
-// connection holds, which a statement that runs brings up to date, as it
-// does for Listed's own query: one runs first, in the same transaction.
-func listedPlan(t *testing.T, s *registry.Store, ids []string) string {
+// rulePageSQL is the listing rule for anonymous callers
+// (registry/visibility.go's scope) with a page of ids: the shape search
+// hydration had, and any read of a few agents under the rule.
+const rulePageSQL = "SELECT * FROM agents WHERE (status = 'approved' AND visibility = 'public' AND health <> 'gone') AND (id IN ? AND status <> 'removed')"
+
+// plan is SQLite's plan for q on a connection of the read pool. EXPLAIN
+// QUERY PLAN is planned with the schema the connection holds, which a
+// statement that runs brings up to date, as it does for the server's own
+// queries: one runs first, in the same transaction.
+func plan(t *testing.T, s *registry.Store, q string, args ...any) string {
 	t.Helper()
 	var rows []struct {
 		ID, Parent, Notused int
 		Detail              string
 	}
-	q := "EXPLAIN QUERY PLAN SELECT * FROM agents WHERE (status = 'approved' AND visibility = 'public' AND health <> 'gone') AND (id IN ? AND status <> 'removed')"
 	err := s.ReadDB().Transaction(func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Raw("SELECT COUNT(*) FROM agents WHERE id = ''").Scan(&n).Error; err != nil {
 			return err
 		}
-		return tx.Raw(q, ids).Scan(&rows).Error
+		return tx.Raw("EXPLAIN QUERY PLAN "+q, args...).Scan(&rows).Error
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +83,7 @@ func approvedCatalogue(t *testing.T, svc *registry.Service, c *clock, n int) []s
 }
 
 // TestPlannerStatistics: a SQLite store keeps planner statistics as its
-// catalogue grows, so hydrating a page of search hits looks its ids up by
+// catalogue grows, so a page of ids under the listing rule is looked up by
 // primary key instead of walking the agents_status index over every
 // approved agent (planner.go). Statistics are SQLite's own; PostgreSQL's
 // autovacuum keeps them there, so this runs on SQLite only.
@@ -97,7 +100,7 @@ func TestPlannerStatistics(t *testing.T) {
 	page := ids[100:120]
 
 	const byStatus, byID = "USING INDEX agents_status", "USING INDEX sqlite_autoindex_agents_1 (id=?)"
-	if p := listedPlan(t, s, page); !strings.Contains(p, byStatus) {
+	if p := plan(t, s, rulePageSQL, page); !strings.Contains(p, byStatus) {
 		t.Fatalf("before statistics: plan %q, want the agents_status walk this test guards against", p)
 	}
 
@@ -106,7 +109,7 @@ func TestPlannerStatistics(t *testing.T) {
 	s.SetPlannerStatsEvery(0)
 	mustSubmit(t, svc, "https://after.example.com/")
 	s.WaitPlannerStats()
-	if p := listedPlan(t, s, page); !strings.Contains(p, byID) || strings.Contains(p, byStatus) {
+	if p := plan(t, s, rulePageSQL, page); !strings.Contains(p, byID) || strings.Contains(p, byStatus) {
 		t.Fatalf("after a write: plan %q, want primary-key lookups (%s)", p, byID)
 	}
 	var n int64
@@ -123,7 +126,7 @@ func TestPlannerStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := registrytest.SQLiteAt(t, dir)
-	if p := listedPlan(t, s2, page); !strings.Contains(p, byID) || strings.Contains(p, byStatus) {
+	if p := plan(t, s2, rulePageSQL, page); !strings.Contains(p, byID) || strings.Contains(p, byStatus) {
 		t.Fatalf("after reopening: plan %q, want primary-key lookups", p)
 	}
 	// And the search hydration answers exactly the page, in order.

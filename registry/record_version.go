@@ -11,10 +11,15 @@ import (
 	"gorm.io/gorm"
 )
 
-func isMissing(a FetchAttempt) bool { return a.HTTPStatus == 404 || a.HTTPStatus == 410 }
+// isMissing: the card is not there any more, as the host says (404, 410)
+// or as the catalog that brought the agent says by no longer listing it.
+func isMissing(a FetchAttempt) bool {
+	return a.HTTPStatus == 404 || a.HTTPStatus == 410 || a.ErrorClass == ErrorClassNotListed
+}
 
-// goneAfterMissing is how many consecutive 404/410 answers withdraw an
-// agent (docs/design.md: the card withdrawn from the host leaves the catalogue).
+// goneAfterMissing is how many consecutive missing answers (404/410, or
+// not listed by its catalog) withdraw an agent (docs/design.md: the card
+// withdrawn from the host leaves the catalogue).
 const goneAfterMissing = 3
 
 func (s *Service) recordFailure(r *agentRow, res FetchResult, at time.Time, upd map[string]any) Health {

@@ -25,6 +25,8 @@ var genericFailure = map[string]string{
 	"not_json":              "the answer was not JSON",
 	"not_a_card":            "the answer was not an agent card",
 	"invalid_card":          "the card is not valid; see its problems",
+	"not_a_catalog":         "the document is not an AI Catalog",
+	"not_listed":            "the catalog that brought the agent no longer lists it",
 }
 
 // genericMessage is the sentence non-admins see for a failure of class.

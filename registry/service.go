@@ -27,6 +27,13 @@ type ServiceConfig struct {
 	// ClaimFetcher fetches host-claim URLs (the crawler's hardened
 	// fetcher); nil means claims cannot be verified on this server.
 	ClaimFetcher ClaimFetcher
+	// CatalogCrawler crawls a catalog submitted directly (the crawler's,
+	// under its network policy and limits); nil means catalog URLs cannot
+	// be submitted on this server.
+	CatalogCrawler CatalogCrawler
+	// CatalogInterval is when a submitted catalog is crawled again (the
+	// crawler's interval, --crawl-interval). Zero means one hour.
+	CatalogInterval time.Duration
 	// ClaimTTL is how long a host claim may be verified. Zero means
 	// DefaultClaimTTL.
 	ClaimTTL time.Duration
@@ -75,6 +82,9 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	}
 	if cfg.KeepFetchAttempts <= 0 {
 		cfg.KeepFetchAttempts = 50
+	}
+	if cfg.CatalogInterval <= 0 {
+		cfg.CatalogInterval = time.Hour
 	}
 	if cfg.ClaimTTL <= 0 {
 		cfg.ClaimTTL = DefaultClaimTTL

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -55,6 +56,7 @@ type Store struct {
 	unlock  func() error
 	dataDir string
 	log     *slog.Logger
+	listed  sync.Map     // id count → prepared *sql.Stmt of Listed (list.go listedStmt)
 	stats   plannerStats // SQLite planner statistics (planner.go)
 }
 
@@ -208,6 +210,10 @@ func openSQLite(o OpenOptions) (*Store, error) {
 func (s *Store) Close() error {
 	s.stopStats()
 	var errs []error
+	s.listed.Range(func(_, st any) bool {
+		errs = append(errs, st.(*sql.Stmt).Close())
+		return true
+	})
 	if s.rsql != s.wsql {
 		errs = append(errs, s.rsql.Close())
 	}

@@ -146,7 +146,19 @@ type DueAgent struct {
 	// them. Nil otherwise.
 	Latest    []byte
 	LatestURL string
+	// CatalogCard is the card of an agent given inline in its catalog
+	// (nil otherwise): the crawler parses and verifies these bytes instead
+	// of fetching CardURL, which names the catalog entry, not a card.
+	CatalogCard []byte
+	// CatalogMissing: the agent's catalog no longer lists it; the crawler
+	// fetches nothing and records the attempt as ErrorClassNotListed.
+	CatalogMissing bool
+	Catalog        string // the catalog that brought the agent, "" otherwise
 }
+
+// ErrorClassNotListed is the error class of a crawl of an agent its
+// catalog no longer lists: a missing card, like a 404 (isMissing).
+const ErrorClassNotListed = "not_listed"
 
 // FetchResult is what the crawler reports for one claimed agent. A 304
 // (NotModified) may carry Raw (the stored bytes it re-verified, from

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -138,4 +139,147 @@ func wordParts(w []byte) [][2]int {
 	}
 	flush(len(w))
 	return out
+}
+
+// stemGate drops the words that cannot stem to any of a set of terms, so
+// the stemmer after it only runs on the few that can. Porter stemming
+// rewrites only the ends of words and never the first two letters (a word
+// of two letters or fewer is left as it is), so a word whose first two
+// bytes differ from every term's is never one of them.
+// TestPorterKeepsTwoLetters pins that property on the corpus vocabulary.
+type stemGate struct{ prefixes [][]byte }
+
+func (g stemGate) Filter(in analysis.TokenStream) analysis.TokenStream {
+	out := in[:0]
+	for _, t := range in {
+		for _, p := range g.prefixes {
+			if len(t.Term) >= len(p) && string(t.Term[:len(p)]) == string(p) {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// highlighter finds the words of a text that analyze to one of a query's
+// terms, as the text analyzer does, doing as little of the analysis as it
+// can: whole ASCII runs between spaces that cannot hold such a word are
+// skipped (a Unicode word never spans ASCII white space, so a run
+// analyzed alone gives the words it gives in its text), and stemming is
+// gated (stemGate).
+type highlighter struct {
+	an       analysis.Analyzer
+	prefixes [][]byte // the first two bytes of each term
+}
+
+// newHighlighter gates an (the text analyzer) for terms: a stemGate
+// before its last filter, the stemmer.
+func newHighlighter(an analysis.Analyzer, terms []string) *highlighter {
+	h := &highlighter{an: an}
+	for _, t := range terms {
+		p := []byte(t[:min(2, len(t))])
+		if !slices.ContainsFunc(h.prefixes, func(q []byte) bool { return string(q) == string(p) }) {
+			h.prefixes = append(h.prefixes, p)
+		}
+	}
+	if da, ok := an.(*analysis.DefaultAnalyzer); ok && len(da.TokenFilters) > 0 {
+		fs := slices.Clone(da.TokenFilters)
+		stem := fs[len(fs)-1]
+		fs = append(fs[:len(fs)-1], stemGate{h.prefixes}, stem)
+		h.an = &analysis.DefaultAnalyzer{CharFilters: da.CharFilters, Tokenizer: da.Tokenizer, TokenFilters: fs}
+	}
+	return h
+}
+
+// words analyzes text, or the parts of it that can hold a query term; the
+// tokens' byte ranges are text's.
+func (h *highlighter) words(text string) analysis.TokenStream {
+	var out analysis.TokenStream
+	for i := 0; i < len(text); {
+		if isSpace(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		ascii := true
+		for j < len(text) && !isSpace(text[j]) {
+			if text[j] >= utf8.RuneSelf {
+				ascii = false
+			}
+			j++
+		}
+		if !ascii || h.mayHold(text[i:j]) {
+			for _, tk := range h.an.Analyze([]byte(text[i:j])) {
+				tk.Start += i
+				tk.End += i
+				out = append(out, tk)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// isSpace is ASCII white space: a word boundary on both sides.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// mayHold reports whether an ASCII run could hold a word analyzing to a
+// query term: a word or word part (wordParts) starting where a term's
+// first two bytes are, lowercased.
+func (h *highlighter) mayHold(run string) bool {
+	for i := 0; i < len(run); i++ {
+		if !wordStart(run, i) {
+			continue
+		}
+		for _, p := range h.prefixes {
+			if i+len(p) <= len(run) && lowerEq(run[i:i+len(p)], p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordStart reports whether a word, or a part of a compound word, can
+// start at byte i of an ASCII run: after a byte that is not a letter or
+// digit, at an underscore's end, at a lower-to-upper or letter–digit
+// change, or at the capital that starts a word after capitals
+// ("PDFParser").
+func wordStart(run string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	c, prev := run[i], run[i-1]
+	switch {
+	case !isAlnum(c):
+		return false
+	case !isAlnum(prev):
+		return true
+	case isLowerASCII(prev) && isUpperASCII(c), isDigitASCII(prev) != isDigitASCII(c):
+		return true
+	case isUpperASCII(prev) && isUpperASCII(c) && i+1 < len(run) && isLowerASCII(run[i+1]):
+		return true
+	}
+	return false
+}
+
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isDigitASCII(c byte) bool { return c >= '0' && c <= '9' }
+func isAlnum(c byte) bool      { return isLowerASCII(c) || isUpperASCII(c) || isDigitASCII(c) }
+
+func lowerEq(s string, p []byte) bool {
+	for k := range p {
+		c := s[k]
+		if isUpperASCII(c) {
+			c += 'a' - 'A'
+		}
+		if c != p[k] {
+			return false
+		}
+	}
+	return true
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/analysis"
+
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/corpus"
 )
 
 func TestWordParts(t *testing.T) {
@@ -136,5 +139,142 @@ func TestTyposOnlyWhenNothingFound(t *testing.T) {
 	}
 	if _, err := x.Search(t.Context(), Query{Q: "forekast", PageToken: "x"}); !errors.Is(err, ErrInvalidPageToken) {
 		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// stemGate relies on Porter stemming never changing the first two letters
+// of a word: checked on every word of the generated corpus's vocabulary and
+// on the relevance set's cards, through the text analyzer itself.
+func TestPorterKeepsTwoLetters(t *testing.T) {
+	an := newMapping().AnalyzerNamed(analyzerText)
+	noStem := &analysis.DefaultAnalyzer{}
+	if da, ok := an.(*analysis.DefaultAnalyzer); ok {
+		noStem = &analysis.DefaultAnalyzer{Tokenizer: da.Tokenizer, TokenFilters: da.TokenFilters[:len(da.TokenFilters)-1]}
+	} else {
+		t.Fatal("the text analyzer is not a DefaultAnalyzer: highlightAnalyzer cannot gate it")
+	}
+	var text strings.Builder
+	gen := corpus.New(1)
+	for i := range 3000 {
+		a := gen.Agent(i)
+		if a.Card == nil {
+			continue
+		}
+		text.WriteString(a.Card.Name + " " + a.Card.Description + "\n")
+		for _, s := range a.Card.Skills {
+			text.WriteString(s.Name + " " + s.Description + " " + strings.Join(s.Tags, " ") + " " + strings.Join(s.Examples, " ") + "\n")
+		}
+	}
+	text.WriteString("happy crying keys sky ties dies agreed generalization relational conditional formality hopefulness electrical Café naïve PostgreSQL gpt4 text_to_sql")
+	raw := noStem.Analyze([]byte(text.String()))
+	stemmed := an.Analyze([]byte(text.String()))
+	if len(raw) != len(stemmed) || len(raw) < 10000 {
+		t.Fatalf("%d words before stemming, %d after: the stemmer must come last and keep every word", len(raw), len(stemmed))
+	}
+	for i := range raw {
+		w, s := string(raw[i].Term), string(stemmed[i].Term)
+		k := min(2, len(s))
+		if len(w) < k || w[:k] != s[:k] {
+			t.Fatalf("%q stems to %q: the first two letters changed", w, s)
+		}
+	}
+}
+
+// Skills survive their stored form exactly, and a damaged value gives the
+// skills before the damage instead of failing the page.
+func TestStoredSkillsRoundTrip(t *testing.T) {
+	skills := []storedSkill{
+		{ID: "a", Name: "Café <b>", Description: strings.Repeat("x", 300), Tags: []string{"t1", ""}, Examples: []string{"e"}},
+		{ID: "b"},
+		{ID: "c", Tags: []string{"only"}},
+	}
+	raw := encodeSkills(skills)
+	got := decodeSkills(raw)
+	if !slices.EqualFunc(got, skills, func(a, b storedSkill) bool {
+		return a.ID == b.ID && a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Examples, b.Examples)
+	}) {
+		t.Fatalf("round trip: %+v", got)
+	}
+	if n := len(decodeSkills(raw[:len(raw)-3])); n != 2 {
+		t.Fatalf("a cut value decoded to %d skills, want the 2 before the cut", n)
+	}
+	for _, bad := range []string{"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x05ab", "\x01a\x00\x00\xff\x7f"} {
+		if got := decodeSkills(bad); len(got) != 0 {
+			t.Fatalf("%q decoded to %+v", bad, got)
+		}
+	}
+	if decodeSkills("") != nil {
+		t.Fatal("no skills must decode to none")
+	}
+}
+
+// The highlighter finds exactly the words the text analyzer finds for a
+// query's terms, with the same byte ranges, however the text is cut into
+// runs and whichever runs it skips.
+func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
+	an := newMapping().AnalyzerNamed(analyzerText)
+	texts := []string{
+		"Reconciles invoices, payments and ledger entries; exports to CSV.",
+		"PDFParser reads gpt4 output from text_to_sql and PostgreSQL's logs",
+		"Café résumé screening — naïve “quotes” and 1,000.50 numbers a.b c:d e'f",
+		"  leading\tand\ntrailing   whitespace\r\nand\fodd\vones  ",
+		"don't stop: it's the agents' job (really!) #hashtag @mention x-y-z",
+		"日本語のテキスト mixed with English words and 東京 tokens",
+		"ALLCAPS words and MixedCASEWords and snake_case_words_2024",
+		"",
+	}
+	gen := corpus.New(3)
+	for i := range 200 {
+		a := gen.Agent(i)
+		if a.Card == nil {
+			continue
+		}
+		texts = append(texts, a.Card.Description)
+		for _, s := range a.Card.Skills {
+			texts = append(texts, s.Name, s.Description)
+			texts = append(texts, s.Examples...)
+		}
+	}
+	type word struct {
+		term       string
+		start, end int
+	}
+	find := func(toks analysis.TokenStream, terms map[string]bool) []word {
+		var out []word
+		for _, tk := range toks {
+			if terms[string(tk.Term)] {
+				out = append(out, word{string(tk.Term), tk.Start, tk.End})
+			}
+		}
+		return out
+	}
+	checked := 0
+	for _, text := range texts {
+		all := an.Analyze([]byte(text))
+		var vocab []string
+		for _, tk := range all {
+			vocab = append(vocab, string(tk.Term))
+		}
+		// Every word of the text, then each word alone, then absent words.
+		sets := [][]string{vocab}
+		for _, v := range vocab[:min(len(vocab), 6)] {
+			sets = append(sets, []string{v})
+		}
+		sets = append(sets, []string{"zzz", "qq"})
+		for _, terms := range sets {
+			want := map[string]bool{}
+			for _, term := range terms {
+				want[term] = true
+			}
+			got := find(newHighlighter(an, terms).words(text), want)
+			exp := find(all, want)
+			if !slices.Equal(got, exp) {
+				t.Fatalf("text %q, terms %q:\n got %v\nwant %v", text, terms, got, exp)
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d checks", checked)
 	}
 }

@@ -10,6 +10,12 @@ import (
 // remembers when Options.CacheEntries is zero.
 const DefaultCacheEntries = 2048
 
+// DefaultCacheBytes is about how much memory the cached facet sets and
+// result pages may hold when Options.CacheBytes is zero: pages of unique
+// queries carry their highlights, and 2,048 of them could hold far more
+// than the index itself.
+const DefaultCacheBytes = 32 << 20
+
 // cacheKey names one cached value. Epoch is the index's write epoch when
 // the value was computed (see Index.epoch): every applied write batch and
 // every generation swap moves it on, so a value computed before a write is
@@ -31,22 +37,57 @@ const (
 // stored; callers get copies (see cloneResult), so a caller editing its
 // Result cannot change what the next caller sees.
 type lru struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recent; elements hold *lruEntry
-	items map[cacheKey]*list.Element
+	mu       sync.Mutex
+	max      int // entries
+	maxBytes int // approxSize of the values
+	bytes    int
+	order    *list.List // front = most recent; elements hold *lruEntry
+	items    map[cacheKey]*list.Element
 }
 
 type lruEntry struct {
 	key   cacheKey
 	value any
+	size  int
 }
 
-func newLRU(max int) *lru {
-	if max <= 0 {
+func newLRU(max, maxBytes int) *lru {
+	if max <= 0 || maxBytes <= 0 {
 		return nil
 	}
-	return &lru{max: max, order: list.New(), items: make(map[cacheKey]*list.Element, max)}
+	return &lru{max: max, maxBytes: maxBytes, order: list.New(), items: make(map[cacheKey]*list.Element, max)}
+}
+
+// approxSize is about how many bytes a cached value holds.
+func approxSize(v any) int {
+	const word = 8
+	facets := func(f Facets) int {
+		n := 0
+		for _, vs := range [][]FacetValue{f.Tags, f.InputModes, f.OutputModes, f.Bindings, f.SecuritySchemes,
+			f.ProtocolVersions, f.Capabilities, f.Extensions, f.Trust, f.Providers, f.Liveness} {
+			for _, fv := range vs {
+				n += len(fv.Value) + 4*word
+			}
+		}
+		return n
+	}
+	switch t := v.(type) {
+	case Facets:
+		return 64 + facets(t)
+	case *Result:
+		n := 128 + len(t.NextPageToken) + facets(t.Facets)
+		for _, h := range t.Hits {
+			n += 16*word + len(h.ID) + len(h.Name) + len(h.Description) + len(h.Provider) + len(h.Host) + len(h.Trust)
+			for _, m := range h.Matches {
+				n += 8*word + len(m.SkillID) + len(m.Field)
+				for _, f := range m.Fragments {
+					n += 2*word + len(f)
+				}
+			}
+		}
+		return n
+	}
+	return 64
 }
 
 // get returns the value stored under k. A nil cache never hits.
@@ -70,18 +111,27 @@ func (c *lru) put(k cacheKey, v any) {
 	if c == nil {
 		return
 	}
+	size := approxSize(v) + len(k.query) + len(k.token) + 96
+	if size > c.maxBytes {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
-		e.Value.(*lruEntry).value = v
+		le := e.Value.(*lruEntry)
+		c.bytes += size - le.size
+		le.value, le.size = v, size
 		c.order.MoveToFront(e)
-		return
+	} else {
+		c.items[k] = c.order.PushFront(&lruEntry{key: k, value: v, size: size})
+		c.bytes += size
 	}
-	c.items[k] = c.order.PushFront(&lruEntry{key: k, value: v})
-	for c.order.Len() > c.max {
+	for c.order.Len() > c.max || c.bytes > c.maxBytes {
 		last := c.order.Back()
+		le := last.Value.(*lruEntry)
 		c.order.Remove(last)
-		delete(c.items, last.Value.(*lruEntry).key)
+		delete(c.items, le.key)
+		c.bytes -= le.size
 	}
 }
 

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,7 +144,7 @@ func TestCacheDisabled(t *testing.T) {
 
 // The cache holds at most its bound, dropping the least recently used.
 func TestLRUEvictsLeastRecentlyUsed(t *testing.T) {
-	c := newLRU(2)
+	c := newLRU(2, DefaultCacheBytes)
 	k := func(i int) cacheKey { return cacheKey{kind: cachePage, query: fmt.Sprint(i)} }
 	c.put(k(1), 1)
 	c.put(k(2), 2)
@@ -165,6 +166,34 @@ func TestLRUEvictsLeastRecentlyUsed(t *testing.T) {
 	// Another epoch is another key.
 	if _, ok := c.get(cacheKey{kind: cachePage, query: "1", epoch: 1}); ok {
 		t.Fatal("hit across epochs")
+	}
+}
+
+// The cache also holds at most about its bytes: pages with long highlights
+// push out older ones, and a value larger than the whole bound is not kept.
+func TestLRUBoundsBytes(t *testing.T) {
+	c := newLRU(1000, 40_000)
+	k := func(i int) cacheKey { return cacheKey{kind: cachePage, query: fmt.Sprint(i)} }
+	page := func(fragment int) *Result {
+		return &Result{Hits: []Hit{{ID: "a", Matches: []Match{{Field: "description", Fragments: []string{strings.Repeat("x", fragment)}}}}}}
+	}
+	for i := range 10 {
+		c.put(k(i), page(9_000))
+	}
+	if c.len() != 4 || c.bytes > 40_000 {
+		t.Fatalf("%d entries, %d bytes: want the 4 newest within 40,000", c.len(), c.bytes)
+	}
+	for i := 6; i < 10; i++ {
+		if _, ok := c.get(k(i)); !ok {
+			t.Fatalf("page %d, among the newest, was evicted", i)
+		}
+	}
+	c.put(k(99), page(50_000))
+	if _, ok := c.get(k(99)); ok || c.len() != 4 {
+		t.Fatalf("a page over the whole bound was kept (%d entries)", c.len())
+	}
+	if newLRU(10, -1) != nil {
+		t.Fatal("a negative byte bound must disable the cache")
 	}
 }
 

@@ -77,6 +77,8 @@ type passResult struct {
 	top    []scoredDoc // best first, ids resolved
 	total  int
 	facets Facets
+	// details of the page's documents, when the pass read them (rank.go)
+	details map[string]hitDetail
 }
 
 // passOptions say what a pass computes besides the total.

@@ -1,7 +1,7 @@
 package search
 
 import (
-	"encoding/json"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
@@ -160,11 +160,87 @@ func protocolVersions(c *agentcard.Card) []string {
 
 // storedSkill is one skill inside fieldSkillsStored.
 type storedSkill struct {
-	ID          string   `json:"i"`
-	Name        string   `json:"n,omitempty"`
-	Description string   `json:"d,omitempty"`
-	Tags        []string `json:"t,omitempty"`
-	Examples    []string `json:"e,omitempty"`
+	ID          string
+	Name        string
+	Description string
+	Tags        []string
+	Examples    []string
+}
+
+// encodeSkills is the stored form of skills, read for every page hit: per
+// skill its id, name and description, the number of its tags and each
+// tag, the number of its examples and each example, each string preceded
+// by its length and each count written as an unsigned varint. Decoding
+// slices the stored string without parsing or copying.
+func encodeSkills(skills []storedSkill) string {
+	var b []byte
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, s := range skills {
+		str(s.ID)
+		str(s.Name)
+		str(s.Description)
+		b = binary.AppendUvarint(b, uint64(len(s.Tags)))
+		for _, t := range s.Tags {
+			str(t)
+		}
+		b = binary.AppendUvarint(b, uint64(len(s.Examples)))
+		for _, e := range s.Examples {
+			str(e)
+		}
+	}
+	return string(b)
+}
+
+// decodeSkills reads encodeSkills' form; a damaged value gives the skills
+// read before the damage.
+func decodeSkills(raw string) []storedSkill {
+	var out []storedSkill
+	ok := true
+	num := func() int {
+		v, n := binary.Uvarint([]byte(raw[:min(len(raw), binary.MaxVarintLen64)]))
+		if n <= 0 || v > uint64(len(raw)) {
+			ok = false
+			return 0
+		}
+		raw = raw[n:]
+		return int(v)
+	}
+	str := func() string {
+		l := num()
+		if !ok || l > len(raw) {
+			ok = false
+			return ""
+		}
+		s := raw[:l]
+		raw = raw[l:]
+		return s
+	}
+	list := func() []string {
+		n := num()
+		if !ok || n == 0 {
+			return nil
+		}
+		vs := make([]string, 0, min(n, len(raw)))
+		for range n {
+			if vs = append(vs, str()); !ok {
+				return nil
+			}
+		}
+		return vs
+	}
+	for len(raw) > 0 {
+		s := storedSkill{ID: str(), Name: str(), Description: str()}
+		s.Tags = list()
+		s.Examples = list()
+		if !ok {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // fields is the document as Bleve indexes it: one flat document per agent.
@@ -184,7 +260,6 @@ func (d Document) fields() map[string]any {
 		stored[i] = storedSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples}
 		skillIDs = appendUnique(skillIDs, s.ID)
 	}
-	skillsJSON, _ := json.Marshal(stored) // strings only: cannot fail
 	var text strings.Builder
 	for _, v := range []string{d.Name, d.Description, d.Provider} {
 		text.WriteString(v)
@@ -228,7 +303,7 @@ func (d Document) fields() map[string]any {
 		fieldSkillDescription: descs,
 		fieldSkillTags:        tags,
 		fieldSkillExamples:    examples,
-		fieldSkillsStored:     string(skillsJSON),
+		fieldSkillsStored:     encodeSkills(stored),
 		fieldText:             text.String(),
 	}
 	if d.Provider != "" {

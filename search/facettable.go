@@ -48,6 +48,25 @@ type segTable struct {
 	err   error
 	start []uint32
 	vals  []uint32
+	// The values held by at least one document in denseShare also have a
+	// bitset of their documents (one bit per document): a broad query
+	// counts them by intersecting its matches with each, and walks only
+	// the other values of each match, rareVals[rareStart[d]:rareStart[d+1]].
+	dense     []denseValue
+	rareStart []uint32
+	rareVals  []uint32
+
+	// The segment's text table (texttable.go), built by the first
+	// relevance query that reads the segment.
+	textOnce sync.Once
+	text     *textSeg
+	textErr  error
+}
+
+// textTable returns seg's text table, building it on first use.
+func (st *segTable) textTable(seg segment.Segment) (*textSeg, error) {
+	st.textOnce.Do(func() { st.text, st.textErr = buildTextSeg(seg) })
+	return st.text, st.textErr
 }
 
 func newFacetTables() *facetTables {
@@ -121,7 +140,64 @@ func (t *facetTables) build(st *segTable, seg segment.Segment) error {
 	}
 	st.start = append(st.start, uint32(len(st.vals)))
 	st.vals = slices.Clip(st.vals)
+	st.splitDense(n)
 	return nil
+}
+
+// denseShare: a value held by at least one document in this many gets a
+// bitset, which is then no larger than the list of its documents.
+const denseShare = 32
+
+type denseValue struct {
+	id   uint32
+	docs []uint64
+}
+
+// splitDense gives the common values their bitsets and lists the rest per
+// document.
+func (st *segTable) splitDense(n uint64) {
+	df := map[uint32]int{}
+	for _, id := range st.vals {
+		df[id]++
+	}
+	isDense := map[uint32]int{}
+	for id, c := range df {
+		if uint64(c)*denseShare >= n {
+			isDense[id] = len(st.dense)
+			st.dense = append(st.dense, denseValue{id: id, docs: make([]uint64, (n+63)/64)})
+		}
+	}
+	st.rareStart = make([]uint32, 0, n+1)
+	for d := range n {
+		st.rareStart = append(st.rareStart, uint32(len(st.rareVals)))
+		for _, id := range st.vals[st.start[d]:st.start[d+1]] {
+			if i, ok := isDense[id]; ok {
+				st.dense[i].docs[d/64] |= 1 << (d % 64)
+			} else {
+				st.rareVals = append(st.rareVals, id)
+			}
+		}
+	}
+	st.rareStart = append(st.rareStart, uint32(len(st.rareVals)))
+	st.rareVals = slices.Clip(st.rareVals)
+}
+
+// denseCost is about what counting the dense values by bitsets costs, in
+// the same unit as one match's walk over its dense values.
+func (st *segTable) denseCost() int {
+	if len(st.dense) == 0 {
+		return 0
+	}
+	return len(st.dense) * len(st.dense[0].docs) / 4
+}
+
+// densePerDoc is how many dense values a document holds on average.
+func (st *segTable) densePerDoc() int {
+	n := len(st.rareStart) - 1
+	if n <= 0 {
+		return 0
+	}
+	return (len(st.vals) - len(st.rareVals)) / n
 }
 
 // forget drops the tables of segments that live no longer lists. Queries

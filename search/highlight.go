@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"encoding/json"
 	"html"
 	"slices"
 	"strings"
@@ -38,9 +37,7 @@ type hitDetail struct {
 // term to its query word (nil: per-skill words are not needed).
 func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
 	d := hitDetail{fields: dm.Fields, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
-	if raw := str(dm.Fields[fieldSkillsStored]); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &d.skills) // written by fields(); a bad value shows no skills
-	}
+	d.skills = decodeSkills(str(dm.Fields[fieldSkillsStored]))
 	for field, terms := range dm.Locations {
 		isSkill := slices.Contains(skillFields, field)
 		for term, locs := range terms {

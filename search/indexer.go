@@ -171,6 +171,11 @@ func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 		return false, fmt.Errorf("search: indexer: write batch: %w", err)
 	}
 	g.applied.Store(next)
+	// Decode the new segment's text and facets here rather than in the
+	// next query (and any segment a merge has introduced since).
+	if err := g.facets.warm(g); err != nil {
+		return false, fmt.Errorf("search: indexer: %w", err)
+	}
 	// After the batch is visible: a query that read the old epoch and ran
 	// on the new data only caches fresher values under a key nobody asks
 	// for once the epoch has moved.

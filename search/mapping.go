@@ -11,7 +11,7 @@ import (
 // rebuilt at open (docs/threats.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-8"
+const MappingVersion = "cardex-search-9"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term
@@ -49,7 +49,7 @@ const (
 	fieldSkillDescription = "skillDescription"
 	fieldSkillTags        = "skillTags"
 	fieldSkillExamples    = "skillExamples"
-	// fieldSkillsStored holds the skills as JSON (stored only), read for
+	// fieldSkillsStored holds the skills (stored only, encodeSkills), read for
 	// the page's hits: ids, names, tags and the texts highlights cut from.
 	fieldSkillsStored = "skillsStored"
 	// fieldText is every text field in one (no term vectors): the first

@@ -241,10 +241,17 @@ func anyTerm(field string, values ...string) query.Query {
 	return d
 }
 
-// filterQueries turns each non-empty filter into one clause: an OR of its
-// values. The clauses are ANDed by the caller.
-func filterQueries(f Filters) []query.Query {
-	var out []query.Query
+// filterClause is one filter as index terms: the document must hold one
+// of values in field.
+type filterClause struct {
+	field  string
+	values []string
+}
+
+// filterClauses turns each non-empty filter into one clause, its values
+// normalized like the indexed ones. The clauses are ANDed.
+func filterClauses(f Filters) []filterClause {
+	var out []filterClause
 	for _, ff := range f.fields() {
 		if len(ff.values) == 0 {
 			continue
@@ -256,7 +263,27 @@ func filterQueries(f Filters) []query.Query {
 			}
 			values = append(values, v)
 		}
-		out = append(out, anyTerm(ff.field, values...))
+		out = append(out, filterClause{ff.field, values})
+	}
+	return out
+}
+
+// scopeClauses are the scope's clause followed by the filters' (the scope
+// of every agent adds none).
+func scopeClauses(scope registry.Scope, f Filters) []filterClause {
+	var out []filterClause
+	if !scope.All {
+		out = append(out, filterClause{fieldListedBy, scope.AnyOf()})
+	}
+	return append(out, filterClauses(f)...)
+}
+
+// filterQueries turns each filter clause into one query: an OR of its
+// values. The queries are ANDed by the caller.
+func filterQueries(f Filters) []query.Query {
+	var out []query.Query
+	for _, c := range filterClauses(f) {
+		out = append(out, anyTerm(c.field, c.values...))
 	}
 	return out
 }

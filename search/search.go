@@ -56,14 +56,16 @@ type Match struct {
 // Search runs q and returns one page of agents with facets over all
 // matching agents.
 //
-// A query with words, ordered by relevance, is one pass over its matches
-// (collect.go) that counts the total and the facets and keeps the best
-// agents by score over flat agent-level fields. The first rerankWindow of
-// those are then read again with their term locations, which say which
-// skill each word matched in: agents holding several query words inside
-// one skill move up (oneSkillBonus), and the page's highlights are cut from
-// the same locations. Other orders let Bleve sort the page while the facet
-// tables count the same query beside it.
+// A query with words, ordered by relevance, is one pass over the postings
+// of its terms in the segments' text tables (texttable.go, rank.go) that
+// counts the total and the facets and keeps the best agents by
+// field-boosted score; the first rerankWindow of those gain the phrase and
+// one-skill bonuses (oneSkillBonus), and only the page's hits are read
+// from the stored fields and highlighted. Where the tables cannot be read,
+// the same words run through Bleve's searchers (collect.go) and the best
+// are scored again with the field boosts and term locations. Other orders
+// let Bleve sort the page while the facet tables count the same query
+// beside it.
 //
 // Whole pages and facet sets are cached per query and index epoch
 // (cache.go), so repeated popular queries and later pages of a sorted
@@ -168,7 +170,16 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	typos := len(fuzzy) > 0 && fuzzy[0]
 	text := textQuery(q.Q, ws, typos)
 	k := max(offset+size, rerankWindow)
-	p, err := g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), q.Scope, q.Filters), passOptions{k: k, facets: true})
+	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: k, analyzer: x.analyzer}
+	rq.page.from, rq.page.to = offset, offset+size
+	if len(ws) > 1 && !typos {
+		rq.phrase = x.phraseOf(q.Q)
+	}
+	p, err := g.facets.rank(ctx, g, rq)
+	ranked := err == nil
+	if errors.Is(err, errNoTextTable) || errors.Is(err, errNoFacetTable) {
+		p, err = g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), q.Scope, q.Filters), passOptions{k: k, facets: true})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +187,7 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	if offset >= len(p.top) {
 		return out, nil
 	}
-	if offset < rerankWindow {
+	if offset < rerankWindow && !ranked {
 		// Second stage: the best by flat score, scored again with field
 		// boosts and the one-skill bonus.
 		cands := p.top[:min(len(p.top), rerankWindow)]
@@ -192,9 +203,11 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 		slices.SortStableFunc(cands, compareDocs)
 	}
 	page := p.top[offset:min(len(p.top), offset+size)]
-	details, err := x.details(ctx, g, text, page, ws)
-	if err != nil {
-		return nil, err
+	details := p.details
+	if !ranked {
+		if details, err = x.details(ctx, g, text, page, ws); err != nil {
+			return nil, err
+		}
 	}
 	for _, h := range page {
 		d, ok := details[h.id]

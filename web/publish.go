@@ -1,10 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -12,6 +14,9 @@ type publishView struct {
 	CardURL  string
 	Error    string
 	Existing string // id of the agent already registered under this URL
+	// The catalog form (publishCatalog).
+	CatalogURL   string
+	CatalogError string
 	// The host-claim form (publish_claim.go).
 	ClaimHost  string
 	ClaimError string
@@ -37,6 +42,12 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := principal(r)
 	in := strings.TrimSpace(r.PostForm.Get("cardUrl"))
+	if cat := strings.TrimSpace(r.PostForm.Get("catalogUrl")); cat != "" || aicatalog.NamesCatalog(in) {
+		if cat == "" {
+			cat = in
+		}
+		return u.publishCatalog(w, r, cat)
+	}
 	if err := u.allowSubmission(r, in); err != nil {
 		return err
 	}
@@ -66,6 +77,58 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.render(w, r, status, "publish", "Publish an agent", v)
 	return nil
+}
+
+// publishCatalog registers an AI Catalog and crawls it at once (the API's
+// catalogUrl, docs/discovery.md): the page lists the agents it registered,
+// each with its status page, and what Cardex made of every entry.
+func (u *ui) publishCatalog(w http.ResponseWriter, r *http.Request, in string) error {
+	if err := u.allowSubmission(r, in); err != nil {
+		return err
+	}
+	sub, err := u.svc.SubmitCatalog(r.Context(), principal(r), in)
+	if err == nil {
+		if len(sub.Agents) > 0 {
+			u.kick()
+		}
+		var entries []catalogEntryView
+		_ = json.Unmarshal(sub.Entries, &entries)
+		u.render(w, r, http.StatusOK, "publish_catalog", "Catalog submitted", struct {
+			Sub     *registry.CatalogSubmission
+			Entries []catalogEntryView
+		}{sub, entries})
+		return nil
+	}
+	v := publishView{CatalogURL: in, Schemes: u.svc.ClaimSchemes()}
+	status := http.StatusBadRequest
+	var ce *registry.CatalogError
+	var ue *registry.URLError
+	switch {
+	case errors.As(err, &ce) && ce.Reason == registry.CatalogNotACatalog:
+		status = http.StatusUnprocessableEntity
+		v.CatalogError = "This is not an AI Catalog: " + ce.Detail
+	case errors.As(err, &ce):
+		status = http.StatusUnprocessableEntity
+		v.CatalogError = "The catalog could not be fetched (" + ce.ErrorClass + "): " + ce.Detail
+	case errors.As(err, &ue):
+		v.CatalogError = "This is not a catalog URL Cardex can fetch: " + ue.Reason
+	default:
+		return err
+	}
+	u.render(w, r, status, "publish", "Publish an agent", v)
+	return nil
+}
+
+// catalogEntryView is one entry of a catalog crawl's trace, as the
+// submission page shows it.
+type catalogEntryView struct {
+	Catalog    string `json:"catalog"`
+	Index      int    `json:"index"`
+	Identifier string `json:"identifier"`
+	URL        string `json:"url"`
+	Outcome    string `json:"outcome"`
+	Message    string `json:"message"`
+	Agent      string `json:"agent"`
 }
 
 // allowSubmission spends an anonymous caller's submission budget: per

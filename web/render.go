@@ -14,7 +14,7 @@ var templateFS embed.FS
 // pageNames are the page templates; each defines "title" and "content"
 // and is executed through "layout".
 var pageNames = []string{
-	"catalogue", "agent", "agent_version", "legend", "reference", "tags", "publish", "publish_status", "publish_claim", "error",
+	"catalogue", "agent", "agent_version", "legend", "reference", "tags", "publish", "publish_status", "publish_catalog", "publish_claim", "error",
 	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens",
 }
 

@@ -10,11 +10,12 @@ import (
 	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/verifier"
 )
 
-const crawlUsage = "Usage: cardex crawl [--json] [--allow-networks CIDR,…] [--allow-insecure-http] [--ca-file PEM] [--timeout 10s] URL"
+const crawlUsage = "Usage: cardex crawl [--json] [--catalog] [--allow-networks CIDR,…] [--allow-insecure-http] [--ca-file PEM] [--timeout 10s] URL"
 
 // crawlReport is the --json output: one object per run.
 type crawlReport struct {
@@ -50,12 +51,14 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	asCatalog := fs.Bool("catalog", false, "URL is an AI Catalog (a URL on /.well-known/ai-catalog.json is one anyway; a bare host means that path): crawl it and its nested catalogs and print what Cardex makes of each entry")
 	var np netPolicyFlags
 	np.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), crawlUsage)
 		fmt.Fprintln(fs.Output(), "Fetches, parses and verifies one agent card as the crawler would; nothing is stored.")
 		fmt.Fprintln(fs.Output(), "A bare host means its /.well-known/agent-card.json, with the legacy agent.json fallback.")
+		fmt.Fprintln(fs.Output(), "With --catalog, the URL is an AI Catalog: exit 0 when it was read (whatever its entries are), 1 when not.")
 		fmt.Fprintln(fs.Output(), "Exit status: 0 fetched a valid card, 1 fetch or card failed, 2 bad flags.")
 		fs.PrintDefaults()
 	}
@@ -73,6 +76,9 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer f.Close()
+	if *asCatalog || aicatalog.NamesCatalog(raw) {
+		return crawlCatalog(ctx, e, f, raw, *asJSON)
+	}
 	var rep crawlReport
 	target, err := crawler.TargetFor(raw, f.Policy())
 	var fe *crawler.FetchError
@@ -100,6 +106,85 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// catalogReport is crawl --catalog --json: the catalog's URL, the error of
+// its root document (null when it was read) and the crawl's trace.
+type catalogReport struct {
+	CatalogURL string                `json:"catalogUrl"`
+	Error      *crawlError           `json:"error"`
+	Crawl      *crawler.CatalogCrawl `json:"crawl"`
+}
+
+// crawlCatalog is `cardex crawl --catalog`: the catalog crawl the registry
+// runs (docs/discovery.md), under the same card-URL rule and network
+// policy, nothing stored. Exit 0 when the catalog was read.
+func crawlCatalog(ctx context.Context, e *env, f *crawler.Fetcher, raw string, asJSON bool) int {
+	rep := catalogReport{CatalogURL: raw}
+	target, err := crawler.TargetFor(raw, f.Policy())
+	var fe *crawler.FetchError
+	switch {
+	case errors.As(err, &fe):
+		class, msg := fetchErrorParts(err)
+		rep.Error = &crawlError{Class: class, Message: msg}
+	case err != nil:
+		fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+		return exitUsage
+	default:
+		rep.CatalogURL = target.CardURL
+		if target.BareHost {
+			origin, _ := crawler.OriginOf(target.CardURL)
+			rep.CatalogURL = origin + aicatalog.WellKnownPath
+		}
+		rep.Crawl, err = f.CrawlCatalog(ctx, rep.CatalogURL, "")
+		if err != nil {
+			class, msg := fetchErrorParts(err)
+			rep.Error = &crawlError{Class: class, Message: msg}
+		}
+	}
+	if asJSON {
+		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "cardex crawl: %v\n", err)
+			return exitFail
+		}
+	} else {
+		printCatalog(e.stdout, rep)
+	}
+	if rep.Error != nil {
+		return exitFail
+	}
+	return exitOK
+}
+
+func printCatalog(w io.Writer, r catalogReport) {
+	fmt.Fprintf(w, "catalog    %s\n", r.CatalogURL)
+	if r.Error != nil {
+		fmt.Fprintf(w, "error      %s: %s\n", r.Error.Class, r.Error.Message)
+	}
+	if r.Crawl == nil {
+		return
+	}
+	fmt.Fprintf(w, "domain     %s\n", r.Crawl.Domain)
+	for _, d := range r.Crawl.Documents {
+		fmt.Fprintf(w, "document   %s depth %d, %d entries", d.URL, d.Depth, d.Entries)
+		if d.Error != "" {
+			fmt.Fprintf(w, " — %s", d.Error)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, en := range r.Crawl.Entries {
+		fmt.Fprintf(w, "entry      %s #%d %q: %s", en.Catalog, en.Index, en.Identifier, en.Outcome)
+		if en.Agent != "" {
+			fmt.Fprintf(w, " as %s", en.Agent)
+		}
+		if en.Message != "" {
+			fmt.Fprintf(w, " — %s", en.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Crawl.Truncated {
+		fmt.Fprintln(w, "truncated  the crawl stopped at its limits")
+	}
 }
 
 func report(t crawler.Target, out crawler.Outcome) crawlReport {

@@ -230,3 +230,68 @@ func TestNetworkErrorsNameTheFlag(t *testing.T) {
 		t.Errorf("the fleet received %d requests", n)
 	}
 }
+
+// crawl --catalog (or a URL on the well-known catalog path) runs the
+// registry's catalog crawl and prints each entry's outcome, storing
+// nothing; a document that is not a catalog, or a refused address, is
+// exit 1.
+func TestCrawlCommandCatalog(t *testing.T) {
+	var origin string
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/ai-catalog.json":
+			w.Header().Set("Content-Type", "application/ai-catalog+json")
+			w.Write([]byte(`{"specVersion":"1.0","entries":[` +
+				`{"identifier":"fx","type":"application/a2a-agent-card+json","url":"` + origin + `/fx.json"},` +
+				`{"identifier":"trips","type":"application/a2a-agent-card+json","data":` + string(agentfleet.GenerateCard(2, origin, "1.0.0")) + `},` +
+				`{"identifier":"far","type":"application/a2a-agent-card+json","url":"https://far.example.org/card.json"}]}`))
+		case "/fx.json":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(agentfleet.GenerateCard(1, origin, "1.0.0"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	origin = site.URL
+	cat := origin + "/.well-known/ai-catalog.json"
+	code, out, errs := runCLI(t, "", append([]string{"crawl", "--catalog", origin}, loopback...)...)
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errs, out)
+	}
+	for _, line := range []string{
+		"catalog    " + cat + "\n",
+		"document   " + cat + " depth 0, 3 entries\n",
+		"entry      " + cat + ` #0 "fx": agent as ` + origin + "/fx.json\n",
+		"entry      " + cat + ` #1 "trips": inline as ` + cat + "#trips\n",
+		"entry      " + cat + ` #2 "far": off-domain — on example.org`,
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	// The well-known path is a catalog without --catalog; --json is one object.
+	code, out, _ = runCLI(t, "", append([]string{"crawl", "--json", cat}, loopback...)...)
+	var rep struct {
+		CatalogURL string          `json:"catalogUrl"`
+		Error      json.RawMessage `json:"error"`
+		Crawl      struct {
+			Entries []struct{ Outcome string } `json:"entries"`
+		} `json:"crawl"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK || rep.CatalogURL != cat || string(rep.Error) != "null" || len(rep.Crawl.Entries) != 3 {
+		t.Fatalf("json: exit %d %v %s", code, err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"crawl", "--catalog", origin + "/fx.json"}, loopback...), "error      not_a_catalog: "},
+		{[]string{"crawl", "--catalog", cat}, "error      blocked_address: "},
+	} {
+		code, out, _ := runCLI(t, "", c.args...)
+		if code != exitFail || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, code, out)
+		}
+	}
+}

@@ -14,12 +14,14 @@ import (
 // The demo's multi-agent host: one origin that lists its agents in an AI
 // Catalog. The demo submits the bare host; Cardex crawls its card and its
 // catalog, and the listed agents arrive as pending agents in the review
-// queue, each naming the catalog (docs/discovery.md). One entry points at
+// queue, each naming the catalog (docs/discovery.md). One more gives its
+// card inline (data, no URL of its own): it is registered under the
+// catalog's host and its card read from the catalog. One entry points at
 // another host (another registrable domain): the crawl refuses it and its
 // trace says so.
 const (
 	demoCatalogPort   = 47083
-	demoCatalogAgents = 3
+	demoCatalogAgents = 3 // by card URL, plus one inline
 )
 
 type catalogHost struct {
@@ -35,13 +37,15 @@ func startCatalogHost(h, other *agentfleet.Host, port int, log *slog.Logger) (*c
 	}
 	c := &catalogHost{origin: "http://" + ln.Addr().String(), docs: map[string][]byte{}}
 	c.docs["/.well-known/agent-card.json"] = agentfleet.GenerateCard(400, c.origin, "1.0.0")
-	entries := make([]aicatalog.Entry, 0, demoCatalogAgents+1)
+	entries := make([]aicatalog.Entry, 0, demoCatalogAgents+2)
 	for i := range demoCatalogAgents {
 		p := fmt.Sprintf("/agents/%d/agent-card.json", i+1)
 		c.docs[p] = agentfleet.GenerateCard(401+i, c.origin, "1.0.0")
 		entries = append(entries, aicatalog.Entry{Identifier: fmt.Sprintf("urn:air:catalog-demo:agent:%d", i+1),
 			Type: aicatalog.TypeA2ACard, URL: c.origin + p})
 	}
+	entries = append(entries, aicatalog.Entry{Identifier: "urn:air:catalog-demo:agent:inline",
+		Type: aicatalog.TypeA2ACard, Data: agentfleet.GenerateCard(401+demoCatalogAgents, c.origin, "1.0.0")})
 	entries = append(entries, aicatalog.Entry{Identifier: "urn:air:catalog-demo:agent:elsewhere",
 		Type: aicatalog.TypeA2ACard, URL: other.Origin() + "/elsewhere/agent-card.json"})
 	doc, err := aicatalog.Marshal(&aicatalog.Document{Host: &aicatalog.Host{DisplayName: "Catalog demo host"}, Entries: entries})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/api"
+	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
@@ -127,6 +128,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		// under the same network policy as cards (docs/claims.md).
 		ClaimFetcher: fetcher,
 		AutoApprove:  autoApprove,
+		// So are catalogs submitted directly (docs/discovery.md).
+		CatalogCrawler:  crawler.CatalogCrawler{Fetcher: fetcher},
+		CatalogInterval: cfg.CrawlInterval,
 	})
 	// The index lives in --data with either store: it is derived data each
 	// process keeps for itself (docs/design.md).

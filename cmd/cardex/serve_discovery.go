@@ -45,8 +45,7 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 		if err != nil {
 			return nil, err
 		}
-		opts := verifier.SignOptions{Jku: c.BaseURL + jwksPath}
-		acfg.Sign = func(card []byte) ([]byte, error) { return verifier.Sign(card, key, opts) }
+		acfg.Sign = func(card []byte) ([]byte, error) { return signOwnCard(card, key, c.BaseURL+jwksPath) }
 		if jwks, err = publicJWKS(key); err != nil {
 			return nil, err
 		}
@@ -69,6 +68,24 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 // the API's and UI's buckets (limits), so a client has one budget.
 func (c *serveConfig) gate(svc *registry.Service, limits *ratelimit.Limiters) *discover.Gate {
 	return &discover.Gate{Authenticate: svc.Authenticate, Limits: limits, TrustedProxies: c.TrustedProxies}
+}
+
+// signOwnCard signs Cardex's card twice over, with one key: once over the
+// spec's form (RFC 8785 of every member but signatures, as `cardex
+// verify` and spec-literal verifiers compute it) and once over the SDK
+// form (the v1.0 members only, unset values dropped, as the a2a-js and
+// a2a-python verifiers compute it; docs/publishing.md). The card is a
+// hybrid with v0.3 members, so no one form suits both kinds of verifier
+// (cardex sign's portable mode refuses such a card for that reason);
+// each kind accepts the card when one signature verifies.
+// The SDK form comes first: the SDK verifiers log every signature that
+// fails before one verifies.
+func signOwnCard(card []byte, key any, jku string) ([]byte, error) {
+	out, err := verifier.Sign(card, key, verifier.SignOptions{Jku: jku, Profile: verifier.ProfileSDK})
+	if err != nil {
+		return nil, err
+	}
+	return verifier.Sign(out, key, verifier.SignOptions{Jku: jku, Profile: verifier.ProfileSpec})
 }
 
 // jwksPath is where the key that signs Cardex's card is published: the
@@ -147,8 +164,8 @@ func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *
 // agents they registered.
 func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) []string {
 	// A claimed catalog is not due again for a whole crawl's time limit
-	// per nested document, so replicas do not crawl it together.
-	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*aicatalog.MaxNesting, catalogBatch)
+	// per document it may fetch, so replicas do not crawl it together.
+	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*crawler.MaxCatalogDocuments, catalogBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Error("catalogs: claiming", "err", err.Error())
@@ -156,31 +173,26 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 		return nil
 	}
 	var registered []string
+	cc := crawler.CatalogCrawler{Fetcher: f}
 	for _, cat := range due {
-		res, err := f.CrawlCatalog(ctx, cat.URL, cat.ETag)
-		rec := registry.CatalogCrawl{URL: cat.URL, NextCrawlAt: now.Add(c.CrawlInterval)}
-		if res != nil {
-			rec.Trace, _ = json.Marshal(res)
-			rec.Domain = res.Domain
-			rec.NotModified = len(res.Documents) == 1 && res.Documents[0].NotModified
-			if len(res.Documents) > 0 {
-				rec.ETag = res.Documents[0].ETag
-			}
-			rec.Agents = res.Agents()
+		rec := cc.Crawl(ctx, cat.URL, cat.ETag)
+		rec.NextCrawlAt = now.Add(c.CrawlInterval)
+		if rec.Error != "" {
+			log.Info("catalog crawl failed", "url", cat.URL, "err", rec.Error)
 		}
-		if err != nil {
-			rec.Error, rec.Agents = err.Error(), nil
-			log.Info("catalog crawl failed", "url", cat.URL, "err", err.Error())
-		}
-		ids, err := svc.RecordCatalog(ctx, rec)
+		done, err := svc.RecordCatalog(ctx, rec)
 		if err != nil {
 			log.Error("catalogs: recording", "url", cat.URL, "err", err.Error())
 			continue
 		}
-		if len(ids) > 0 {
-			log.Info("catalog registered agents", "url", cat.URL, "agents", len(ids))
+		if len(done.Registered)+len(done.Missing)+len(done.Listed) > 0 {
+			log.Info("catalog crawled", "url", cat.URL, "registered", len(done.Registered),
+				"not_listed", len(done.Missing), "listed_again", len(done.Listed))
 		}
-		registered = append(registered, ids...)
+		// Agents no longer listed, or listed again, are due now too.
+		registered = append(registered, done.Registered...)
+		registered = append(registered, done.Missing...)
+		registered = append(registered, done.Listed...)
 	}
 	return registered
 }

@@ -91,8 +91,15 @@ func TestServeSignedCard(t *testing.T) {
 	cardFile, jwksFile := filepath.Join(dir, "cardex-card.json"), filepath.Join(dir, "jwks.json")
 	os.WriteFile(cardFile, []byte(card), 0o600)
 	os.WriteFile(jwksFile, []byte(jwks), 0o600)
-	if code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile); code != exitOK {
+	code, stdout, stderr := runCLI(t, "", "verify", "--jwks", jwksFile, cardFile)
+	if code != exitOK {
 		t.Fatalf("cardex verify: %d %s %s", code, stdout, stderr)
+	}
+	// Two signatures, one key: the SDK verifiers' form (v1.0 members only)
+	// and the spec's (every member); each verifies.
+	if !strings.Contains(stdout, "signature 0: verified") || !strings.Contains(stdout, "signature 1: verified") ||
+		!strings.Contains(stdout, "profile:    spec-v1-only") || !strings.Contains(stdout, "profile:    spec\n") {
+		t.Fatalf("cardex verify: %s", stdout)
 	}
 }
 
@@ -120,8 +127,11 @@ func TestServeMCPClient(t *testing.T) {
 }
 
 // Submitting a bare host crawls its AI Catalog: the agents it lists on the
-// same host become pending agents that name the catalog; an entry on
-// another domain does not.
+// same host, by URL or inline, become pending agents that name the
+// catalog; an entry on another domain does not. The inline agent, pending
+// and then internal, appears to no anonymous client on any surface (API,
+// AI Catalog, MCP, A2A) until it is approved and public. A catalog URL
+// submitted directly is crawled at once.
 func TestServeCatalogCrawl(t *testing.T) {
 	card := func(name string) string {
 		return `{"name":"` + name + `","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"http://127.0.0.1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
@@ -134,7 +144,13 @@ func TestServeCatalogCrawl(t *testing.T) {
 			fmt.Fprintf(w, `{"specVersion":"1.0","entries":[
  {"identifier":"urn:air:x:agent:fx","type":"application/a2a-agent-card+json","url":"%[1]s/fx.json"},
  {"identifier":"urn:air:x:agent:trips","mediaType":"application/a2a-agent-card+json","url":"%[1]s/trips.json"},
- {"identifier":"urn:air:x:agent:far","type":"application/a2a-agent-card+json","url":"https://far.example.org/card.json"}]}`, base)
+ {"identifier":"urn:air:x:agent:far","type":"application/a2a-agent-card+json","url":"https://far.example.org/card.json"},
+ {"identifier":"urn:air:x:agent:zanzibar","type":"application/a2a-agent-card+json","data":%[2]s}]}`, base, card("Zanzibar Ferries"))
+		case "/team.json":
+			w.Header().Set("Content-Type", "application/ai-catalog+json")
+			fmt.Fprintf(w, `{"specVersion":"1.0","entries":[{"identifier":"urn:air:x:agent:team","type":"application/a2a-agent-card+json","url":"%s/team/a.json"}]}`, base)
+		case "/team/a.json":
+			fmt.Fprint(w, card("Team"))
 		case "/fx.json":
 			fmt.Fprint(w, card("FX"))
 		case "/trips.json":
@@ -147,7 +163,7 @@ func TestServeCatalogCrawl(t *testing.T) {
 	base = site.URL
 	data := filepath.Join(t.TempDir(), "data")
 	token := adminToken(t, data)
-	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s")
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s", "--read-rate", "0")
 	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, site.URL+"/"), nil); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
@@ -162,7 +178,7 @@ func TestServeCatalogCrawl(t *testing.T) {
 	waitFor(t, "the catalog's agents", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?status=pending&pageSize=100", token)
 		json.Unmarshal([]byte(body), &page)
-		return len(page.Agents) == 3
+		return len(page.Agents) == 4
 	})
 	found := map[string]string{}
 	for _, a := range page.Agents {
@@ -176,7 +192,121 @@ func TestServeCatalogCrawl(t *testing.T) {
 		}
 	}
 	cat := site.URL + "/.well-known/ai-catalog.json"
-	if found[site.URL+"/fx.json"] != cat || found[site.URL+"/trips.json"] != cat || found[site.URL+"/.well-known/agent-card.json"] != "" {
+	if found[site.URL+"/fx.json"] != cat || found[site.URL+"/trips.json"] != cat || found[site.URL+"/.well-known/agent-card.json"] != "" ||
+		found[cat+"#urn:air:x:agent:zanzibar"] != cat {
 		t.Fatalf("agents %+v", found)
+	}
+	var inline string
+	for _, a := range page.Agents {
+		if a.CardURL == cat+"#urn:air:x:agent:zanzibar" {
+			inline = a.ID
+		}
+	}
+	var rec struct {
+		VersionSeq    int64  `json:"versionSeq"`
+		CatalogInline bool   `json:"catalogInline"`
+		Health        string `json:"health"`
+	}
+	waitFor(t, "the inline agent's card", 20*time.Second, func() bool {
+		_, _, body := get(t, s.base+"/api/v1/agents/"+inline, token)
+		json.Unmarshal([]byte(body), &rec)
+		return rec.VersionSeq == 1
+	})
+	if !rec.CatalogInline || rec.Health != "ok" {
+		t.Fatalf("inline agent %+v", rec)
+	}
+
+	// Anonymous clients see the inline agent on no surface while it is
+	// pending, nor once approved as internal; approved and public, they do.
+	mcpSearch := func() string {
+		c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_agents", Arguments: map[string]any{"q": "Zanzibar"}})
+		if err != nil || res.IsError {
+			t.Fatalf("mcp: %v %+v", err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		return string(b)
+	}
+	a2aSearch := func() string {
+		hc := &http.Client{Timeout: 10 * time.Second}
+		ac, err := agentcard.NewResolver(hc).Resolve(t.Context(), s.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a2aclient.NewFromCard(t.Context(), ac, a2aclient.WithJSONRPCTransport(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Destroy()
+		res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Zanzibar"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	surfaces := func() map[string]string {
+		_, _, list := get(t, s.base+"/api/v1/agents?q=Zanzibar", "")
+		_, _, catalog := get(t, s.base+"/.well-known/ai-catalog.json", "")
+		_, _, html := get(t, s.base+"/?q=Zanzibar", "")
+		return map[string]string{"api": list, "ai-catalog": catalog, "web": html, "mcp": mcpSearch(), "a2a": a2aSearch()}
+	}
+	hidden := func(when string) {
+		for name, body := range surfaces() {
+			if strings.Contains(body, inline) || strings.Contains(body, "Zanzibar Ferries") {
+				t.Errorf("%s: the inline agent shows on %s: %.300s", when, name, body)
+			}
+		}
+	}
+	hidden("pending")
+	if code := post(t, s.base+"/api/v1/agents/"+inline+"/approve", token, `{"versionSeq":1}`, nil); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	visibility := func(v string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, s.base+"/api/v1/agents/"+inline, strings.NewReader(`{"visibility":"`+v+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("visibility %s: %d", v, res.StatusCode)
+		}
+	}
+	visibility("internal")
+	hidden("internal")
+	visibility("public")
+	waitFor(t, "the public inline agent on every surface", 20*time.Second, func() bool {
+		for _, body := range surfaces() {
+			if !strings.Contains(body, inline) {
+				return false
+			}
+		}
+		return true
+	})
+	// Cardex's own catalog points at its copy of an inline card: the
+	// inline entry has no card URL of its own.
+	_, _, own := get(t, s.base+"/.well-known/ai-catalog.json", "")
+	if !strings.Contains(own, `"url": "`+s.base+"/api/v1/agents/"+inline+`/card"`) {
+		t.Errorf("own catalog entry of the inline agent: %.2000s", own)
+	}
+
+	// A catalog URL submitted directly is registered and crawled at once.
+	var sub struct {
+		Catalog string `json:"catalog"`
+		Agents  []struct {
+			CardURL string `json:"cardUrl"`
+		} `json:"agents"`
+	}
+	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"catalogUrl":%q}`, site.URL+"/team.json"), &sub); code != http.StatusAccepted ||
+		sub.Catalog != site.URL+"/team.json" || len(sub.Agents) != 1 || sub.Agents[0].CardURL != site.URL+"/team/a.json" {
+		t.Fatalf("catalog submission: %d %+v", code, sub)
 	}
 }

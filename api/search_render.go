@@ -1,0 +1,263 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
+)
+
+// A search page is the API's hottest answer: twenty records of about 3 KB
+// each, most of it the card. writeSearchPage writes the bytes writeJSON
+// writes for the searchPage of the same page (the tests compare them),
+// with the card members taken from the cardCache and the rest appended
+// without reflection.
+
+// cardMembers appends the members of an agent's JSON that come from its
+// card: "card" (the A2A view, null without a card), then "cardShape" and
+// "protocolVersions" when set — agentView's last three fields.
+func cardMembers(dst []byte, c *agentcard.Card) ([]byte, error) {
+	dst = appendJSONKey(dst, "card", true)
+	if c == nil {
+		return append(dst, "null"...), nil
+	}
+	b, err := json.Marshal(c.A2A())
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, b...)
+	if c.Shape != "" {
+		dst = appendJSONKey(dst, "cardShape", false)
+		dst = appendJSONString(dst, c.Shape)
+	}
+	if len(c.ProtocolVersions) > 0 {
+		dst = appendJSONKey(dst, "protocolVersions", false)
+		dst = appendJSONStrings(dst, c.ProtocolVersions)
+	}
+	return dst, nil
+}
+
+// appendAgentRecord appends the JSON object of agentJSON(a) extended by
+// searchAgent's matches; card holds the card members (cardMembers of
+// a.Card, which is not read). withMatches says q was given.
+func appendAgentRecord(dst []byte, a *registry.Agent, card []byte, withMatches bool, matches []search.Match) ([]byte, error) {
+	dst = append(dst, '{')
+	dst = appendJSONKey(dst, "id", true)
+	dst = appendJSONString(dst, a.ID)
+	dst = appendJSONKey(dst, "cardUrl", false)
+	dst = appendJSONString(dst, a.CardURL)
+	dst = appendJSONKey(dst, "fetchedUrl", false)
+	dst = appendJSONString(dst, a.FetchedURL)
+	dst = appendJSONKey(dst, "host", false)
+	dst = appendJSONString(dst, a.Host)
+	dst = appendJSONKey(dst, "status", false)
+	dst = appendJSONString(dst, string(a.Status))
+	dst = appendJSONKey(dst, "visibility", false)
+	dst = appendJSONString(dst, string(a.Visibility))
+	dst = appendJSONKey(dst, "health", false)
+	dst = appendJSONString(dst, string(a.Health))
+	dst = appendJSONKey(dst, "trust", false)
+	dst = appendJSONString(dst, string(a.Trust))
+	dst = appendJSONKey(dst, "needsReview", false)
+	dst = appendJSONBool(dst, a.NeedsReview)
+	dst = appendJSONKey(dst, "createdAt", false)
+	dst = appendJSONTime(dst, a.CreatedAt)
+	dst = appendJSONKey(dst, "updatedAt", false)
+	dst = appendJSONTime(dst, a.UpdatedAt)
+	dst = appendJSONKey(dst, "lastFetchedAt", false)
+	dst = appendJSONTimePtr(dst, a.LastFetchedAt)
+	dst = appendJSONKey(dst, "lastChangedAt", false)
+	dst = appendJSONTimePtr(dst, a.LastChangedAt)
+	dst = appendJSONKey(dst, "nextFetchAt", false)
+	dst = appendJSONTimePtr(dst, a.NextFetchAt)
+	dst = appendJSONKey(dst, "lastError", false)
+	if e := a.LastError; e == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONKey(append(dst, '{'), "at", true)
+		dst = appendJSONTime(dst, e.At)
+		dst = appendJSONKey(dst, "class", false)
+		dst = appendJSONString(dst, e.Class)
+		if e.HTTPStatus != 0 {
+			dst = appendJSONKey(dst, "httpStatus", false)
+			dst = appendJSONInt(dst, int64(e.HTTPStatus))
+		}
+		dst = appendJSONKey(dst, "message", false)
+		dst = append(appendJSONString(dst, e.Message), '}')
+	}
+	dst = appendJSONKey(dst, "lastSuccessAt", false)
+	dst = appendJSONTimePtr(dst, a.LastSuccessAt)
+	dst = appendJSONKey(dst, "failingSince", false)
+	dst = appendJSONTimePtr(dst, a.FailingSince)
+	dst = appendJSONKey(dst, "consecutiveFailures", false)
+	dst = appendJSONInt(dst, int64(a.ConsecutiveFailures))
+	dst = appendJSONKey(dst, "versionSeq", false)
+	dst = appendJSONInt(dst, a.VersionSeq)
+	dst = appendJSONKey(dst, "signatures", false)
+	dst = append(dst, '[')
+	for i := range a.Signatures {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendSignature(dst, &a.Signatures[i])
+	}
+	dst = append(dst, ']')
+	dst = appendJSONKey(dst, "problems", false)
+	dst = append(dst, '[')
+	for i, p := range a.Problems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONKey(append(dst, '{'), "pointer", true)
+		dst = appendJSONString(dst, p.Pointer)
+		dst = appendJSONKey(dst, "severity", false)
+		dst = appendJSONString(dst, string(p.Severity))
+		dst = appendJSONKey(dst, "code", false)
+		dst = appendJSONString(dst, p.Code)
+		dst = appendJSONKey(dst, "message", false)
+		dst = append(appendJSONString(dst, p.Message), '}')
+	}
+	dst = append(dst, ']')
+	dst = appendJSONKey(dst, "liveness", false)
+	var err error
+	if dst, err = appendLiveness(dst, a.Liveness); err != nil {
+		return nil, err
+	}
+	if a.Catalog != "" {
+		dst = appendJSONKey(dst, "catalog", false)
+		dst = appendJSONString(dst, a.Catalog)
+	}
+	if a.CatalogInline {
+		dst = appendJSONKey(dst, "catalogInline", false)
+		dst = appendJSONBool(dst, true)
+	}
+	if a.CatalogMissing {
+		dst = appendJSONKey(dst, "catalogMissing", false)
+		dst = appendJSONBool(dst, true)
+	}
+	dst = append(dst, ',')
+	dst = append(dst, card...)
+	if withMatches {
+		dst = appendJSONKey(dst, "matches", false)
+		dst = append(dst, '[')
+		for i, m := range matches {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONKey(append(dst, '{'), "skillId", true)
+			dst = appendJSONString(dst, m.SkillID)
+			dst = appendJSONKey(dst, "field", false)
+			dst = appendJSONString(dst, m.Field)
+			dst = appendJSONKey(dst, "fragments", false)
+			if m.Fragments == nil {
+				dst = append(dst, '[', ']')
+			} else {
+				dst = appendJSONStrings(dst, m.Fragments)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+func appendSignature(dst []byte, s *registry.SignatureResult) []byte {
+	dst = appendJSONKey(append(dst, '{'), "index", true)
+	dst = appendJSONInt(dst, int64(s.Index))
+	dst = appendJSONKey(dst, "kid", false)
+	dst = appendJSONString(dst, s.Kid)
+	dst = appendJSONKey(dst, "alg", false)
+	dst = appendJSONString(dst, s.Alg)
+	dst = appendJSONKey(dst, "keySource", false)
+	dst = appendJSONString(dst, s.KeySource)
+	if s.Profile != "" {
+		dst = appendJSONKey(dst, "profile", false)
+		dst = appendJSONString(dst, s.Profile)
+	}
+	dst = appendJSONKey(dst, "status", false)
+	dst = appendJSONString(dst, s.Status)
+	if s.Reason != "" {
+		dst = appendJSONKey(dst, "reason", false)
+		dst = appendJSONString(dst, s.Reason)
+	}
+	if s.Thumbprint != "" {
+		dst = appendJSONKey(dst, "thumbprint", false)
+		dst = appendJSONString(dst, s.Thumbprint)
+	}
+	if len(s.Unsigned) > 0 {
+		dst = appendJSONKey(dst, "unsigned", false)
+		dst = appendJSONStrings(dst, s.Unsigned)
+	}
+	return append(dst, '}')
+}
+
+// appendLiveness appends the list form of the liveness object (state,
+// since, failingSince, probing); the detail of one agent's record, which
+// lists never carry, goes through encoding/json.
+func appendLiveness(dst []byte, l *registry.Liveness) ([]byte, error) {
+	switch {
+	case l == nil:
+		return append(dst, "null"...), nil
+	case l.LastProbeAt != nil || l.Uptime != nil || l.P50MS != nil || len(l.Interfaces) > 0 || len(l.Days) > 0:
+		b, err := json.Marshal(l)
+		return append(dst, b...), err
+	}
+	dst = appendJSONKey(append(dst, '{'), "state", true)
+	dst = appendJSONString(dst, string(l.State))
+	dst = appendJSONKey(dst, "since", false)
+	dst = appendJSONTimePtr(dst, l.Since)
+	dst = appendJSONKey(dst, "failingSince", false)
+	dst = appendJSONTimePtr(dst, l.FailingSince)
+	dst = appendJSONKey(dst, "probing", false)
+	return append(appendJSONBool(dst, l.Probing), '}'), nil
+}
+
+// pageBuffers hold the pages being written: a page is about 80 KB, and a
+// buffer grown to fit one serves the next request instead of being grown
+// again and collected.
+var pageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 128<<10); return &b }}
+
+// maxPooledPage is the largest buffer returned to pageBuffers; a rare huge
+// page is left to the collector.
+const maxPooledPage = 1 << 20
+
+// writeSearchPage writes the page as writeJSON(c, 200, searchPage{…}) would.
+// cards are the card members of each agent (cardMembers), in page order.
+func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatches bool) error {
+	facets, err := json.Marshal(page.Facets.Lists())
+	if err != nil {
+		return err
+	}
+	buf := pageBuffers.Get().(*[]byte)
+	dst := (*buf)[:0]
+	dst = append(dst, `{"agents":[`...)
+	for i := range page.Agents {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		f := &page.Agents[i]
+		if dst, err = appendAgentRecord(dst, &f.Agent, cards[i], withMatches, f.Matches); err != nil {
+			return err
+		}
+	}
+	dst = append(dst, ']')
+	dst = appendJSONKey(dst, "nextPageToken", false)
+	dst = appendJSONString(dst, page.NextPageToken)
+	dst = appendJSONKey(dst, "totalSize", false)
+	dst = appendJSONInt(dst, int64(page.TotalSize))
+	dst = appendJSONKey(dst, "facets", false)
+	dst = append(dst, facets...)
+	dst = append(dst, '}')
+	// Blob has written dst to the response when it returns.
+	err = c.Blob(http.StatusOK, echo.MIMEApplicationJSON, dst)
+	if cap(dst) <= maxPooledPage {
+		*buf = dst[:0]
+		pageBuffers.Put(buf)
+	}
+	return err
+}

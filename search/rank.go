@@ -1,0 +1,511 @@
+package search
+
+import (
+	"context"
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// rank is a relevance query over the text tables (texttable.go): one pass
+// over the postings of the query's terms that counts the total and the
+// facets and keeps the best k agents, then the bonuses for the best
+// rerankWindow. The score of an agent is, per query word it holds, the
+// sum over the word's terms of idf × the posting's field-boosted weight
+// (a synonym at boostSynonym, a typo at boostFuzzy), plus boostTag × idf
+// when a word is one of its tags as written; the sum is multiplied by the
+// share of query words it holds. The best rerankWindow then gain the
+// phrase bonus (the query's words in order in the name or description)
+// and the one-skill bonus (several query words inside one skill).
+type rankQuery struct {
+	words   []queryWord
+	phrase  [][]string // analyzed terms of q by relative position (nil: none)
+	typos   bool
+	clauses []filterClause
+	k       int
+	// page is the range of the best documents whose stored fields and
+	// highlights are read (page.to == 0: none), with analyzer.
+	page     struct{ from, to int }
+	analyzer analysis.Analyzer
+}
+
+// qterm is one term a query looks up, with its word and query weight.
+type qterm struct {
+	term   string
+	word   int
+	weight float64
+}
+
+// accum is the per-segment scratch of one pass.
+type accum struct {
+	score   []float32
+	bits    []uint32 // query words found, one bit each
+	touched []uint32
+}
+
+var accumPool = sync.Pool{New: func() any { return &accum{} }}
+
+func getAccum(n uint32) *accum {
+	a := accumPool.Get().(*accum)
+	if uint32(len(a.score)) < n {
+		a.score = make([]float32, n)
+		a.bits = make([]uint32, n)
+	}
+	a.touched = a.touched[:0]
+	return a
+}
+
+// segRef is one segment of the snapshot a pass reads.
+type segRef struct {
+	text   *textSeg
+	facets *segTable
+	offset uint64
+}
+
+// rank runs rq over the generation's current snapshot. It returns
+// errNoTextTable when the index is not one the tables can read.
+func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (passResult, error) {
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		return passResult{}, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return passResult{}, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return passResult{}, errNoTextTable
+	}
+	ss := snap.Segments()
+	segs := make([]segRef, len(ss))
+	var running uint64
+	live := 0
+	for i, s := range ss {
+		st, err := t.table(s.Segment())
+		if err != nil {
+			return passResult{}, err
+		}
+		ts, err := st.textTable(s.Segment())
+		if err != nil {
+			return passResult{}, err
+		}
+		segs[i] = segRef{text: ts, facets: st, offset: running}
+		running += s.Segment().Count()
+		live += int(s.Count())
+	}
+	t.forget(ss)
+
+	// The terms of the query, with synonyms and (retrying) typos, and
+	// their document frequencies over the whole snapshot.
+	var qts []qterm
+	seen := map[string]bool{}
+	add := func(term string, word int, weight float64) {
+		if !seen[term] {
+			seen[term] = true
+			qts = append(qts, qterm{term, word, weight})
+		}
+	}
+	for i, w := range rq.words {
+		for _, tm := range w.terms {
+			add(tm, i, 1)
+		}
+		for _, tm := range w.syns {
+			add(tm, i, boostSynonym)
+		}
+	}
+	if rq.typos {
+		for i, w := range rq.words {
+			for _, s := range segs {
+				for _, id := range s.text.fuzzy(w.terms[0]) {
+					add(s.text.termList[id], i, boostFuzzy)
+				}
+			}
+		}
+	}
+	idf := func(df int) float64 { return 1 + math.Log(float64(max(live, 1))/float64(df+1)) }
+	termIDF := make([]float64, len(qts))
+	for j, q := range qts {
+		df := 0
+		for _, s := range segs {
+			if id, ok := s.text.terms[q.term]; ok {
+				df += int(s.text.off[id+1] - s.text.off[id])
+			}
+		}
+		termIDF[j] = idf(df)
+	}
+	tagIDF := make([]float64, len(rq.words))
+	for i, w := range rq.words {
+		df := 0
+		for _, s := range segs {
+			df += len(s.text.tags[w.raw])
+		}
+		tagIDF[i] = idf(df)
+	}
+
+	n := len(rq.words)
+	need := minShould(n)
+	var counts []int32
+	t.mu.Lock()
+	counts = make([]int32, len(t.names))
+	t.mu.Unlock()
+	var h topK
+	total := 0
+	for si, s := range segs {
+		if err := ctx.Err(); err != nil {
+			return passResult{}, err
+		}
+		ts := s.text
+		allowed, err := ts.allowed(ss[si].Segment(), ss[si].Deleted(), rq.clauses)
+		if err != nil {
+			return passResult{}, err
+		}
+		a := getAccum(ts.n)
+		for j, q := range qts {
+			id, ok := ts.terms[q.term]
+			if !ok {
+				continue
+			}
+			docs, ws, _ := ts.postings(id)
+			f := float32(q.weight * termIDF[j])
+			bit := uint32(1) << q.word
+			for p, d := range docs {
+				if allowed[d/64]&(1<<(d%64)) == 0 {
+					continue
+				}
+				if a.bits[d] == 0 && a.score[d] == 0 {
+					a.touched = append(a.touched, d)
+				}
+				a.score[d] += f * ws[p].float()
+				a.bits[d] |= bit
+			}
+		}
+		for i, w := range rq.words {
+			f := float32(boostTag * tagIDF[i])
+			for _, d := range ts.tags[w.raw] {
+				if allowed[d/64]&(1<<(d%64)) == 0 {
+					continue
+				}
+				if a.bits[d] == 0 && a.score[d] == 0 {
+					a.touched = append(a.touched, d)
+				}
+				a.score[d] += f
+			}
+		}
+		// Facets: a match adds its values to the counts; when the
+		// matches are many, the common values are counted once each by
+		// intersecting the matches with the value's bitset instead.
+		st := s.facets
+		byBitset := len(a.touched)*st.densePerDoc() > st.denseCost()
+		var matched []uint64
+		if byBitset {
+			matched = make([]uint64, (ts.n+63)/64)
+		}
+		for _, d := range a.touched {
+			found := bits.OnesCount32(a.bits[d])
+			if found >= need {
+				total++
+				score := float64(a.score[d]) * float64(found) / float64(n)
+				h.offer(rq.k, scoredDoc{num: s.offset + uint64(d), score: score})
+				if byBitset {
+					matched[d/64] |= 1 << (d % 64)
+					for _, id := range st.rareVals[st.rareStart[d]:st.rareStart[d+1]] {
+						counts[id]++
+					}
+				} else {
+					for _, id := range st.vals[st.start[d]:st.start[d+1]] {
+						counts[id]++
+					}
+				}
+			}
+			a.score[d], a.bits[d] = 0, 0
+		}
+		accumPool.Put(a)
+		if byBitset {
+			for _, dv := range st.dense {
+				c := 0
+				for i, w := range matched {
+					c += bits.OnesCount64(w & dv.docs[i])
+				}
+				counts[dv.id] += int32(c)
+			}
+		}
+	}
+	out := passResult{total: total, top: []scoredDoc(h)}
+	slices.SortFunc(out.top, compareDocs)
+
+	// Bonuses for the best rerankWindow.
+	cands := out.top[:min(len(out.top), rerankWindow)]
+	locate := func(num uint64) (*textSeg, uint32) {
+		i := sort.Search(len(segs), func(i int) bool { return segs[i].offset > num }) - 1
+		return segs[i].text, uint32(num - segs[i].offset)
+	}
+	// The phrase as each segment's term ids, and the idf of its words.
+	phraseIDs := map[*textSeg][][]uint32{}
+	phraseIDF := 0.0
+	for _, group := range rq.phrase {
+		for j, q := range qts {
+			if len(group) > 0 && q.term == group[0] {
+				phraseIDF += termIDF[j]
+			}
+		}
+	}
+	for i := range cands {
+		ts, d := locate(cands[i].num)
+		score := cands[i].score
+		if len(rq.phrase) > 1 {
+			ids, ok := phraseIDs[ts]
+			if !ok {
+				ids = ts.phraseTerms(rq.phrase)
+				phraseIDs[ts] = ids
+			}
+			for _, pf := range []struct {
+				name  bool
+				boost float64
+			}{{true, boostPhrase}, {false, boostDescPhrase}} {
+				if norm, ok := ts.phraseIn(d, pf.name, ids); ok {
+					score += pf.boost * phraseIDF * norm / float64(n)
+				}
+			}
+		}
+		if n > 1 {
+			if best := ts.bestSkillWords(d, qts, n); best > 1 {
+				score *= 1 + oneSkillBonus*float64(best-1)/float64(n-1)
+			}
+		}
+		cands[i].score = score
+	}
+	slices.SortStableFunc(cands, compareDocs)
+
+	out.facets = t.facetsOf(counts)
+	// Only the page's ids are read: the rest of the window is ordered,
+	// and a later page is another query.
+	if from, to := rq.page.from, min(rq.page.to, len(out.top)); from < to {
+		for i := from; i < to; i++ {
+			if out.top[i].id, err = r.ExternalID(index.NewIndexInternalID(nil, out.top[i].num)); err != nil {
+				return passResult{}, err
+			}
+		}
+		terms := make([]string, len(qts))
+		for i, q := range qts {
+			terms[i] = q.term
+		}
+		hl := newHighlighter(rq.analyzer, terms)
+		out.details = make(map[string]hitDetail, to-from)
+		for _, h := range out.top[from:to] {
+			ts, d := locate(h.num)
+			doc, err := r.Document(h.id)
+			if err != nil {
+				return passResult{}, err
+			}
+			if doc == nil {
+				continue // deleted since the pass
+			}
+			out.details[h.id] = ts.detail(doc, d, qts, hl)
+		}
+	}
+	return out, nil
+}
+
+// detail is a page hit's stored fields and highlights: the fields its
+// postings say hold a query term are analyzed again, and the words whose
+// terms are the query's marked.
+func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlighter) hitDetail {
+	hd := hitDetail{fields: map[string]any{}, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
+	doc.VisitFields(func(f index.Field) {
+		if slices.Contains(hitFields, f.Name()) {
+			hd.fields[f.Name()] = string(f.Value())
+		}
+	})
+	hd.skills = decodeSkills(str(hd.fields[fieldSkillsStored]))
+	// A field of a skill can hold a query word only if one term's posting
+	// names both the field and the skill.
+	wordOf := make(map[string]int, len(qts))
+	var where uint32
+	inSkill := make([]uint32, len(textFields)) // per field, the skills to read
+	for _, q := range qts {
+		wordOf[q.term] = q.word
+		if id, ok := ts.terms[q.term]; ok {
+			if _, m, ok := ts.posting(id, d); ok {
+				where |= m
+				for fi := range textFields {
+					if m&fieldBit(fi) != 0 {
+						inSkill[fi] |= m & skillMask
+					}
+				}
+			}
+		}
+	}
+	mark := func(field string, skill, item int, text string) {
+		var sp []span
+		for _, tk := range hl.words(text) {
+			w, ok := wordOf[string(tk.Term)]
+			if !ok {
+				continue
+			}
+			sp = append(sp, span{tk.Start, tk.End})
+			if skill >= 0 {
+				if hd.words[skill] == nil {
+					hd.words[skill] = map[int]bool{}
+				}
+				hd.words[skill][w] = true
+			}
+		}
+		if len(sp) == 0 {
+			return
+		}
+		if hd.spans[field] == nil {
+			hd.spans[field] = map[int]map[int][]span{}
+		}
+		if hd.spans[field][skill] == nil {
+			hd.spans[field][skill] = map[int][]span{}
+		}
+		hd.spans[field][skill][item] = sp
+	}
+	for fi, f := range textFields {
+		if where&fieldBit(fi) == 0 {
+			continue
+		}
+		switch f.field {
+		case fieldName, fieldDescription, fieldProvider:
+			mark(f.field, -1, 0, str(hd.fields[f.field]))
+			continue
+		}
+		for i, s := range hd.skills {
+			if inSkill[fi]&(1<<min(i, skillBits-1)) == 0 {
+				continue
+			}
+			var values []string
+			switch f.field {
+			case fieldSkillName:
+				values = []string{s.Name}
+			case fieldSkillDescription:
+				values = []string{s.Description}
+			case fieldSkillTags:
+				values = s.Tags
+			case fieldSkillExamples:
+				values = s.Examples
+			}
+			for j, v := range values {
+				mark(f.field, i, j, v)
+			}
+		}
+	}
+	return hd
+}
+
+// bestSkillWords is the most query words one skill of document d holds.
+func (ts *textSeg) bestSkillWords(d uint32, qts []qterm, n int) int {
+	masks := make([]uint32, n)
+	for _, q := range qts {
+		if q.weight == boostFuzzy {
+			continue // typos count for matching, not for the bonus
+		}
+		if id, ok := ts.terms[q.term]; ok {
+			if _, sk, ok := ts.posting(id, d); ok {
+				masks[q.word] |= sk & skillMask
+			}
+		}
+	}
+	best := 0
+	for b := range skillBits {
+		c := 0
+		for _, m := range masks {
+			if m&(1<<b) != 0 {
+				c++
+			}
+		}
+		best = max(best, c)
+	}
+	return best
+}
+
+// phraseTerms is the phrase in ts's term ids: nil when a word is not in
+// the segment at all (no document of it holds the phrase); an empty group
+// matches any word.
+func (ts *textSeg) phraseTerms(phrase [][]string) [][]uint32 {
+	out := make([][]uint32, len(phrase))
+	for i, group := range phrase {
+		if len(group) == 0 {
+			continue
+		}
+		for _, term := range group {
+			if id, ok := ts.terms[term]; ok {
+				out[i] = append(out[i], id)
+			}
+		}
+		if out[i] == nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// phraseIn reports whether document d's name (or description) holds the
+// phrase (phraseTerms): a word of each position group at the same
+// relative positions. norm is the field's length norm.
+func (ts *textSeg) phraseIn(d uint32, name bool, phrase [][]uint32) (norm float64, ok bool) {
+	if len(phrase) == 0 {
+		return 0, false
+	}
+	from, to := ts.seqStart[d], ts.nameEnd[d]
+	if !name {
+		from, to = ts.nameEnd[d], ts.seqStart[d+1]
+	}
+	terms, pos := ts.seqTerm[from:to], ts.seqPos[from:to]
+	holds := func(p uint16, group []uint32) bool {
+		for k := range terms {
+			if pos[k] == p && slices.Contains(group, terms[k]) {
+				return true
+			}
+		}
+		return false
+	}
+	for k := range terms {
+		if !slices.Contains(phrase[0], terms[k]) {
+			continue
+		}
+		all := true
+		for off, group := range phrase[1:] {
+			if len(group) > 0 && !holds(pos[k]+uint16(off+1), group) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return 1 / math.Sqrt(float64(to-from)), true
+		}
+	}
+	return 0, false
+}
+
+// phraseOf groups the analyzed terms of q by position relative to the
+// first word; positions between words that were stop words stay empty.
+func (x *Index) phraseOf(q string) [][]string {
+	toks := x.analyzer.Analyze([]byte(q))
+	if len(toks) == 0 {
+		return nil
+	}
+	first := toks[0].Position
+	var out [][]string
+	for _, tk := range toks {
+		i := tk.Position - first
+		if i < 0 || i >= MaxQueryWords*2 {
+			continue
+		}
+		for len(out) <= i {
+			out = append(out, nil)
+		}
+		if term := string(tk.Term); !slices.Contains(out[i], term) {
+			out[i] = append(out[i], term)
+		}
+	}
+	return out
+}

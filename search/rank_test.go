@@ -1,0 +1,203 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/corpus"
+)
+
+// rankCorpus is a 3,000-agent index of the generated corpus and 1–3-word
+// queries drawn from its skills, as the load command draws them.
+func rankCorpus(t *testing.T) (*Index, []string) {
+	t.Helper()
+	x, err := Open(t.TempDir(), Options{CacheEntries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	const n = 3000
+	if err := x.Rebuild(context.Background(), corpusSource{gen: corpus.New(7), n: n}); err != nil {
+		t.Fatal(err)
+	}
+	gen := corpus.New(7)
+	r := rand.New(rand.NewPCG(7, 8))
+	var qs []string
+	for len(qs) < 150 {
+		a := gen.Agent(r.IntN(n))
+		if a.Card == nil || len(a.Card.Skills) == 0 {
+			continue
+		}
+		s := a.Card.Skills[r.IntN(len(a.Card.Skills))]
+		ws := strings.FieldsFunc(s.Name+" "+s.Description, func(r rune) bool { return !unicode.IsLetter(r) })
+		k := min(len(ws), 1+r.IntN(3))
+		var pick []string
+		for _, i := range r.Perm(len(ws))[:k] {
+			pick = append(pick, ws[i])
+		}
+		qs = append(qs, strings.Join(pick, " "))
+	}
+	// Typos and synonyms take the other paths of a word.
+	qs = append(qs, "invoise", "recconciliation payment", "sentiment-analysis", "cafe", "find leaked credentials")
+	return x, qs
+}
+
+// The text tables select exactly the agents Bleve's searchers select for
+// the same words, scope and filters, and count the same facets.
+func TestRankSelectsWhatSearchersSelect(t *testing.T) {
+	x, qs := rankCorpus(t)
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.mu.RUnlock()
+	ctx := context.Background()
+	scopes := []registry.Scope{{}, {All: true}}
+	filters := []Filters{{}, {Bindings: []string{"JSONRPC"}}, {InputModes: []string{"TEXT/plain"}, Trust: []string{"unsigned", "verified"}}}
+	checked, nonEmpty := 0, 0
+	for i, q := range qs {
+		ws := x.searchWords(q)
+		if len(ws) == 0 {
+			continue
+		}
+		for _, typos := range []bool{false, true} {
+			scope, f := scopes[i%len(scopes)], filters[i%len(filters)]
+			want, err := g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), scope, f), passOptions{k: 10_000, facets: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := g.facets.rank(ctx, g, rankQuery{words: ws, typos: typos, clauses: scopeClauses(scope, f), k: 10_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.total != want.total {
+				t.Fatalf("%q (typos %v): rank found %d agents, searchers %d", q, typos, got.total, want.total)
+			}
+			if !reflect.DeepEqual(got.facets, want.facets) {
+				t.Fatalf("%q: facets differ:\nrank      %+v\nsearchers %+v", q, got.facets, want.facets)
+			}
+			gotNums, wantNums := nums(got.top), nums(want.top)
+			if !slices.Equal(gotNums, wantNums) {
+				t.Fatalf("%q: rank and searchers return different agents", q)
+			}
+			checked++
+			if got.total > 0 {
+				nonEmpty++
+			}
+		}
+	}
+	if nonEmpty < 100 {
+		t.Fatalf("only %d of %d checks matched anything: the queries test nothing", nonEmpty, checked)
+	}
+}
+
+func nums(ds []scoredDoc) []uint64 {
+	out := make([]uint64, len(ds))
+	for i, d := range ds {
+		out[i] = d.num
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The page's highlights cut from re-analyzed stored text are the ones cut
+// from Bleve's term locations.
+func TestRankHighlightsMatchLocations(t *testing.T) {
+	x, qs := rankCorpus(t)
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.mu.RUnlock()
+	ctx := context.Background()
+	compared := 0
+	for _, q := range qs {
+		ws := x.searchWords(q)
+		if len(ws) == 0 {
+			continue
+		}
+		rq := rankQuery{words: ws, k: 20, analyzer: x.analyzer}
+		rq.page.from, rq.page.to = 0, 20
+		p, err := g.facets.rank(ctx, g, rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := x.details(ctx, g, textQuery(q, ws, false), p.top, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range p.top {
+			got := p.details[h.id]
+			w := want[h.id]
+			if gm, wm := fmt.Sprint(got.matches()), fmt.Sprint(w.matches()); gm != wm {
+				t.Fatalf("%q, agent %s: highlights\n got %s\nwant %s", q, h.id, gm, wm)
+			}
+			if !reflect.DeepEqual(got.fields, w.fields) {
+				t.Fatalf("%q, agent %s: stored fields\n got %v\nwant %v", q, h.id, got.fields, w.fields)
+			}
+			if got.bestSkillWords() != w.bestSkillWords() {
+				t.Fatalf("%q, agent %s: %d words in one skill, locations say %d", q, h.id, got.bestSkillWords(), w.bestSkillWords())
+			}
+			compared++
+		}
+	}
+	if compared < 1000 {
+		t.Fatalf("compared %d hits: too few to say anything", compared)
+	}
+}
+
+func TestWithinEdits(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		k    int
+		want bool
+	}{
+		{"invoice", "invoise", 1, true},
+		{"invoice", "invoce", 1, true},
+		{"invoice", "invoicee", 1, true},
+		{"invoice", "inovice", 1, true}, // a swap of neighbours is one edit
+		{"complaint", "complianc", 2, true},
+		{"complaint", "complianc", 1, false},
+		{"invoice", "iovniec", 2, false},
+		{"reconciliation", "recconciliation", 2, true},
+		{"payment", "pay", 2, false},
+		{"abc", "abc", 0, true},
+		{"", "ab", 1, false},
+	} {
+		if got := withinEdits(c.a, c.b, c.k); got != c.want {
+			t.Errorf("withinEdits(%q, %q, %d) = %v", c.a, c.b, c.k, got)
+		}
+	}
+}
+
+// A deleted agent leaves the tables' results at once, and the text of a
+// segment written after the tables were built is read too.
+func TestRankSeesDeletesAndNewSegments(t *testing.T) {
+	src := newMemSource()
+	src.put(testAgent("agent-1", "Ledger Bot", "reconciles ledgers"), registry.ChangeChanged)
+	src.put(testAgent("agent-2", "Invoice Bot", "reads invoices"), registry.ChangeChanged)
+	x := openTest(t, src)
+	ctx := context.Background()
+	find := func(q string) []string {
+		t.Helper()
+		return hitIDs(mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}))
+	}
+	if got := find("ledgers"); !slices.Equal(got, []string{"agent-1"}) {
+		t.Fatalf("ledgers: %v", got)
+	}
+	src.purge("agent-1")
+	src.put(testAgent("agent-3", "Ledger Auditor", "audits ledgers"), registry.ChangeChanged)
+	if err := NewIndexer(x, src, IndexerOptions{}).Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := find("ledgers"); !slices.Equal(got, []string{"agent-3"}) {
+		t.Fatalf("after the delete and the new agent: %v", got)
+	}
+}
