@@ -208,6 +208,11 @@ func TestCrawlCatalogAgentsLifecycle(t *testing.T) {
 			t.Fatalf("a crawl with a failed nested catalog withdrew %v", r.Missing)
 		}
 		st.quiet(t)
+		// A catalog with nested ones is stored without a validator: the
+		// root's 304 would hide a change in a nested catalog.
+		if list, err := st.svc.Catalogs(t.Context(), admin); err != nil || len(list) != 1 || list[0].ETag != "" {
+			t.Fatalf("catalog after a nested crawl: %+v %v", list, err)
+		}
 
 		// A complete crawl without fx, trips and direct: fx and trips are
 		// missing (direct was submitted directly and stays as it is).

@@ -218,7 +218,6 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 	if len(ids) > maxListedIDs {
 		return nil, invalidField("/ids", "too-many", "at most 1000 ids at once")
 	}
-	db := s.store.read(ctx)
 	// One statement reads the rows and their current versions' verdicts by
 	// primary key. The listing rule is applied to the rows in Go (its
 	// spelling over a row, visibility.go): with the rule in SQL, SQLite
@@ -229,22 +228,16 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 		return nil, err
 	}
 	// The cards the caller lacks, in a second statement.
-	var need [][]any
+	var need []any // agent id, version seq, …
 	for i := range rows {
 		r := &rows[i]
 		if r.Verdict != nil && (held == nil || !held(r.Row.ID, r.Row.CurrentVersionSeq)) {
-			need = append(need, []any{r.Row.ID, r.Row.CurrentVersionSeq})
+			need = append(need, r.Row.ID, r.Row.CurrentVersionSeq)
 		}
 	}
-	cards := make(map[string]string, len(need))
-	if len(need) > 0 {
-		var vs []versionRow
-		if err := db.Select("agent_id, seq, card").Where("(agent_id, seq) IN ?", need).Find(&vs).Error; err != nil {
-			return nil, translate(err)
-		}
-		for _, v := range vs {
-			cards[v.AgentID] = v.Card
-		}
+	cards, err := s.listedCards(ctx, need)
+	if err != nil {
+		return nil, err
 	}
 	agents := make([]Agent, len(rows))
 	for i := range rows {
@@ -287,7 +280,7 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]
 	for i, id := range ids {
 		args[i] = id
 	}
-	rs, err := s.store.listedStmt(ctx, len(ids)).QueryContext(ctx, args...)
+	rs, err := s.store.listedStmt(ctx, listedKey{n: len(ids)}).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -314,53 +307,102 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]
 	return rows, nil
 }
 
-// listedSQLText is listedRows' statement for n ids, in the store's
-// placeholder syntax; the scan above follows its column order.
-func (s *Store) listedSQLText(n int) string {
+// listedCards reads the cards of the versions in need (agent id, seq, …),
+// by agent id, in one statement.
+func (s *Service) listedCards(ctx context.Context, need []any) (map[string]string, error) {
+	cards := make(map[string]string, len(need)/2)
+	if len(need) == 0 {
+		return cards, nil
+	}
+	rs, err := s.store.listedStmt(ctx, listedKey{cards: true, n: len(need) / 2}).QueryContext(ctx, need...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id, card string
+		if err := rs.Scan(&id, &card); err != nil {
+			return nil, translate(err)
+		}
+		cards[id] = card
+	}
+	if err := rs.Err(); err != nil {
+		return nil, translate(err)
+	}
+	return cards, nil
+}
+
+// listedKey names one of Listed's statements: the rows of n ids, or the
+// cards of n (id, seq) pairs.
+type listedKey struct {
+	cards bool
+	n     int
+}
+
+// listedSQLText is the text of k's statement in the store's placeholder
+// syntax; listedRows' scan follows its column order.
+func (s *Store) listedSQLText(k listedKey) string {
 	var b strings.Builder
-	b.WriteString("SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
-		"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
-		"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
-		"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-		"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict, v.problems " +
-		"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
-		"WHERE a.status <> 'removed' AND a.id IN (")
-	for i := range n {
+	if k.cards {
+		b.WriteString("SELECT agent_id, card FROM card_versions WHERE (agent_id, seq) IN (")
+	} else {
+		b.WriteString("SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
+			"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
+			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
+			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
+			"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict, v.problems " +
+			"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
+			"WHERE a.status <> 'removed' AND a.id IN (")
+	}
+	arg := 0
+	param := func() {
+		arg++
+		if s.dialect == DialectPostgres {
+			fmt.Fprintf(&b, "$%d", arg)
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	for i := range k.n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if s.dialect == DialectPostgres {
-			fmt.Fprintf(&b, "$%d", i+1)
+		if k.cards {
+			b.WriteByte('(')
+			param()
+			b.WriteByte(',')
+			param()
+			b.WriteByte(')')
 		} else {
-			b.WriteByte('?')
+			param()
 		}
 	}
 	b.WriteByte(')')
 	return b.String()
 }
 
-// maxPreparedListed is the largest id count whose listedRows statement is
-// kept prepared (search pages hold at most 100).
+// maxPreparedListed is the largest count whose statement is kept prepared
+// (search pages hold at most 100 agents).
 const maxPreparedListed = 100
 
-// listedStmt returns listedRows' statement for n ids: prepared once per
-// count up to maxPreparedListed and kept until the store closes, so a
-// search page is neither parsed nor planned again.
-func (s *Store) listedStmt(ctx context.Context, n int) interface {
+// listedStmt returns k's statement: prepared once per kind and count up to
+// maxPreparedListed and kept until the store closes, so a search page is
+// neither parsed nor planned again.
+func (s *Store) listedStmt(ctx context.Context, k listedKey) interface {
 	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
 } {
-	if n > maxPreparedListed {
-		return adhocStmt{s.rsql, s.listedSQLText(n)}
+	if k.n > maxPreparedListed {
+		return adhocStmt{s.rsql, s.listedSQLText(k)}
 	}
-	if st, ok := s.listed.Load(n); ok {
+	if st, ok := s.listed.Load(k); ok {
 		return st.(*sql.Stmt)
 	}
-	st, err := s.rsql.PrepareContext(ctx, s.listedSQLText(n))
+	st, err := s.rsql.PrepareContext(ctx, s.listedSQLText(k))
 	if err != nil {
 		// Unprepared: QueryContext reports the error again.
-		return adhocStmt{s.rsql, s.listedSQLText(n)}
+		return adhocStmt{s.rsql, s.listedSQLText(k)}
 	}
-	if prev, loaded := s.listed.LoadOrStore(n, st); loaded {
+	if prev, loaded := s.listed.LoadOrStore(k, st); loaded {
 		_ = st.Close()
 		return prev.(*sql.Stmt)
 	}

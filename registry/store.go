@@ -56,7 +56,7 @@ type Store struct {
 	unlock  func() error
 	dataDir string
 	log     *slog.Logger
-	listed  sync.Map     // id count → prepared *sql.Stmt of Listed (list.go listedStmt)
+	listed  sync.Map     // listedKey → prepared *sql.Stmt of Listed (list.go listedStmt)
 	stats   plannerStats // SQLite planner statistics (planner.go)
 }
 
