@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -33,3 +34,13 @@ func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, e
 
 // ReadDB is the read handle (SQLite: the read-only pool).
 func (s *Store) ReadDB() *gorm.DB { return s.rdb }
+
+// SetPlannerStatsEvery sets how often writes start a PRAGMA optimize.
+func (s *Store) SetPlannerStatsEvery(d time.Duration) {
+	s.stats.mu.Lock()
+	s.stats.every = d
+	s.stats.mu.Unlock()
+}
+
+// WaitPlannerStats waits for a background PRAGMA optimize to finish.
+func (s *Store) WaitPlannerStats() { s.stats.wg.Wait() }

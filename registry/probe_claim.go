@@ -20,7 +20,7 @@ const probeClaimable = `status = 'approved' AND current_version_seq > 0 AND prob
 	AND (probe_lease_owner = '' OR probe_lease_until <= ?)`
 
 // probeNeverSQL reads agents never probed (probe_next_at NULL: due at once),
-// through agents_probe_due.
+// through agents_probe_next (status, probe_next_at, id).
 const probeNeverSQL = `SELECT id, host FROM agents WHERE probe_next_at IS NULL AND ` + probeClaimable + ` ORDER BY id LIMIT ?`
 
 // probeDueSQL reads agents whose next probe is due, oldest first.

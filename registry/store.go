@@ -56,7 +56,8 @@ type Store struct {
 	unlock  func() error
 	dataDir string
 	log     *slog.Logger
-	listed  sync.Map // listedKey → prepared *sql.Stmt of Listed (list.go listedStmt)
+	listed  sync.Map     // listedKey → prepared *sql.Stmt of Listed (list.go listedStmt)
+	stats   plannerStats // SQLite planner statistics (planner.go)
 }
 
 // Open opens (creating if needed) and migrates the store.
@@ -81,6 +82,12 @@ func Open(ctx context.Context, o OpenOptions) (*Store, error) {
 	if err := s.Migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	s.stats.every = plannerStatsEvery
+	s.stats.last = time.Now()
+	if err := s.optimize(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("planner statistics: %w", err)
 	}
 	return s, nil
 }
@@ -201,6 +208,7 @@ func openSQLite(o OpenOptions) (*Store, error) {
 
 // Close releases the connections and the data directory lock.
 func (s *Store) Close() error {
+	s.stopStats()
 	var errs []error
 	s.listed.Range(func(_, st any) bool {
 		errs = append(errs, st.(*sql.Stmt).Close())
@@ -232,7 +240,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // BEGIN IMMEDIATE on the single writer connection), committed when it returns
 // nil. Driver errors leave it translated (translate).
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return translate(s.db.WithContext(ctx).Transaction(fn))
+	if err := s.db.WithContext(ctx).Transaction(fn); err != nil {
+		return translate(err)
+	}
+	s.afterWrite()
+	return nil
 }
 
 // read is the handle for queries outside a transaction.
