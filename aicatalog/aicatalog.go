@@ -5,7 +5,10 @@
 //
 // Reading accepts both spellings of an entry's media type: `type` (the
 // current one) and `mediaType` (the 2026 spring text). Writing emits `type`.
-// It imports nothing of Cardex but the strict JSON parse.
+// An entry's representativeQueries (example questions people would ask to
+// find the agent) are read within MaxQueries and MaxQueryBytes; a member of
+// the wrong type is ignored, never a problem of the entry. It imports
+// nothing of Cardex but the strict JSON parse.
 package aicatalog
 
 import (
@@ -13,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,10 +63,13 @@ type Entry struct {
 	DisplayName string          `json:"displayName,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Tags        []string        `json:"tags,omitempty"`
-	Version     string          `json:"version,omitempty"`
-	UpdatedAt   *time.Time      `json:"updatedAt,omitempty"`
-	Publisher   *Publisher      `json:"publisher,omitempty"`
-	Extensions  map[string]any  `json:"extensions,omitempty"`
+	// RepresentativeQueries are example questions people would ask to
+	// find the artifact, within MaxQueries and MaxQueryBytes.
+	RepresentativeQueries []string       `json:"representativeQueries,omitempty"`
+	Version               string         `json:"version,omitempty"`
+	UpdatedAt             *time.Time     `json:"updatedAt,omitempty"`
+	Publisher             *Publisher     `json:"publisher,omitempty"`
+	Extensions            map[string]any `json:"extensions,omitempty"`
 }
 
 // Publisher is who publishes an entry.
@@ -81,6 +88,15 @@ type Limits struct {
 // DefaultLimits: a catalog of a thousand agents with inline cards fits;
 // anything larger is refused whole, not truncated.
 var DefaultLimits = Limits{MaxBytes: 4 << 20, MaxEntries: 1000, MaxDepth: 64}
+
+// Bounds of an entry's representativeQueries: at most MaxQueries are kept,
+// in document order, each a non-empty string of at most MaxQueryBytes
+// (after trimming spaces); a longer one, a repeat or a value that is not a
+// string is dropped, and so are the values past the first MaxQueries kept.
+const (
+	MaxQueries    = 10
+	MaxQueryBytes = 200
+)
 
 // MaxNesting is how deep nested catalogs are followed: the specification
 // recommends 4 with visited-URL tracking.
@@ -178,11 +194,32 @@ func entry(v *strictjson.Value, raw []byte) (Entry, string) {
 			}
 		}
 	}
+	e.RepresentativeQueries = queries(v.Get("representativeQueries"))
 	e.Extensions = extensions(v.Get("extensions"), raw)
 	if p := v.Get("publisher"); p != nil && p.Kind == strictjson.Object {
 		e.Publisher = &Publisher{Identifier: str(p.Get("identifier")), DisplayName: str(p.Get("displayName"))}
 	}
 	return e, ""
+}
+
+// queries reads a representativeQueries member within MaxQueries and
+// MaxQueryBytes: nil when it is absent, not an array, or holds no string
+// that fits.
+func queries(v *strictjson.Value) []string {
+	if v == nil || v.Kind != strictjson.Array {
+		return nil
+	}
+	var out []string
+	for _, x := range v.Array {
+		q := strings.TrimSpace(str(x))
+		if q == "" || len(q) > MaxQueryBytes || slices.Contains(out, q) {
+			continue
+		}
+		if out = append(out, q); len(out) == MaxQueries {
+			break
+		}
+	}
+	return out
 }
 
 // valueEnd is the offset just past the object v (balanced braces outside

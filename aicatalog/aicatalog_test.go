@@ -68,3 +68,44 @@ func TestParseLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRepresentativeQueries(t *testing.T) {
+	long := strings.Repeat("é", MaxQueryBytes/2) // exactly MaxQueryBytes bytes
+	var many []string
+	for i := range 15 {
+		many = append(many, fmt.Sprintf("%q", fmt.Sprintf("question %d", i)))
+	}
+	doc, problems, err := Parse([]byte(`{"entries":[
+ {"identifier":"a","type":"application/a2a-agent-card+json","url":"https://x/a","representativeQueries":["  convert 100 usd to eur ","convert 100 usd to eur","",7,null,["x"],"`+long+`","`+long+`x","what is the fx rate today?"]},
+ {"identifier":"b","type":"application/a2a-agent-card+json","url":"https://x/b","representativeQueries":"not a list"},
+ {"identifier":"c","type":"application/a2a-agent-card+json","url":"https://x/c","representativeQueries":{"q":"x"}},
+ {"identifier":"d","type":"application/a2a-agent-card+json","url":"https://x/d","representativeQueries":[`+strings.Join(many, ",")+`]},
+ {"identifier":"e","type":"application/a2a-agent-card+json","url":"https://x/e","representativeQueries":[1,2]}]}`), DefaultLimits)
+	if err != nil || len(problems) != 0 || len(doc.Entries) != 5 {
+		t.Fatalf("err %v, problems %v, entries %d", err, problems, len(doc.Entries))
+	}
+	want := []string{"convert 100 usd to eur", long, "what is the fx rate today?"}
+	if got := doc.Entries[0].RepresentativeQueries; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("bounded queries %q, want %q", got, want)
+	}
+	for _, i := range []int{1, 2, 4} {
+		if q := doc.Entries[i].RepresentativeQueries; q != nil {
+			t.Fatalf("entry %d: a wrong type is ignored, got %q", i, q)
+		}
+	}
+	d := doc.Entries[3].RepresentativeQueries
+	if len(d) != MaxQueries || d[0] != "question 0" || d[MaxQueries-1] != "question 9" {
+		t.Fatalf("first %d of 15 kept: %q", MaxQueries, d)
+	}
+	out, err := Marshal(&Document{Entries: doc.Entries[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"representativeQueries": [`) {
+		t.Fatalf("written form: %s", out)
+	}
+	out, _ = Marshal(&Document{Entries: doc.Entries[1:2]})
+	if strings.Contains(string(out), "representativeQueries") {
+		t.Fatalf("none written when absent: %s", out)
+	}
+}

@@ -172,14 +172,14 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 					te.Agent = aicatalog.InlineURL(u, e.Identifier)
 					te.Outcome, te.Message = inlineOutcome(e.Data, te.Agent, c.Domain)
 					if te.Outcome == CatalogInline {
-						c.agents = append(c.agents, registry.CatalogAgent{URL: u, Identifier: e.Identifier, Card: e.Data})
+						c.agents = append(c.agents, registry.CatalogAgent{URL: u, Identifier: e.Identifier, Card: e.Data, Queries: e.RepresentativeQueries})
 					}
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
 					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", ratelimit.DomainKey(e.URL), c.Domain)
 				default:
 					te.Outcome, te.Agent = CatalogAgent, e.URL
-					c.agents = append(c.agents, registry.CatalogAgent{URL: e.URL, Identifier: e.Identifier})
+					c.agents = append(c.agents, registry.CatalogAgent{URL: e.URL, Identifier: e.Identifier, Queries: e.RepresentativeQueries})
 				}
 			case aicatalog.MediaType:
 				nested, err := CatalogURL(e.URL)

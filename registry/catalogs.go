@@ -121,6 +121,9 @@ type CatalogAgent struct {
 	Identifier string
 	// Card is an inline entry's data (the card), nil for an entry with url.
 	Card []byte
+	// Queries are the entry's representativeQueries, as aicatalog read
+	// them (bounded), nil when none.
+	Queries []string
 }
 
 // CatalogRecord is what recording a catalog crawl did.
@@ -148,6 +151,9 @@ func (s *Service) identity(a CatalogAgent) (cardURL, host string, bare, ok bool)
 	return aicatalog.InlineURL(cu.URL, a.Identifier), cu.Host, false, true
 }
 
+// ownCols are the columns of ownRow.
+const ownCols = "id, card_url, status, catalog_url, catalog_card, catalog_missing, catalog_queries"
+
 // ownRow is what RecordCatalog reads of the agents a catalog brought.
 type ownRow struct {
 	ID             string
@@ -156,6 +162,7 @@ type ownRow struct {
 	CatalogURL     string
 	CatalogCard    []byte
 	CatalogMissing bool
+	CatalogQueries *string
 }
 
 // RecordCatalog stores a crawl and applies its listing (docs/discovery.md
@@ -170,6 +177,9 @@ type ownRow struct {
 //   - an agent of this catalog whose inline card changed gets the new
 //     bytes and is crawled at once (the catalog's conditional fetch is its
 //     re-crawl);
+//   - an agent of this catalog whose entry's representativeQueries
+//     changed gets the new ones (catalog_queries) and a change-log entry,
+//     so the search index reads them again;
 //   - after a Complete crawl, an agent of this catalog it does not list is
 //     marked missing and crawled at once: the crawler records it as
 //     missing, the way a card that answers 404 is recorded, so it goes
@@ -199,7 +209,7 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 			return nil
 		}
 		var own []ownRow
-		if err := tx.Model(&agentRow{}).Select("id, card_url, status, catalog_url, catalog_card, catalog_missing").
+		if err := tx.Model(&agentRow{}).Select(ownCols).
 			Where("catalog_url = ?", c.URL).Find(&own).Error; err != nil {
 			return err
 		}
@@ -217,11 +227,11 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 			r, ok := mine[cardURL]
 			if !ok {
 				var other ownRow
-				err := tx.Model(&agentRow{}).Select("id, card_url, status, catalog_url, catalog_card, catalog_missing").
+				err := tx.Model(&agentRow{}).Select(ownCols).
 					Where("card_url = ?", cardURL).Take(&other).Error
 				switch {
 				case errors.Is(err, gorm.ErrRecordNotFound):
-					id, err := s.registerFromCatalog(tx, c.URL, cardURL, host, bare, a.Card, now)
+					id, err := s.registerFromCatalog(tx, c.URL, cardURL, host, bare, a, now)
 					if err != nil {
 						return err
 					}
@@ -253,6 +263,17 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 					return err
 				}
 			}
+			if q := encodeQueries(a.Queries); !equalPtr(q, r.CatalogQueries) {
+				// Searchable text of the agent changed: the change log
+				// brings it to the search index; no fetch is needed.
+				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).
+					Updates(map[string]any{"catalog_queries": q, "updated_at": now}).Error; err != nil {
+					return err
+				}
+				if err := s.addChange(tx, r.ID, ChangeChanged, now); err != nil {
+					return err
+				}
+			}
 		}
 		if !c.Complete {
 			return nil
@@ -276,9 +297,11 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 }
 
 // registerFromCatalog adds a pending public agent a catalog lists.
-func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string, bare bool, card []byte, now time.Time) (string, error) {
+func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string, bare bool, a CatalogAgent, now time.Time) (string, error) {
+	card := a.Card
 	row := agentRow{ID: newID(), CardURL: cardURL, Host: host, BareHost: bare, CatalogURL: catalog, CatalogCard: card,
-		Status: string(StatusPending), Visibility: string(VisibilityPublic), Health: string(HealthUnknown),
+		CatalogQueries: encodeQueries(a.Queries),
+		Status:         string(StatusPending), Visibility: string(VisibilityPublic), Health: string(HealthUnknown),
 		Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now}
 	if err := tx.Create(&row).Error; err != nil {
 		return "", err
@@ -292,6 +315,32 @@ func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string
 	}
 	return row.ID, s.addChange(tx, row.ID, ChangeSubmitted, now)
 }
+
+// encodeQueries is the stored form of an entry's representativeQueries:
+// a JSON array, nil when there are none.
+func encodeQueries(qs []string) *string {
+	if len(qs) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(qs)
+	s := string(b)
+	return &s
+}
+
+// decodeQueries reads encodeQueries' form; a value that is not a JSON
+// array of strings reads as none.
+func decodeQueries(s *string) []string {
+	if s == nil {
+		return nil
+	}
+	var qs []string
+	if json.Unmarshal([]byte(*s), &qs) != nil || len(qs) == 0 {
+		return nil
+	}
+	return qs
+}
+
+func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // Catalogs lists the crawled catalogs (admins).
 func (s *Service) Catalogs(ctx context.Context, p Principal) ([]Catalog, error) {

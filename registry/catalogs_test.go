@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,6 +123,123 @@ func TestCatalogListingOwnership(t *testing.T) {
 			if x.CardURL == a+"#urn:x" && (!x.CatalogInline || !x.CatalogMissing || x.Catalog != a) {
 				t.Fatalf("inline agent %+v", x)
 			}
+		}
+	})
+}
+
+// An entry's representativeQueries are stored with the agent it brings,
+// read on every path that builds a record (Get, List, Listed, the index
+// source), and replaced when a later crawl of the catalog changes them,
+// with a change-log entry for the search index; an unchanged crawl adds
+// none.
+func TestCatalogQueries(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		cat := "https://acme.example.com/.well-known/ai-catalog.json"
+		record := func(agents ...registry.CatalogAgent) registry.CatalogRecord {
+			t.Helper()
+			r, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", Trace: json.RawMessage(`{}`),
+				Agents: agents, Complete: true, NextCrawlAt: c.Now().Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		fx := registry.CatalogAgent{URL: "https://acme.example.com/fx.json", Queries: []string{"convert usd to eur", `what's "the" rate?`}}
+		plain := registry.CatalogAgent{URL: "https://acme.example.com/plain.json"}
+		r := record(fx, plain)
+		if len(r.Registered) != 2 {
+			t.Fatalf("registered %+v", r)
+		}
+		fxID, plainID := r.Registered[0], r.Registered[1]
+		src := svc.IndexSource()
+		check := func(want []string) {
+			t.Helper()
+			a, err := svc.Get(ctx, admin, fxID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed, err := svc.Listed(ctx, admin, []string{fxID, plainID})
+			if err != nil || len(listed) != 2 {
+				t.Fatalf("listed %+v %v", listed, err)
+			}
+			page, err := svc.List(ctx, admin, registry.ListQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inList registry.Agent
+			for _, x := range page.Agents {
+				if x.ID == fxID {
+					inList = x
+				}
+			}
+			indexed, err := src.Agents(ctx, []string{fxID})
+			if err != nil || len(indexed) != 1 {
+				t.Fatalf("index source %+v %v", indexed, err)
+			}
+			all, err := src.ListAgents(ctx, "", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inAll registry.Agent
+			for _, x := range all {
+				if x.ID == fxID {
+					inAll = x
+				}
+			}
+			for name, got := range map[string][]string{"Get": a.CatalogQueries, "Listed": listed[0].CatalogQueries,
+				"List": inList.CatalogQueries, "IndexSource.Agents": indexed[0].CatalogQueries, "IndexSource.ListAgents": inAll.CatalogQueries} {
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: queries %q, want %q", name, got, want)
+				}
+			}
+			if listed[1].CatalogQueries != nil {
+				t.Fatalf("an entry without queries: %q", listed[1].CatalogQueries)
+			}
+		}
+		check(fx.Queries)
+		changes := func() []registry.Change {
+			t.Helper()
+			var out []registry.Change
+			after := int64(0)
+			for {
+				cs, next, err := src.Changes(ctx, after, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cs) == 0 {
+					return out
+				}
+				for _, ch := range cs {
+					if ch.AgentID == fxID {
+						out = append(out, ch)
+					}
+				}
+				after = next
+			}
+		}
+		before := len(changes())
+		c.Advance(time.Minute)
+		record(fx, plain) // the same queries: nothing changes
+		if n := len(changes()); n != before {
+			t.Fatalf("an unchanged crawl logged %d changes", n-before)
+		}
+		fx.Queries = []string{"exchange rate of the yen"}
+		c.Advance(time.Minute)
+		record(fx, plain)
+		check(fx.Queries)
+		cs := changes()
+		if len(cs) != before+1 || cs[len(cs)-1].Kind != registry.ChangeChanged {
+			t.Fatalf("changes after new queries: %+v (had %d)", cs, before)
+		}
+		fx.Queries = nil
+		c.Advance(time.Minute)
+		record(fx, plain)
+		check(nil)
+		if n := len(changes()); n != before+2 {
+			t.Fatalf("dropping the queries logged %d changes, want 1", n-before-1)
 		}
 	})
 }

@@ -118,6 +118,10 @@ type Agent struct {
 	// listed the agent; the crawler records it as missing, as it records
 	// a card that answers 404, until the entry is listed again.
 	CatalogMissing bool `json:"catalogMissing,omitempty"`
+	// CatalogQueries are the representativeQueries of the catalog entry
+	// that lists the agent (example questions people would ask to find
+	// it), within aicatalog's bounds; search indexes them as text.
+	CatalogQueries []string `json:"catalogQueries,omitempty"`
 }
 
 // FetchError is the last failed fetch of an agent.

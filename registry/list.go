@@ -294,7 +294,7 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]
 			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
 			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
 			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
-			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &r.Verdict, &r.Problems); err != nil {
+			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &r.Verdict, &r.Problems); err != nil {
 			return nil, translate(err)
 		}
 		if sc.Admits(a.audience().terms()) {
@@ -350,7 +350,7 @@ func (s *Store) listedSQLText(k listedKey) string {
 			"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
 			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-			"a.probe_disabled, a.catalog_card, a.catalog_missing, v.verdict, v.problems " +
+			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, v.verdict, v.problems " +
 			"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
 			"WHERE a.status <> 'removed' AND a.id IN (")
 	}

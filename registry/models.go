@@ -44,6 +44,7 @@ type agentRow struct {
 	CatalogURL          string    // the AI Catalog that brought it, "" otherwise (migrations 00060)
 	CatalogCard         []byte    // an inline entry's card, from the catalog document (migrations 00080)
 	CatalogMissing      bool      // the catalog's last complete crawl did not list it (migrations 00080)
+	CatalogQueries      *string   // JSON array: the catalog entry's representativeQueries, nil when none (migrations 00100)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time
 	ProbeLeaseOwner string
