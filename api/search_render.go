@@ -140,6 +140,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, card []byte, withMatches b
 		dst = appendJSONKey(dst, "catalogMissing", false)
 		dst = appendJSONBool(dst, true)
 	}
+	if len(a.CatalogQueries) > 0 {
+		dst = appendJSONKey(dst, "catalogQueries", false)
+		dst = appendJSONStrings(dst, a.CatalogQueries)
+	}
 	dst = append(dst, ',')
 	dst = append(dst, card...)
 	if withMatches {

@@ -24,6 +24,19 @@ import (
 type corpusSource struct {
 	gen *corpus.Generator
 	n   int
+	// queries: every third agent also has catalog representativeQueries,
+	// made of its skills' words.
+	queries bool
+}
+
+func (c corpusSource) agent(i int) registry.Agent {
+	a := c.gen.Agent(i)
+	if c.queries && i%3 == 0 && a.Card != nil {
+		for _, s := range a.Card.Skills {
+			a.CatalogQueries = append(a.CatalogQueries, "how do I "+strings.ToLower(s.Name)+"?", "I need "+s.Description)
+		}
+	}
+	return a
 }
 
 func (c corpusSource) Changes(_ context.Context, after int64, _ int) ([]registry.Change, int64, error) {
@@ -35,7 +48,7 @@ func (c corpusSource) Agents(_ context.Context, ids []string) ([]registry.Agent,
 	for _, id := range ids {
 		i, err := strconv.Atoi(strings.TrimPrefix(id, "agent-"))
 		if err == nil && i < c.n {
-			out = append(out, c.gen.Agent(i))
+			out = append(out, c.agent(i))
 		}
 	}
 	return out, nil
@@ -51,7 +64,7 @@ func (c corpusSource) ListAgents(_ context.Context, afterID string, limit int) (
 	}
 	var out []registry.Agent
 	for i := start; i < c.n && len(out) < limit; i++ {
-		out = append(out, c.gen.Agent(i))
+		out = append(out, c.agent(i))
 	}
 	return out, nil
 }

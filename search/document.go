@@ -36,6 +36,9 @@ type Document struct {
 	UpdatedAt        time.Time
 	LastChangedAt    time.Time // kept for callers; not indexed: no sort or filter uses it (docs/api.md)
 	Skills           []SkillDocument
+	// Queries are the representativeQueries of the catalog entry that
+	// lists the agent (registry.Agent.CatalogQueries).
+	Queries []string
 }
 
 // SkillDocument is one skill. Its texts are indexed in the agent's skill
@@ -71,6 +74,7 @@ func NewDocument(a registry.Agent) Document {
 		Liveness:   registry.LivenessUnknown,
 		ListedBy:   registry.ListTerms(a),
 		UpdatedAt:  a.UpdatedAt,
+		Queries:    a.CatalogQueries,
 	}
 	if a.LastChangedAt != nil {
 		d.LastChangedAt = *a.LastChangedAt
@@ -165,6 +169,32 @@ type storedSkill struct {
 	Description string
 	Tags        []string
 	Examples    []string
+}
+
+// encodeStrings is the stored form of a list of strings: each preceded by
+// its length as an unsigned varint.
+func encodeStrings(vs []string) string {
+	var b []byte
+	for _, v := range vs {
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return string(b)
+}
+
+// decodeStrings reads encodeStrings' form; a damaged value gives the
+// strings read before the damage.
+func decodeStrings(raw string) []string {
+	var out []string
+	for len(raw) > 0 {
+		l, n := binary.Uvarint([]byte(raw[:min(len(raw), binary.MaxVarintLen64)]))
+		if n <= 0 || l > uint64(len(raw)-n) {
+			break
+		}
+		out = append(out, raw[n:n+int(l)])
+		raw = raw[n+int(l):]
+	}
+	return out
 }
 
 // encodeSkills is the stored form of skills, read for every page hit: per
@@ -271,6 +301,10 @@ func (d Document) fields() map[string]any {
 			text.WriteString("\n")
 		}
 	}
+	for _, q := range d.Queries {
+		text.WriteString(q)
+		text.WriteString("\n")
+	}
 	sortName := strings.ToLower(strings.TrimSpace(d.Name))
 	if sortName == "" {
 		sortName = strings.ToLower(d.Host)
@@ -304,7 +338,11 @@ func (d Document) fields() map[string]any {
 		fieldSkillTags:        tags,
 		fieldSkillExamples:    examples,
 		fieldSkillsStored:     encodeSkills(stored),
+		fieldQueries:          nonNil(d.Queries),
 		fieldText:             text.String(),
+	}
+	if len(d.Queries) > 0 {
+		m[fieldQueriesStored] = encodeStrings(d.Queries)
 	}
 	if d.Provider != "" {
 		m[fieldProviderFacet] = d.Provider // no empty facet value

@@ -26,8 +26,10 @@ type span struct{ start, end int }
 type hitDetail struct {
 	fields map[string]any
 	skills []storedSkill
+	// queries: the catalog entry's representativeQueries (stored copy).
+	queries []string
 	// spans of matched words: field → skill index (−1 for agent fields)
-	// → item index (tags, examples; 0 otherwise) → spans.
+	// → item index (tags, examples, queries; 0 otherwise) → spans.
 	spans map[string]map[int]map[int][]span
 	// words: per skill index, which query words matched in it.
 	words map[int]map[int]bool
@@ -38,11 +40,15 @@ type hitDetail struct {
 func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
 	d := hitDetail{fields: dm.Fields, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
 	d.skills = decodeSkills(str(dm.Fields[fieldSkillsStored]))
+	d.queries = decodeStrings(str(dm.Fields[fieldQueriesStored]))
 	for field, terms := range dm.Locations {
 		isSkill := slices.Contains(skillFields, field)
 		for term, locs := range terms {
 			for _, l := range locs {
 				skill, item := -1, 0
+				if field == fieldQueries && len(l.ArrayPositions) > 0 {
+					item = int(l.ArrayPositions[0])
+				}
 				if isSkill {
 					if len(l.ArrayPositions) == 0 {
 						continue
@@ -82,13 +88,25 @@ func (d hitDetail) bestSkillWords() int {
 	return best
 }
 
-// matches lists the matched fields: agent fields first, then each matched
+// matches lists the matched fields: agent fields first (the
+// representativeQueries after name, description and provider), then each matched
 // skill in card order with its fields (name, description, tags, examples).
 func (d hitDetail) matches() []Match {
 	var out []Match
 	for _, f := range []string{fieldName, fieldDescription, fieldProvider} {
 		if sp := d.spans[f][-1][0]; len(sp) > 0 {
 			out = append(out, Match{Field: f, Fragments: []string{fragment(str(d.fields[f]), sp)}})
+		}
+	}
+	if items := d.spans[fieldQueries][-1]; len(items) > 0 {
+		var frs []string
+		for j, q := range d.queries {
+			if sp := items[j]; len(sp) > 0 {
+				frs = append(frs, fragment(q, sp))
+			}
+		}
+		if len(frs) > 0 {
+			out = append(out, Match{Field: MatchQueries, Fragments: frs})
 		}
 	}
 	for i, s := range d.skills {

@@ -11,7 +11,7 @@ import (
 // rebuilt at open (docs/threats.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-9"
+const MappingVersion = "cardex-search-10"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term
@@ -52,6 +52,12 @@ const (
 	// fieldSkillsStored holds the skills (stored only, encodeSkills), read for
 	// the page's hits: ids, names, tags and the texts highlights cut from.
 	fieldSkillsStored = "skillsStored"
+	// fieldQueries holds the representativeQueries of the catalog entry
+	// that lists the agent, one value per query, so a location's array
+	// position is the query's index; fieldQueriesStored keeps them (stored
+	// only, encodeStrings) for highlights.
+	fieldQueries       = "queries"
+	fieldQueriesStored = "queriesStored"
 	// fieldText is every text field in one (no term vectors): the first
 	// stage of a query matches and ranks on it alone (search.go).
 	fieldText = "text"
@@ -90,12 +96,13 @@ func newMapping() *mapping.IndexMappingImpl {
 		agent.AddFieldMappingsAt(f, keywordField(false, true))
 	}
 	agent.AddFieldMappingsAt(fieldUpdatedAt, numberField())
-	for _, f := range []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples} {
+	for _, f := range []string{fieldSkillName, fieldSkillDescription, fieldSkillTags, fieldSkillExamples, fieldQueries} {
 		agent.AddFieldMappingsAt(f, textField(false))
 	}
 	stored := keywordField(true, false)
 	stored.Index = false
 	agent.AddFieldMappingsAt(fieldSkillsStored, stored)
+	agent.AddFieldMappingsAt(fieldQueriesStored, stored)
 	flat := textField(false)
 	flat.IncludeTermVectors = false
 	agent.AddFieldMappingsAt(fieldText, flat)

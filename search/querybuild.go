@@ -24,6 +24,7 @@ const (
 	boostSkillDesc    = 1.0
 	boostSkillTags    = 2.0
 	boostSkillEx      = 0.5
+	boostQueries      = 0.5 // a catalog entry's representativeQueries, like skill examples
 	boostSynonym      = 0.5
 	boostFuzzy        = 0.3
 	minFuzzyWordBytes = 5 // shorter words are not tried with typos
@@ -41,6 +42,7 @@ var textFields = []struct {
 	{fieldSkillDescription, boostSkillDesc},
 	{fieldSkillTags, boostSkillTags},
 	{fieldSkillExamples, boostSkillEx},
+	{fieldQueries, boostQueries},
 }
 
 // skillFields are the text fields whose locations name a skill.

@@ -325,6 +325,7 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlig
 		}
 	})
 	hd.skills = decodeSkills(str(hd.fields[fieldSkillsStored]))
+	hd.queries = decodeStrings(str(hd.fields[fieldQueriesStored]))
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
 	wordOf := make(map[string]int, len(qts))
@@ -376,6 +377,12 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlig
 		switch f.field {
 		case fieldName, fieldDescription, fieldProvider:
 			mark(f.field, -1, 0, str(hd.fields[f.field]))
+			continue
+		case fieldQueries:
+			// Agent-level and multi-valued: each query is an item.
+			for j, q := range hd.queries {
+				mark(f.field, -1, j, q)
+			}
 			continue
 		}
 		for i, s := range hd.skills {

@@ -24,7 +24,7 @@ func rankCorpus(t *testing.T) (*Index, []string) {
 	}
 	t.Cleanup(func() { _ = x.Close() })
 	const n = 3000
-	if err := x.Rebuild(context.Background(), corpusSource{gen: corpus.New(7), n: n}); err != nil {
+	if err := x.Rebuild(context.Background(), corpusSource{gen: corpus.New(7), n: n, queries: true}); err != nil {
 		t.Fatal(err)
 	}
 	gen := corpus.New(7)
@@ -117,7 +117,7 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 	}
 	defer x.mu.RUnlock()
 	ctx := context.Background()
-	compared := 0
+	compared, inQueries := 0, 0
 	for _, q := range qs {
 		ws := x.searchWords(q)
 		if len(ws) == 0 {
@@ -139,6 +139,11 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 			if gm, wm := fmt.Sprint(got.matches()), fmt.Sprint(w.matches()); gm != wm {
 				t.Fatalf("%q, agent %s: highlights\n got %s\nwant %s", q, h.id, gm, wm)
 			}
+			for _, m := range got.matches() {
+				if m.Field == MatchQueries {
+					inQueries++
+				}
+			}
 			if !reflect.DeepEqual(got.fields, w.fields) {
 				t.Fatalf("%q, agent %s: stored fields\n got %v\nwant %v", q, h.id, got.fields, w.fields)
 			}
@@ -148,8 +153,18 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 			compared++
 		}
 	}
-	if compared < 1000 {
-		t.Fatalf("compared %d hits: too few to say anything", compared)
+	if compared < 1000 || inQueries < 100 {
+		t.Fatalf("compared %d hits, %d with representative queries matched: too few to say anything", compared, inQueries)
+	}
+}
+
+// A posting's mask has skillBits bits for skills and one per text field.
+func TestTextFieldsFitTheMask(t *testing.T) {
+	if skillBits+len(textFields) > 32 {
+		t.Fatalf("%d skill bits and %d text fields do not fit a uint32 mask", skillBits, len(textFields))
+	}
+	if fieldBit(len(textFields)-1)&skillMask != 0 {
+		t.Fatal("a field bit overlaps the skill bits")
 	}
 }
 

@@ -40,10 +40,16 @@ type Hit struct {
 	Host        string         `json:"host"`
 	Trust       registry.Trust `json:"trust"`
 	// Matches say why the agent matched q: SkillID is "" for the agent's
-	// own fields (name, description, provider), else the skill whose field
-	// (name, description, tags, examples) matched.
+	// own fields (name, description, provider, and MatchQueries: the
+	// representativeQueries of its catalog entry, one fragment per
+	// matching query), else the skill whose field (name, description,
+	// tags, examples) matched.
 	Matches []Match `json:"matches,omitempty"`
 }
+
+// MatchQueries is the Match.Field of a match in the representativeQueries
+// of the catalog entry that lists the agent.
+const MatchQueries = "representativeQueries"
 
 // Match is one field that matched, with highlighted fragments: HTML-escaped
 // text with the matching words in <mark>…</mark>, safe to insert as HTML.
@@ -378,7 +384,7 @@ func (x *Index) runOn(ctx context.Context, g *generation, req *bleve.SearchReque
 }
 
 var (
-	hitFields = []string{fieldName, fieldDescription, fieldProvider, fieldHost, fieldTrust, fieldSkillsStored}
+	hitFields = []string{fieldName, fieldDescription, fieldProvider, fieldHost, fieldTrust, fieldSkillsStored, fieldQueriesStored}
 )
 
 // sortOrder always ends with the id, so equal keys still page stably.

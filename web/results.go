@@ -21,6 +21,7 @@ type resultView struct {
 	NameHL                                template.HTML // highlighted name, when q matched it
 	DescriptionHL                         template.HTML
 	Skills                                []skillMatch
+	QueriesHL                             []template.HTML // matching representativeQueries of its catalog entry, marked (at most 2)
 	Tags                                  []string
 }
 
@@ -85,6 +86,10 @@ func resultOf(a *registry.Agent, h search.Hit) resultView {
 				v.NameHL = highlight(m.Fragments[0])
 			case "description":
 				v.DescriptionHL = highlight(m.Fragments[0])
+			case search.MatchQueries:
+				for _, f := range m.Fragments[:min(2, len(m.Fragments))] {
+					v.QueriesHL = append(v.QueriesHL, highlight(f))
+				}
 			}
 			continue
 		}
