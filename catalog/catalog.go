@@ -197,6 +197,8 @@ func entry(a discover.Agent) aicatalog.Entry {
 		URL:         u,
 		Description: a.Description,
 		Publisher:   &aicatalog.Publisher{Identifier: host, DisplayName: host},
+		// The queries of the entry that brought it, as read (bounded).
+		RepresentativeQueries: a.CatalogQueries,
 		Extensions: map[string]any{Extension: map[string]any{
 			"id": a.ID, "record": a.Record, "page": a.Page, "card": a.Record + "/card",
 			"trust": a.Trust, "health": a.Health,

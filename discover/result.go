@@ -54,6 +54,9 @@ type Agent struct {
 	// of that catalog (docs/discovery.md).
 	Catalog       string `json:"catalog,omitempty"`
 	CatalogInline bool   `json:"catalogInline,omitempty"`
+	// CatalogQueries are the representativeQueries of the catalog entry
+	// that lists the agent (registry.Agent.CatalogQueries).
+	CatalogQueries []string `json:"catalogQueries,omitempty"`
 	// Card is the agent's current card as an A2A v1.0 AgentCard; absent
 	// for an agent never fetched.
 	Card   *agentcard.AgentCard `json:"card,omitempty"`
@@ -123,15 +126,16 @@ func (f Finder) Get(ctx context.Context, caller registry.Principal, id, base str
 // search's matches.
 func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 	out := Agent{
-		ID:            a.ID,
-		Record:        base + "/api/v1/agents/" + url.PathEscape(a.ID),
-		Page:          base + "/agents/" + url.PathEscape(a.ID),
-		CardURL:       a.CardURL,
-		Catalog:       a.Catalog,
-		CatalogInline: a.CatalogInline,
-		Trust:         string(a.Trust),
-		Health:        string(a.Health),
-		MatchedSkills: []Skill{},
+		ID:             a.ID,
+		Record:         base + "/api/v1/agents/" + url.PathEscape(a.ID),
+		Page:           base + "/agents/" + url.PathEscape(a.ID),
+		CardURL:        a.CardURL,
+		Catalog:        a.Catalog,
+		CatalogInline:  a.CatalogInline,
+		CatalogQueries: a.CatalogQueries,
+		Trust:          string(a.Trust),
+		Health:         string(a.Health),
+		MatchedSkills:  []Skill{},
 	}
 	if a.Liveness != nil {
 		out.Liveness = &Liveness{State: string(a.Liveness.State), Since: a.Liveness.Since}

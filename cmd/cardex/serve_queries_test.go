@@ -87,7 +87,12 @@ func TestServeCatalogRepresentativeQueries(t *testing.T) {
 		!strings.Contains(html, "how many <mark>zlotys</mark> is a euro?") {
 		t.Fatalf("web catalogue %d: %.3000s", code, html)
 	}
-	// A word of no query and no card finds nothing.
+	// Cardex's own catalog passes the queries on.
+	_, _, own := get(t, s.base+"/.well-known/ai-catalog.json", "")
+	if !strings.Contains(own, `"representativeQueries": [`+"\n"+`        "how many zlotys is a euro?",`) {
+		t.Errorf("own catalog: %.3000s", own)
+	}
+		// A word of no query and no card finds nothing.
 	_, _, body := get(t, s.base+"/api/v1/agents?q=pesos", "")
 	if !strings.Contains(body, `"totalSize":0`) {
 		t.Fatalf("pesos: %.500s", body)
