@@ -92,7 +92,7 @@ func TestServeCatalogRepresentativeQueries(t *testing.T) {
 	if !strings.Contains(own, `"representativeQueries": [`+"\n"+`        "how many zlotys is a euro?",`) {
 		t.Errorf("own catalog: %.3000s", own)
 	}
-		// A word of no query and no card finds nothing.
+	// A word of no query and no card finds nothing.
 	_, _, body := get(t, s.base+"/api/v1/agents?q=pesos", "")
 	if !strings.Contains(body, `"totalSize":0`) {
 		t.Fatalf("pesos: %.500s", body)
