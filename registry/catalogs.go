@@ -298,16 +298,15 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 
 // registerFromCatalog adds a pending public agent a catalog lists.
 func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string, bare bool, a CatalogAgent, now time.Time) (string, error) {
-	card := a.Card
-	row := agentRow{ID: newID(), CardURL: cardURL, Host: host, BareHost: bare, CatalogURL: catalog, CatalogCard: card,
-		CatalogQueries: encodeQueries(a.Queries),
-		Status:         string(StatusPending), Visibility: string(VisibilityPublic), Health: string(HealthUnknown),
-		Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now}
+	row := agentRow{ID: newID(), CardURL: cardURL, Host: host, BareHost: bare, CatalogURL: catalog, CatalogCard: a.Card,
+		CatalogQueries: encodeQueries(a.Queries), Status: string(StatusPending), Visibility: string(VisibilityPublic),
+		Health: string(HealthUnknown), Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]",
+		CreatedAt: now, UpdatedAt: now}
 	if err := tx.Create(&row).Error; err != nil {
 		return "", err
 	}
 	detail := map[string]any{"cardUrl": cardURL, "visibility": VisibilityPublic, "catalog": catalog}
-	if card != nil {
+	if a.Card != nil {
 		detail["inline"] = true
 	}
 	if err := s.addAudit(tx, Principal{Name: "catalog"}, "submit", row.ID, "", detail, now); err != nil {
