@@ -1,7 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // docs/threats.md H.74: whatever a fragment holds, highlight emits escaped
@@ -51,5 +55,19 @@ func TestShort(t *testing.T) {
 	}
 	if got := short(20, "a sentence that is much longer than twenty"); got != "a sentence that is…" {
 		t.Errorf("%q", got)
+	}
+}
+
+// A match in the representativeQueries of the agent's catalog entry is
+// shown as at most two marked queries, escaped like every fragment.
+func TestResultShowsMatchingQueries(t *testing.T) {
+	a := &registry.Agent{ID: "x", Host: "x.example.com"}
+	h := search.Hit{ID: "x", Matches: []search.Match{{Field: search.MatchQueries, Fragments: []string{
+		"how many <mark>zlotys</mark>?", "&lt;script&gt; <mark>zlotys</mark>", "third <mark>zlotys</mark>"}}}}
+	v := resultOf(a, h)
+	got := fmt.Sprint(v.QueriesHL)
+	want := "[how many <mark>zlotys</mark>? &lt;script&gt; <mark>zlotys</mark>]"
+	if got != want || v.NameHL != "" || v.DescriptionHL != "" || len(v.Skills) != 0 {
+		t.Fatalf("queries %s, want %s (view %+v)", got, want, v)
 	}
 }
