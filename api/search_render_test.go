@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"testing/quick"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/search"
 	"github.com/cardexhq/cardex/search/corpus"
 )
@@ -407,4 +410,54 @@ func TestSearchPageSameBytesAsReference(t *testing.T) {
 		}
 		check()
 	})
+}
+
+// Concurrent search pages share the card cache: each answers the bytes
+// it answers alone (run with -race to check the sharing).
+func TestSearchPagesConcurrent(t *testing.T) {
+	store := registrytest.SQLite(t)
+	h := newSearchHarness(t, store)
+	c := newCatalogue(h)
+	queries := []string{"q=weather", "q=acme&pageSize=2", "pageSize=20", "q=currency", "tag=maps&q=storm"}
+	want := map[string][]byte{}
+	for _, q := range queries {
+		for _, token := range []string{"", c.admin} {
+			r := h.do(req{method: "GET", path: "/api/v1/agents?" + q, token: token})
+			r.expectStatus(t, http.StatusOK)
+			want[q+token] = r.body
+		}
+	}
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				q, token := queries[(g+i)%len(queries)], []string{"", c.admin}[i%2]
+				hr, err := http.NewRequestWithContext(t.Context(), http.MethodGet, h.srv.URL+"/api/v1/agents?"+q, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if token != "" {
+					hr.Header.Set("Authorization", "Bearer "+token)
+				}
+				res, err := h.srv.Client().Do(hr)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				if err != nil || res.StatusCode != http.StatusOK || !bytes.Equal(b, want[q+token]) {
+					errs <- fmt.Errorf("%s (token %t): status %d, %v, body differs: %t", q, token != "", res.StatusCode, err, !bytes.Equal(b, want[q+token]))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
