@@ -20,8 +20,12 @@ const probeClaimable = `status = 'approved' AND current_version_seq > 0 AND prob
 	AND (probe_lease_owner = '' OR probe_lease_until <= ?)`
 
 // probeNeverSQL reads agents never probed (probe_next_at NULL: due at once),
-// through agents_probe_next (status, probe_next_at, id).
-const probeNeverSQL = `SELECT id, host FROM agents WHERE probe_next_at IS NULL AND ` + probeClaimable + ` ORDER BY id LIMIT ?`
+// in id order, through agents_probe_next (status, probe_next_at, id). The
+// ORDER BY names the index's columns (status and probe_next_at are the same
+// on every row read, so the order is by id): ordered by id alone,
+// PostgreSQL with statistics from before the last probe round walked the
+// primary key over every agent to find none never probed.
+const probeNeverSQL = `SELECT id, host FROM agents WHERE probe_next_at IS NULL AND ` + probeClaimable + ` ORDER BY status, probe_next_at, id LIMIT ?`
 
 // probeDueSQL reads agents whose next probe is due, oldest first.
 const probeDueSQL = `SELECT id, host FROM agents WHERE probe_next_at <= ? AND ` + probeClaimable + ` ORDER BY probe_next_at, id LIMIT ?`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -199,6 +200,10 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 		_ = idx.Close()
 		return nil, err
 	}
+	// check built the tables from every posting: give back the pages and
+	// the heap that took (release_linux.go), once per opened generation.
+	releaseMappedPages(path)
+	debug.FreeOSMemory()
 	return g, nil
 }
 

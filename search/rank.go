@@ -213,7 +213,11 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			if found >= need {
 				total++
 				score := float64(a.score[d]) * float64(found) / float64(n)
-				h.offer(rq.k, scoredDoc{num: s.offset + uint64(d), score: score})
+				// Most matches do not beat the worst kept: test that
+				// before building a candidate.
+				if len(h) < rq.k || (rq.k > 0 && score >= h[0].score) {
+					h.offer(rq.k, scoredDoc{num: s.offset + uint64(d), score: score})
+				}
 				if byBitset {
 					matched[d/64] |= 1 << (d % 64)
 					for _, id := range st.rareVals[st.rareStart[d]:st.rareStart[d+1]] {
