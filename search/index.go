@@ -124,6 +124,7 @@ type Index struct {
 
 type generation struct {
 	name    string
+	path    string // its directory
 	idx     bleve.Index
 	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
 	facets  *facetTables // decoded facet values per segment (facettable.go)
@@ -195,15 +196,14 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{name: name, idx: idx, facets: newFacetTables()}
+	g := &generation{name: name, path: path, idx: idx, facets: newFacetTables()}
 	if err := g.check(); err != nil {
 		_ = idx.Close()
 		return nil, err
 	}
 	// check built the tables from every posting: give back the pages and
 	// the heap that took (release_linux.go), once per opened generation.
-	releaseMappedPages(path)
-	debug.FreeOSMemory()
+	g.release()
 	return g, nil
 }
 
@@ -241,7 +241,7 @@ func (g *generation) check() error {
 	// Decode every segment's facet values and text now (≈1.4 s on 100k
 	// agents) rather than in the first query; for a rebuilt generation
 	// this runs before the swap, while the old generation still answers.
-	if err := g.facets.warm(g); err != nil {
+	if _, err := g.facets.warm(g); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return nil
@@ -314,4 +314,12 @@ func (x *Index) acquire() (*generation, error) {
 		return nil, fmt.Errorf("%w: %w", ErrNotReady, reason)
 	}
 	return x.cur, nil
+}
+
+// release gives back the segment pages and the heap a table build used
+// (release_linux.go): after opening a generation, and after the indexer
+// built the tables of a large merged segment.
+func (g *generation) release() {
+	releaseMappedPages(g.path)
+	debug.FreeOSMemory()
 }

@@ -88,6 +88,11 @@ func (ix *Indexer) round(ctx context.Context) error {
 	return ix.Sync(ctx)
 }
 
+// releaseAfterDocs: once the indexer has built tables for segments
+// holding this many documents (a merge of large segments), it gives back
+// the pages and heap the build used, as opening a generation does.
+const releaseAfterDocs = 10_000
+
 // Sync applies every change available now and returns when the index has
 // caught up with the source (or on the first error, leaving the index at
 // the last fully applied batch). It returns ErrNotReady when the index needs
@@ -173,8 +178,12 @@ func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 	g.applied.Store(next)
 	// Decode the new segment's text and facets here rather than in the
 	// next query (and any segment a merge has introduced since).
-	if err := g.facets.warm(g); err != nil {
+	built, err := g.facets.warm(g)
+	if err != nil {
 		return false, fmt.Errorf("search: indexer: %w", err)
+	}
+	if built >= releaseAfterDocs {
+		g.release()
 	}
 	// After the batch is visible: a query that read the old epoch and ran
 	// on the new data only caches fresher values under a key nobody asks

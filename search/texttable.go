@@ -449,33 +449,41 @@ func withinEdits(a, b string, k int) bool {
 // warm builds the facet and text tables of every segment of g's current
 // snapshot that has none yet. An index the tables cannot read is left to
 // Bleve's searchers.
-func (t *facetTables) warm(g *generation) error {
+//
+// built is how many documents the segments it built tables for hold.
+func (t *facetTables) warm(g *generation) (built uint64, err error) {
 	adv, err := g.idx.Advanced()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
-		return nil
+		return 0, nil
 	}
 	segs := snap.Segments()
 	for _, ss := range segs {
+		t.mu.Lock()
+		_, known := t.segs[ss.Segment()]
+		t.mu.Unlock()
 		st, err := t.table(ss.Segment())
 		if errors.Is(err, errNoFacetTable) {
-			return nil
+			return built, nil
 		}
 		if err != nil {
-			return fmt.Errorf("read facet values: %w", err)
+			return built, fmt.Errorf("read facet values: %w", err)
 		}
 		if _, err := st.textTable(ss.Segment()); err != nil && !errors.Is(err, errNoTextTable) {
-			return fmt.Errorf("read text: %w", err)
+			return built, fmt.Errorf("read text: %w", err)
+		}
+		if !known {
+			built += ss.Segment().Count()
 		}
 	}
 	t.forget(segs)
-	return nil
+	return built, nil
 }
