@@ -93,39 +93,14 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 		return nil, errNoTextTable
 	}
 	ts := &textSeg{n: uint32(n64), terms: map[string]uint32{}, tags: map[string][]uint32{}, sets: map[setKey][]uint64{}}
-	dict, err := seg.Dictionary(fieldText)
-	if err != nil {
-		return nil, fmt.Errorf("text table: %w", err)
-	}
-	var pl segment.PostingsList
-	var pi segment.PostingsIterator
-	it := dict.AutomatonIterator(nil, nil, nil)
-	for {
-		de, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("text table: %w", err)
-		}
-		if de == nil {
-			break
-		}
-		id := uint32(len(ts.termList))
-		ts.terms[de.Term] = id
-		ts.termList = append(ts.termList, de.Term)
+	err := walkField(seg, fieldText, false, false, func(term string) func(segment.Posting) {
+		ts.terms[term] = uint32(len(ts.termList))
+		ts.termList = append(ts.termList, term)
 		ts.off = append(ts.off, uint32(len(ts.docs)))
-		if pl, err = dict.PostingsList([]byte(de.Term), nil, pl); err != nil {
-			return nil, fmt.Errorf("text table: %w", err)
-		}
-		pi = pl.Iterator(false, false, false, pi)
-		for {
-			p, err := pi.Next()
-			if err != nil {
-				return nil, fmt.Errorf("text table: %w", err)
-			}
-			if p == nil {
-				break
-			}
-			ts.docs = append(ts.docs, uint32(p.Number()))
-		}
+		return func(p segment.Posting) { ts.docs = append(ts.docs, uint32(p.Number())) }
+	})
+	if err != nil {
+		return nil, err
 	}
 	ts.off = append(ts.off, uint32(len(ts.docs)))
 	ts.docs = slices.Clip(ts.docs)
@@ -137,42 +112,20 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 	for fi, f := range textFields {
 		isSkill := slices.Contains(skillFields, f.field)
 		phrase := f.field == fieldName || f.field == fieldDescription
-		fd, err := seg.Dictionary(f.field)
-		if err != nil {
-			return nil, fmt.Errorf("text table: %w", err)
-		}
-		fit := fd.AutomatonIterator(nil, nil, nil)
-		for {
-			de, err := fit.Next()
-			if err != nil {
-				return nil, fmt.Errorf("text table: %w", err)
-			}
-			if de == nil {
-				break
-			}
-			id, ok := ts.terms[de.Term]
+		var j, end uint32 // the term's postings in the flat field
+		err := walkField(seg, f.field, true, isSkill || phrase, func(term string) func(segment.Posting) {
+			id, ok := ts.terms[term]
 			if !ok {
-				continue // every field's words are in the flat field
+				return nil // every field's words are in the flat field
 			}
-			if pl, err = fd.PostingsList([]byte(de.Term), nil, pl); err != nil {
-				return nil, fmt.Errorf("text table: %w", err)
-			}
-			pi = pl.Iterator(true, true, isSkill || phrase, pi)
-			j, end := ts.off[id], ts.off[id+1]
-			for {
-				p, err := pi.Next()
-				if err != nil {
-					return nil, fmt.Errorf("text table: %w", err)
-				}
-				if p == nil {
-					break
-				}
+			j, end = ts.off[id], ts.off[id+1]
+			return func(p segment.Posting) {
 				d := uint32(p.Number())
 				for j < end && ts.docs[j] < d {
 					j++
 				}
 				if j == end || ts.docs[j] != d {
-					continue
+					return
 				}
 				weights[j] += float32(f.boost * math.Sqrt(float64(p.Frequency())) * p.Norm())
 				ts.skills[j] |= fieldBit(fi)
@@ -191,9 +144,11 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 					}
 				}
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-
 	ts.weight = make([]weight16, len(weights))
 	for i, w := range weights {
 		ts.weight[i] = toWeight16(w)
@@ -230,37 +185,60 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 		sortByPos(ts.seqTerm[ts.nameEnd[d]:ts.seqStart[d+1]], ts.seqPos[ts.nameEnd[d]:ts.seqStart[d+1]])
 	}
 
-	td, err := seg.Dictionary(fieldTags)
+	err = walkField(seg, fieldTags, false, false, func(term string) func(segment.Posting) {
+		return func(p segment.Posting) { ts.tags[term] = append(ts.tags[term], uint32(p.Number())) }
+	})
 	if err != nil {
-		return nil, fmt.Errorf("text table: %w", err)
-	}
-	tit := td.AutomatonIterator(nil, nil, nil)
-	for {
-		de, err := tit.Next()
-		if err != nil {
-			return nil, fmt.Errorf("text table: %w", err)
-		}
-		if de == nil {
-			break
-		}
-		if pl, err = td.PostingsList([]byte(de.Term), nil, pl); err != nil {
-			return nil, fmt.Errorf("text table: %w", err)
-		}
-		pi = pl.Iterator(false, false, false, pi)
-		var docs []uint32
-		for {
-			p, err := pi.Next()
-			if err != nil {
-				return nil, fmt.Errorf("text table: %w", err)
-			}
-			if p == nil {
-				break
-			}
-			docs = append(docs, uint32(p.Number()))
-		}
-		ts.tags[de.Term] = docs
+		return nil, err
 	}
 	return ts, nil
+}
+
+// walkField visits every term of seg's field, in order, and the postings
+// of the terms for which term returns a visitor (with frequencies and
+// norms when freq is set, locations when locs is).
+func walkField(seg segment.Segment, field string, freq, locs bool, term func(string) func(segment.Posting)) error {
+	dict, err := seg.Dictionary(field)
+	if err != nil {
+		return fmt.Errorf("text table: %w", err)
+	}
+	var pl segment.PostingsList
+	var pi segment.PostingsIterator
+	it := dict.AutomatonIterator(nil, nil, nil)
+	for {
+		de, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("text table: %w", err)
+		}
+		if de == nil {
+			return nil
+		}
+		visit := term(de.Term)
+		if visit == nil {
+			continue
+		}
+		if pl, err = dict.PostingsList([]byte(de.Term), nil, pl); err != nil {
+			return fmt.Errorf("text table: %w", err)
+		}
+		pi = pl.Iterator(freq, freq, locs, pi)
+		if err := eachPosting(pi, visit); err != nil {
+			return fmt.Errorf("text table: %w", err)
+		}
+	}
+}
+
+// eachPosting calls visit with every posting of pi.
+func eachPosting(pi segment.PostingsIterator, visit func(segment.Posting)) error {
+	for {
+		p, err := pi.Next()
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return nil
+		}
+		visit(p)
+	}
 }
 
 // sortByPos orders one field's words by position (insertion sort: a
@@ -329,17 +307,11 @@ func (ts *textSeg) set(seg segment.Segment, field, value string) ([]uint64, erro
 	if err != nil {
 		return nil, err
 	}
-	pi := pl.Iterator(false, false, false, nil)
-	for {
-		p, err := pi.Next()
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			break
-		}
+	if err := eachPosting(pl.Iterator(false, false, false, nil), func(p segment.Posting) {
 		d := p.Number()
 		s[d/64] |= 1 << (d % 64)
+	}); err != nil {
+		return nil, err
 	}
 	ts.setMu.Lock()
 	if len(ts.sets) < maxCachedSets {
