@@ -162,37 +162,6 @@ func wordQuery(w queryWord, fuzzy bool) query.Query {
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// gateQuery is the first stage of a query: the same words on the flat
-// text field only, so it selects exactly the agents textQuery selects
-// (fieldText holds every text field) with one term lookup per term instead
-// of one per field, and ranks them by flat TF-IDF.
-func gateQuery(ws []queryWord, fuzzy bool) query.Query {
-	qs := make([]query.Query, 0, len(ws))
-	for _, w := range ws {
-		var ts []query.Query
-		for _, t := range w.terms {
-			ts = append(ts, termQ(fieldText, t, 1))
-		}
-		for _, t := range w.syns {
-			ts = append(ts, termQ(fieldText, t, boostSynonym))
-		}
-		if fuzzy && len(w.terms[0]) >= minFuzzyWordBytes {
-			fq := bleve.NewFuzzyQuery(w.terms[0])
-			fq.SetField(fieldText)
-			fq.SetBoost(boostFuzzy)
-			fq.SetFuzziness(1)
-			if len(w.terms[0]) >= 8 {
-				fq.SetFuzziness(2)
-			}
-			ts = append(ts, fq)
-		}
-		qs = append(qs, bleve.NewDisjunctionQuery(ts...))
-	}
-	d := bleve.NewDisjunctionQuery(qs...)
-	d.SetMin(float64(minShould(len(ws))))
-	return d
-}
-
 // textQuery is the query of ws: at least minShould words, each anywhere in
 // the agent; the phrase of q in the name or description scores more.
 // Phrases cannot change which agents match (a phrase holds every word), so

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search/corpus"
 )
@@ -215,4 +218,36 @@ func TestRankSeesDeletesAndNewSegments(t *testing.T) {
 	if got := find("ledgers"); !slices.Equal(got, []string{"agent-3"}) {
 		t.Fatalf("after the delete and the new agent: %v", got)
 	}
+}
+
+// gateQuery is the reference the text tables are held to: a relevance
+// query's words on the flat text field as Bleve queries (each word's
+// terms, synonyms and, with fuzzy, near spellings; at least minShould
+// words), which select exactly the agents textQuery selects since the flat
+// field holds every text field.
+func gateQuery(ws []queryWord, fuzzy bool) query.Query {
+	qs := make([]query.Query, 0, len(ws))
+	for _, w := range ws {
+		var ts []query.Query
+		for _, t := range w.terms {
+			ts = append(ts, termQ(fieldText, t, 1))
+		}
+		for _, t := range w.syns {
+			ts = append(ts, termQ(fieldText, t, boostSynonym))
+		}
+		if fuzzy && len(w.terms[0]) >= minFuzzyWordBytes {
+			fq := bleve.NewFuzzyQuery(w.terms[0])
+			fq.SetField(fieldText)
+			fq.SetBoost(boostFuzzy)
+			fq.SetFuzziness(1)
+			if len(w.terms[0]) >= 8 {
+				fq.SetFuzziness(2)
+			}
+			ts = append(ts, fq)
+		}
+		qs = append(qs, bleve.NewDisjunctionQuery(ts...))
+	}
+	d := bleve.NewDisjunctionQuery(qs...)
+	d.SetMin(float64(minShould(len(ws))))
+	return d
 }

@@ -67,9 +67,7 @@ type Match struct {
 // counts the total and the facets and keeps the best agents by
 // field-boosted score; the first rerankWindow of those gain the phrase and
 // one-skill bonuses (oneSkillBonus), and only the page's hits are read
-// from the stored fields and highlighted. Where the tables cannot be read,
-// the same words run through Bleve's searchers (collect.go) and the best
-// are scored again with the field boosts and term locations. Other orders
+// from the stored fields and highlighted. Other orders
 // let Bleve sort the page while the facet tables count the same query
 // beside it.
 //
@@ -163,10 +161,10 @@ func (x *Index) cachedPage(key, token string, size int) (*Result, bool, error) {
 // withTypos is searchRelevance's retry mode.
 const withTypos = true
 
-// rerankWindow is how many of the best agents by flat score are scored
-// again with the field boosts and the one-skill bonus; oneSkillBonus is how
-// much an agent whose skill holds every query word gains (a skill with
-// some of them gains in proportion).
+// rerankWindow is how many of the best agents gain the phrase and
+// one-skill bonuses (rank.go); oneSkillBonus is how much an agent whose
+// skill holds every query word gains (a skill with some of them gains in
+// proportion).
 const (
 	rerankWindow  = 100
 	oneSkillBonus = 0.5
@@ -174,18 +172,12 @@ const (
 
 func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
 	typos := len(fuzzy) > 0 && fuzzy[0]
-	text := textQuery(q.Q, ws, typos)
-	k := max(offset+size, rerankWindow)
-	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: k, analyzer: x.analyzer}
+	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: max(offset+size, rerankWindow), analyzer: x.analyzer}
 	rq.page.from, rq.page.to = offset, offset+size
 	if len(ws) > 1 && !typos {
 		rq.phrase = x.phraseOf(q.Q)
 	}
 	p, err := g.facets.rank(ctx, g, rq)
-	ranked := err == nil
-	if errors.Is(err, errNoTextTable) || errors.Is(err, errNoFacetTable) {
-		p, err = g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), q.Scope, q.Filters), passOptions{k: k, facets: true})
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -193,61 +185,12 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	if offset >= len(p.top) {
 		return out, nil
 	}
-	if offset < rerankWindow && !ranked {
-		// Second stage: the best by flat score, scored again with field
-		// boosts and the one-skill bonus.
-		cands := p.top[:min(len(p.top), rerankWindow)]
-		scores, err := x.rescore(ctx, g, text, cands, ws)
-		if err != nil {
-			return nil, err
-		}
-		for i := range cands {
-			if s, ok := scores[cands[i].id]; ok {
-				cands[i].score = s
-			}
-		}
-		slices.SortStableFunc(cands, compareDocs)
-	}
-	page := p.top[offset:min(len(p.top), offset+size)]
-	details := p.details
-	if !ranked {
-		if details, err = x.details(ctx, g, text, page, ws); err != nil {
-			return nil, err
-		}
-	}
-	for _, h := range page {
-		d, ok := details[h.id]
+	for _, h := range p.top[offset:min(len(p.top), offset+size)] {
+		d, ok := p.details[h.id]
 		if !ok {
 			continue // deleted since the pass: the page is one shorter
 		}
 		out.Hits = append(out.Hits, hitFrom(h.id, h.score, d, true))
-	}
-	return out, nil
-}
-
-// rescore scores docs with the full query (field boosts, phrases) and
-// multiplies in the one-skill bonus read from their term locations.
-func (x *Index) rescore(ctx context.Context, g *generation, text query.Query, docs []scoredDoc, ws []queryWord) (map[string]float64, error) {
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.id
-	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), text), len(ids), 0, false)
-	req.IncludeLocations = len(ws) > 1
-	res, err := x.runOn(ctx, g, req)
-	if err != nil {
-		return nil, err
-	}
-	wordOf := wordIndex(ws)
-	out := make(map[string]float64, len(res.Hits))
-	for _, h := range res.Hits {
-		score := h.Score
-		if len(ws) > 1 {
-			if best := detailOf(h, wordOf).bestSkillWords(); best > 1 {
-				score *= 1 + oneSkillBonus*float64(best-1)/float64(len(ws)-1)
-			}
-		}
-		out[h.ID] = score
 	}
 	return out, nil
 }
