@@ -277,4 +277,24 @@ func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
 	if checked < 1000 {
 		t.Fatalf("only %d checks", checked)
 	}
+
+	// And it skips what cannot match: ASCII runs without a word starting
+	// with a term's first two letters are never analyzed.
+	h := newHighlighter(an, []string{"invoic"})
+	counted := &countingAnalyzer{Analyzer: h.an}
+	h.an = counted
+	words := h.words("Reconciles payments; reads INVOICES and exports ledgers")
+	if len(words) != 1 || words[0].Start != 27 || counted.calls != 1 {
+		t.Fatalf("found %d words, analyzed %d runs: want the one run holding INVOICES", len(words), counted.calls)
+	}
+}
+
+type countingAnalyzer struct {
+	analysis.Analyzer
+	calls int
+}
+
+func (c *countingAnalyzer) Analyze(b []byte) analysis.TokenStream {
+	c.calls++
+	return c.Analyzer.Analyze(b)
 }
