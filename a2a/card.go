@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // Paths of the interfaces, under the server's base URL.
@@ -34,33 +36,24 @@ func cardJSON(base, version string) []byte {
 		ProtocolBinding string `json:"protocolBinding"`
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	type skill struct {
-		ID          string   `json:"id"`
-		Name        string   `json:"name"`
-		Description string   `json:"description"`
-		Tags        []string `json:"tags"`
-		Examples    []string `json:"examples"`
-		InputModes  []string `json:"inputModes"`
-		OutputModes []string `json:"outputModes"`
-	}
 	type legacyIface struct {
 		URL       string `json:"url"`
 		Transport string `json:"transport"`
 	}
 	modes := []string{"text/plain", "application/json"}
 	card := struct {
-		Name                 string         `json:"name"`
-		Description          string         `json:"description"`
-		Version              string         `json:"version"`
-		SupportedInterfaces  []iface        `json:"supportedInterfaces"`
-		Capabilities         map[string]any `json:"capabilities"`
-		DefaultInputModes    []string       `json:"defaultInputModes"`
-		DefaultOutputModes   []string       `json:"defaultOutputModes"`
-		Skills               []skill        `json:"skills"`
-		URL                  string         `json:"url"`
-		PreferredTransport   string         `json:"preferredTransport"`
-		ProtocolVersion      string         `json:"protocolVersion"`
-		AdditionalInterfaces []legacyIface  `json:"additionalInterfaces"`
+		Name                 string            `json:"name"`
+		Description          string            `json:"description"`
+		Version              string            `json:"version"`
+		SupportedInterfaces  []iface           `json:"supportedInterfaces"`
+		Capabilities         map[string]any    `json:"capabilities"`
+		DefaultInputModes    []string          `json:"defaultInputModes"`
+		DefaultOutputModes   []string          `json:"defaultOutputModes"`
+		Skills               []agentcard.Skill `json:"skills"`
+		URL                  string            `json:"url"`
+		PreferredTransport   string            `json:"preferredTransport"`
+		ProtocolVersion      string            `json:"protocolVersion"`
+		AdditionalInterfaces []legacyIface     `json:"additionalInterfaces"`
 	}{
 		Name: "Cardex",
 		Description: "A curated registry of A2A agents. Ask it for agents by what they can do: " +
@@ -74,7 +67,7 @@ func cardJSON(base, version string) []byte {
 		Capabilities:       map[string]any{"streaming": false, "pushNotifications": false, "extendedAgentCard": false},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
-		Skills: []skill{{
+		Skills: []agentcard.Skill{{
 			ID:   "find-agents",
 			Name: "Find agents",
 			Description: "Finds registered agents by what they can do. Send free text, and optionally a data part " +
