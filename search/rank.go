@@ -298,8 +298,10 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			}
 		}
 		terms := make([]string, len(qts))
+		wordOf := make(map[string]int, len(qts)) // term → its query word
 		for i, q := range qts {
 			terms[i] = q.term
+			wordOf[q.term] = q.word
 		}
 		hl := newHighlighter(rq.analyzer, terms)
 		out.details = make(map[string]hitDetail, to-from)
@@ -312,7 +314,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			if doc == nil {
 				continue // deleted since the pass
 			}
-			out.details[h.id] = ts.detail(doc, d, qts, hl)
+			out.details[h.id] = ts.detail(doc, d, qts, wordOf, hl)
 		}
 	}
 	return out, nil
@@ -321,7 +323,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 // detail is a page hit's stored fields and highlights: the fields its
 // postings say hold a query term are analyzed again, and the words whose
 // terms are the query's marked.
-func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlighter) hitDetail {
+func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, wordOf map[string]int, hl *highlighter) hitDetail {
 	hd := hitDetail{fields: map[string]any{}, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
 	doc.VisitFields(func(f index.Field) {
 		if slices.Contains(hitFields, f.Name()) {
@@ -332,11 +334,9 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, hl *highlig
 	hd.queries = decodeStrings(str(hd.fields[fieldQueriesStored]))
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
-	wordOf := make(map[string]int, len(qts))
 	var where uint32
 	inSkill := make([]uint32, len(textFields)) // per field, the skills to read
 	for _, q := range qts {
-		wordOf[q.term] = q.word
 		if id, ok := ts.terms[q.term]; ok {
 			if _, m, ok := ts.posting(id, d); ok {
 				where |= m
