@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
@@ -26,17 +28,19 @@ func (s *server) searchAgents(c echo.Context) error {
 	if len(sorts) == 1 {
 		r.sort = sorts[0]
 	}
-	l := &heldLister{svc: s.svc, cards: s.cards}
-	page, err := search.Find(c.Request().Context(), s.search, l, r.caller, search.Query{Q: r.q, Filters: r.filters,
+	page, err := search.Find(c.Request().Context(), s.search, viewLister{s.svc}, r.caller, search.Query{Q: r.q, Filters: r.filters,
 		PageSize: r.pageSize, PageToken: r.token, Sort: r.sort})
 	if err != nil {
 		return err
 	}
-	cards := make([][]byte, len(page.Agents))
-	for i := range page.Agents {
-		if cards[i], err = l.cardJSON(&page.Agents[i].Agent); err != nil {
-			return err
-		}
-	}
-	return writeSearchPage(c, page, cards, strings.TrimSpace(r.q) != "")
+	return writeSearchPage(c, page, strings.TrimSpace(r.q) != "")
+}
+
+// viewLister lists a search page's agents with their stored card views
+// (registry.Service.ListedViews), which writeSearchPage copies as they
+// are.
+type viewLister struct{ svc *registry.Service }
+
+func (l viewLister) Listed(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error) {
+	return l.svc.ListedViews(ctx, p, ids)
 }

@@ -77,10 +77,6 @@ type Config struct {
 	// elsewhere. It must be cheap and safe for concurrent use. Nil does
 	// nothing.
 	Observe func(route string, status int, d time.Duration)
-	// CardCacheBytes bounds the search pages' cache of rendered cards
-	// (one entry per stored card version, which never changes): 0 means
-	// DefaultCardCacheBytes, negative keeps none.
-	CardCacheBytes int
 }
 
 // ErrNoService is returned by New without a registry.Service.
@@ -99,7 +95,6 @@ type server struct {
 	reindex     func(ctx context.Context) error
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
-	cards       *cardCache
 
 	limits *ratelimit.Limiters
 }
@@ -131,12 +126,6 @@ func newServer(cfg Config) (*echo.Echo, *server, error) {
 		reindex:     cfg.Reindex,
 		kick:        cfg.Kick,
 		metrics:     cfg.Observe,
-	}
-	switch {
-	case cfg.CardCacheBytes == 0:
-		s.cards = newCardCache(DefaultCardCacheBytes)
-	case cfg.CardCacheBytes > 0:
-		s.cards = newCardCache(cfg.CardCacheBytes)
 	}
 	if s.kick == nil {
 		s.kick = func() {}

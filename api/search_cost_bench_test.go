@@ -195,26 +195,19 @@ func (r *replaySearcher) Search(ctx context.Context, q search.Query) (*search.Re
 
 // costHandler is the API as cmd/cardex serve builds it (text access log at
 // info, rate limits on but never reached), over searcher.
-func costHandler(b *testing.B, c *costCatalogue, searcher Searcher, cacheBytes int) (http.Handler, *server) {
+func costHandler(b *testing.B, c *costCatalogue, searcher Searcher) http.Handler {
 	b.Helper()
-	h, s, err := newServer(Config{Service: c.svc, Ready: c.store, Search: searcher, CardCacheBytes: cacheBytes,
+	h, _, err := newServer(Config{Service: c.svc, Ready: c.store, Search: searcher,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Limits: ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1 << 30, Per: time.Second, Burst: 1 << 30}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return h, s
+	return h
 }
 
-// reportCards reports the card cache after a run: entries, MiB held and the
-// share of cards found in it.
-func reportCards(b *testing.B, s *server) {
-	st := s.cards.stats()
-	b.ReportMetric(float64(st.entries), "cards-cached")
-	b.ReportMetric(float64(st.bytes)/(1<<20), "MiB-cards")
-	if n := st.hits + st.misses; n > 0 {
-		b.ReportMetric(float64(st.hits)/float64(n), "card-hit-ratio")
-	}
+// reportHeap reports the live heap after a run.
+func reportHeap(b *testing.B) {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -261,8 +254,7 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 //   - cached: the real index with its page cache warm (a repeated query);
 //   - after-search: every query answered by replaying the index's result,
 //     i.e. only what the request costs outside the index query (middleware,
-//     SQL hydration and re-check, JSON); after-search-uncached is the same
-//     without the card cache (every card read, decoded and rendered);
+//     SQL hydration and re-check, JSON);
 //   - unique: the real index, every request a query not asked before.
 func BenchmarkSearchRequestCost(b *testing.B) {
 	c := openCostCatalogue(b, costBenchAgents())
@@ -271,35 +263,27 @@ func BenchmarkSearchRequestCost(b *testing.B) {
 		queries = queries[:256]
 	}
 	b.Run("cached", func(b *testing.B) {
-		h, s := costHandler(b, c, c.idx, 0)
+		h := costHandler(b, c, c.idx)
 		for _, q := range queries {
 			costGet(b, h, q)
 		}
 		runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
-		reportCards(b, s)
+		reportHeap(b)
 	})
-	// after-search, then the same with no card cache: every card read,
-	// decoded and rendered, as for agents a unique query finds first.
-	for _, cacheBytes := range []int{0, -1} {
-		name := "after-search"
-		if cacheBytes < 0 {
-			name = "after-search-uncached"
+	b.Run("after-search", func(b *testing.B) {
+		r := &replaySearcher{Searcher: c.idx, byQ: map[string]*search.Result{}}
+		h := costHandler(b, c, r)
+		for _, q := range queries {
+			costGet(b, h, q)
 		}
-		b.Run(name, func(b *testing.B) {
-			r := &replaySearcher{Searcher: c.idx, byQ: map[string]*search.Result{}}
-			h, s := costHandler(b, c, r, cacheBytes)
-			for _, q := range queries {
-				costGet(b, h, q)
-			}
-			runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
-			reportCards(b, s)
-			if r.miss != len(queries) {
-				b.Fatalf("%d index queries for %d distinct queries", r.miss, len(queries))
-			}
-		})
-	}
+		runCost(b, func(i int) int { return costGet(b, h, queries[i%len(queries)]) })
+		reportHeap(b)
+		if r.miss != len(queries) {
+			b.Fatalf("%d index queries for %d distinct queries", r.miss, len(queries))
+		}
+	})
 	b.Run("unique", func(b *testing.B) {
-		h, s := costHandler(b, c, c.idx, 0)
+		h := costHandler(b, c, c.idx)
 		all := c.queries
 		next := len(queries) // the first ones were asked by the other runs
 		runCost(b, func(int) int {
@@ -309,7 +293,7 @@ func BenchmarkSearchRequestCost(b *testing.B) {
 			next++
 			return costGet(b, h, q)
 		})
-		reportCards(b, s)
+		reportHeap(b)
 	})
 }
 

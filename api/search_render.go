@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -15,37 +14,46 @@ import (
 // A search page is the API's hottest answer: twenty records of about 3 KB
 // each, most of it the card. writeSearchPage writes the bytes writeJSON
 // writes for the searchPage of the same page (the tests compare them),
-// with the card members taken from the cardCache and the rest appended
-// without reflection.
+// with the card members copied from the stored views that
+// registry.Service.ListedViews hands out and the rest appended without
+// reflection.
 
 // cardMembers appends the members of an agent's JSON that come from its
 // card: "card" (the A2A view, null without a card), then "cardShape" and
-// "protocolVersions" when set — agentView's last three fields.
-func cardMembers(dst []byte, c *agentcard.Card) ([]byte, error) {
+// "protocolVersions" when set — agentView's last three fields. The view is
+// a's stored one when Listed handed it out (a.CardView), else a.Card's.
+func cardMembers(dst []byte, a *registry.Agent) ([]byte, error) {
 	dst = appendJSONKey(dst, "card", true)
-	if c == nil {
+	var shape string
+	var pvs []string
+	switch {
+	case a.CardView != nil:
+		dst = append(dst, a.CardView.JSON...)
+		shape, pvs = a.CardView.Shape, a.CardView.ProtocolVersions
+	case a.Card != nil:
+		b, err := a.Card.ViewJSON()
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, b...)
+		shape, pvs = a.Card.Shape, a.Card.ProtocolVersions
+	default:
 		return append(dst, "null"...), nil
 	}
-	b, err := json.Marshal(c.A2A())
-	if err != nil {
-		return nil, err
-	}
-	dst = append(dst, b...)
-	if c.Shape != "" {
+	if shape != "" {
 		dst = appendJSONKey(dst, "cardShape", false)
-		dst = appendJSONString(dst, c.Shape)
+		dst = appendJSONString(dst, shape)
 	}
-	if len(c.ProtocolVersions) > 0 {
+	if len(pvs) > 0 {
 		dst = appendJSONKey(dst, "protocolVersions", false)
-		dst = appendJSONStrings(dst, c.ProtocolVersions)
+		dst = appendJSONStrings(dst, pvs)
 	}
 	return dst, nil
 }
 
 // appendAgentRecord appends the JSON object of agentJSON(a) extended by
-// searchAgent's matches; card holds the card members (cardMembers of
-// a.Card, which is not read). withMatches says q was given.
-func appendAgentRecord(dst []byte, a *registry.Agent, card []byte, withMatches bool, matches []search.Match) ([]byte, error) {
+// searchAgent's matches. withMatches says q was given.
+func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches []search.Match) ([]byte, error) {
 	dst = append(dst, '{')
 	dst = appendJSONKey(dst, "id", true)
 	dst = appendJSONString(dst, a.ID)
@@ -144,8 +152,9 @@ func appendAgentRecord(dst []byte, a *registry.Agent, card []byte, withMatches b
 		dst = appendJSONKey(dst, "catalogQueries", false)
 		dst = appendJSONStrings(dst, a.CatalogQueries)
 	}
-	dst = append(dst, ',')
-	dst = append(dst, card...)
+	if dst, err = cardMembers(append(dst, ','), a); err != nil {
+		return nil, err
+	}
 	if withMatches {
 		dst = appendJSONKey(dst, "matches", false)
 		dst = append(dst, '[')
@@ -231,8 +240,7 @@ var pageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 128<<10); ret
 const maxPooledPage = 1 << 20
 
 // writeSearchPage writes the page as writeJSON(c, 200, searchPage{…}) would.
-// cards are the card members of each agent (cardMembers), in page order.
-func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatches bool) error {
+func writeSearchPage(c echo.Context, page *search.Page, withMatches bool) error {
 	facets, err := json.Marshal(page.Facets.Lists())
 	if err != nil {
 		return err
@@ -245,7 +253,7 @@ func writeSearchPage(c echo.Context, page *search.Page, cards [][]byte, withMatc
 			dst = append(dst, ',')
 		}
 		f := &page.Agents[i]
-		if dst, err = appendAgentRecord(dst, &f.Agent, cards[i], withMatches, f.Matches); err != nil {
+		if dst, err = appendAgentRecord(dst, &f.Agent, withMatches, f.Matches); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -98,16 +99,9 @@ func referencePage(page *search.Page, q string) searchPage {
 // renderPage is writeSearchPage's body for page.
 func renderPage(t *testing.T, page *search.Page, withMatches bool) []byte {
 	t.Helper()
-	cards := make([][]byte, len(page.Agents))
-	for i := range page.Agents {
-		var err error
-		if cards[i], err = cardMembers(nil, page.Agents[i].Agent.Card); err != nil {
-			t.Fatal(err)
-		}
-	}
 	rec := httptest.NewRecorder()
 	c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
-	if err := writeSearchPage(c, page, cards, withMatches); err != nil {
+	if err := writeSearchPage(c, page, withMatches); err != nil {
 		t.Fatal(err)
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != echo.MIMEApplicationJSON || rec.Code != http.StatusOK {
@@ -208,7 +202,7 @@ func TestWriteSearchPageSameBytes(t *testing.T) {
 	for i, c := range cards {
 		var full registry.Agent
 		fill(reflect.ValueOf(&full).Elem(), &n)
-		full.Card = c
+		full.Card, full.CardView = c, nil
 		var matches []search.Match
 		fill(reflect.ValueOf(&matches).Elem(), &n)
 		agents = append(agents, search.Found{Agent: full, Matches: matches})
@@ -240,18 +234,35 @@ func TestWriteSearchPageSameBytes(t *testing.T) {
 		{Agents: []search.Found{}},
 		{Agents: agents[:1]},
 	} {
+		// The same page as ListedViews hands it out: each card as its
+		// stored view, the card itself not read.
+		viewed := &search.Page{Agents: slices.Clone(page.Agents), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize, Facets: page.Facets}
+		for i := range viewed.Agents {
+			a := &viewed.Agents[i].Agent
+			if a.Card == nil {
+				continue
+			}
+			b, err := a.Card.ViewJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.CardView = &registry.CardView{JSON: b, Shape: a.Card.Shape, ProtocolVersions: a.Card.ProtocolVersions}
+			a.Card = nil
+		}
 		for _, q := range []string{"", "weather"} {
-			got := renderPage(t, page, q != "")
 			want, err := json.Marshal(referencePage(page, q))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, want) {
-				i := 0
-				for i < len(got) && i < len(want) && got[i] == want[i] {
-					i++
+			for form, p := range map[string]*search.Page{"cards": page, "views": viewed} {
+				got := renderPage(t, p, q != "")
+				if !bytes.Equal(got, want) {
+					i := 0
+					for i < len(got) && i < len(want) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("q=%q, %s: bytes differ at %d:\n got …%.300s\nwant …%.300s", q, form, i, got[max(0, i-100):], want[max(0, i-100):])
 				}
-				t.Fatalf("q=%q: bytes differ at %d:\n got …%.300s\nwant …%.300s", q, i, got[max(0, i-100):], want[max(0, i-100):])
 			}
 		}
 	}
@@ -296,58 +307,10 @@ func FuzzAppendJSONString(f *testing.F) {
 	})
 }
 
-// The cache keeps at most its budget, drops the least recently used entry
-// first, refuses an entry larger than a sixteenth of the budget, and a nil
-// cache keeps nothing.
-func TestCardCacheBounded(t *testing.T) {
-	entry := func(i int) (cardKey, []byte) {
-		return cardKey{id: "agent-" + string(rune('a'+i)), seq: 1}, bytes.Repeat([]byte{'x'}, 100)
-	}
-	per := 100 + len("agent-a") + cardEntryOverhead
-	c := newCardCache(20 * per)
-	for i := range 20 {
-		k, b := entry(i)
-		c.put(k, b)
-	}
-	if st := c.stats(); st.entries != 20 || st.bytes != 20*per || st.hits != 0 || st.misses != 0 {
-		t.Fatalf("after 20 puts: %+v; want 20 entries, %d bytes", st, 20*per)
-	}
-	k0, _ := entry(0)
-	if _, ok := c.get(k0); !ok { // now the most recent
-		t.Fatal("entry 0 missing")
-	}
-	k20, b20 := entry(20)
-	c.put(k20, b20)
-	if st := c.stats(); st.entries != 20 || st.bytes != 20*per || st.hits != 1 {
-		t.Fatalf("after 21 puts: %+v", st)
-	}
-	if _, ok := c.get(k0); !ok {
-		t.Fatal("the recently used entry 0 was evicted")
-	}
-	if k1, _ := entry(1); func() bool { _, ok := c.get(k1); return ok }() {
-		t.Fatal("entry 1, the least recently used, is still held")
-	}
-	if _, ok := c.get(cardKey{id: k0.id, seq: 2}); ok {
-		t.Fatal("another version of agent 0 hit")
-	}
-	c.put(cardKey{id: "huge", seq: 1}, make([]byte, 20*per/16))
-	if _, ok := c.get(cardKey{id: "huge", seq: 1}); ok {
-		t.Fatal("an entry over a sixteenth of the budget was kept")
-	}
-	var none *cardCache
-	none.put(k0, []byte("x"))
-	if _, ok := none.get(k0); ok {
-		t.Fatal("a nil cache hit")
-	}
-	if newCardCache(0) != nil || newCardCache(-1) != nil {
-		t.Fatal("a cache without a budget was made")
-	}
-}
-
 // Through the whole server on SQLite and PostgreSQL, GET /api/v1/agents
 // answers the bytes the reference rendering answers for the same request,
-// for each caller, first from SQL and then from the card cache, and a new
-// version's card replaces the cached one.
+// for each caller, twice, with the cards copied from their stored views,
+// and a new version's view replaces the old one.
 func TestSearchPageSameBytesAsReference(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newSearchHarness(t, store)
@@ -412,7 +375,7 @@ func TestSearchPageSameBytesAsReference(t *testing.T) {
 	})
 }
 
-// Concurrent search pages share the card cache: each answers the bytes
+// Concurrent search pages share the page buffers: each answers the bytes
 // it answers alone (run with -race to check the sharing).
 func TestSearchPagesConcurrent(t *testing.T) {
 	store := registrytest.SQLite(t)

@@ -24,7 +24,7 @@ func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
 var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}, &catalogRow{},
-	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}}
+	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}}
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {
@@ -44,3 +44,11 @@ func (s *Store) SetPlannerStatsEvery(d time.Duration) {
 
 // WaitPlannerStats waits for a background PRAGMA optimize to finish.
 func (s *Store) WaitPlannerStats() { s.stats.wg.Wait() }
+
+// SetRenderViewsBatch sets how many versions a RenderViews batch renders
+// and returns the function that restores it.
+func SetRenderViewsBatch(n int) (restore func()) {
+	old := renderViewsBatch
+	renderViewsBatch = n
+	return func() { renderViewsBatch = old }
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // Page sizes (docs/api.md, docs/threats.md I.82).
@@ -198,40 +200,39 @@ func needsReviewKey(v *bool) string {
 // means an agent hidden or removed there never appears even while the index
 // lags (docs/threats.md G.72).
 func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
-	return s.ListedHeld(ctx, p, ids, nil)
+	return s.listed(ctx, p, ids, false)
 }
 
-// HeldCard reports whether the caller of ListedHeld already holds the card
-// of version seq of agent id.
-type HeldCard func(id string, seq int64) bool
+// ListedViews is Listed for callers that render records as JSON (the API's
+// search pages): an agent whose current version has a stored view of this
+// revision (views.go) comes back with CardView set and a nil Card, its
+// card neither read nor decoded; every other field, and the card of an
+// agent without such a view, is read as Listed reads it.
+func (s *Service) ListedViews(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
+	return s.listed(ctx, p, ids, true)
+}
 
-// ListedHeld is Listed for a caller that keeps the cards it has rendered:
-// an agent whose current version held reports (nil: none) comes back with
-// a nil Card, neither read nor decoded; every other field is read as
-// Listed reads it. A stored version's card never changes, so what the
-// caller holds for (id, versionSeq) is that agent's card. Signatures are
-// always read: a version's verdict is re-checked when keys change.
-func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, held HeldCard) ([]Agent, error) {
+func (s *Service) listed(ctx context.Context, p Principal, ids []string, views bool) ([]Agent, error) {
 	if len(ids) == 0 {
 		return []Agent{}, nil
 	}
 	if len(ids) > maxListedIDs {
 		return nil, invalidField("/ids", "too-many", "at most 1000 ids at once")
 	}
-	// One statement reads the rows and their current versions' verdicts by
-	// primary key. The listing rule is applied to the rows in Go (its
-	// spelling over a row, visibility.go): with the rule in SQL, SQLite
-	// prefers the status index for twenty ids and walks every approved
-	// agent.
-	rows, err := s.listedRows(ctx, p, ids)
+	// One statement reads the rows, their current versions' verdicts and
+	// (views) their stored views by primary key. The listing rule is
+	// applied to the rows in Go (its spelling over a row, visibility.go):
+	// with the rule in SQL, SQLite prefers the status index for twenty ids
+	// and walks every approved agent.
+	rows, err := s.listedRows(ctx, p, ids, views)
 	if err != nil {
 		return nil, err
 	}
-	// The cards the caller lacks, in a second statement.
+	// The cards of the versions without a view, in a second statement.
 	var need []any // agent id, version seq, …
 	for i := range rows {
 		r := &rows[i]
-		if r.Verdict != nil && (held == nil || !held(r.Row.ID, r.Row.CurrentVersionSeq)) {
+		if r.Verdict != nil && r.View == nil {
 			need = append(need, r.Row.ID, r.Row.CurrentVersionSeq)
 		}
 	}
@@ -247,6 +248,9 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 			v = &versionRow{AgentID: r.Row.ID, Seq: r.Row.CurrentVersionSeq, Verdict: *r.Verdict, Problems: *r.Problems, Card: cards[r.Row.ID]}
 		}
 		agents[i] = toAgent(&r.Row, v)
+		if r.View != nil && v != nil {
+			agents[i].CardView = cardView(r.View, r.Shape, r.ProtocolVersions)
+		}
 	}
 	redactAgents(p, agents)
 	byID := make(map[string]Agent, len(agents))
@@ -264,23 +268,27 @@ func (s *Service) ListedHeld(ctx context.Context, p Principal, ids []string, hel
 }
 
 // listedRow is an agents row with its current version's verdict and
-// problems (nil without a current version).
+// problems (nil without a current version) and, when views were asked
+// for, its stored view (View nil without one).
 type listedRow struct {
-	Row      agentRow
-	Verdict  *string
-	Problems *string
+	Row              agentRow
+	Verdict          *string
+	Problems         *string
+	View             []byte
+	Shape            string
+	ProtocolVersions string
 }
 
 // listedRows reads, in one statement by primary key, what a record needs
 // (toAgent and livenessOf) of the agents with these ids, removed ones left
 // out, and keeps those p may list. The columns are scanned by hand:
 // Listed runs for every search page.
-func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]listedRow, error) {
+func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, views bool) ([]listedRow, error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	rs, err := s.store.listedStmt(ctx, listedKey{n: len(ids)}).QueryContext(ctx, args...)
+	rs, err := s.store.listedStmt(ctx, listedKey{views: views, n: len(ids)}).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -290,12 +298,23 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string) ([]
 	for rs.Next() {
 		var r listedRow
 		a := &r.Row
-		if err := rs.Scan(&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
+		dst := []any{&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
 			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
 			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
 			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
-			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &r.Verdict, &r.Problems); err != nil {
+			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &r.Verdict, &r.Problems}
+		var shape, pvs *string
+		if views {
+			dst = append(dst, &r.View, &shape, &pvs)
+		}
+		if err := rs.Scan(dst...); err != nil {
 			return nil, translate(err)
+		}
+		if shape != nil {
+			r.Shape = *shape
+		}
+		if pvs != nil {
+			r.ProtocolVersions = *pvs
 		}
 		if sc.Admits(a.audience().terms()) {
 			rows = append(rows, r)
@@ -336,6 +355,7 @@ func (s *Service) listedCards(ctx context.Context, need []any) (map[string]strin
 // cards of n (id, seq) pairs.
 type listedKey struct {
 	cards bool
+	views bool // rows with their stored views
 	n     int
 }
 
@@ -350,9 +370,15 @@ func (s *Store) listedSQLText(k listedKey) string {
 			"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
 			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, v.verdict, v.problems " +
-			"FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq " +
-			"WHERE a.status <> 'removed' AND a.id IN (")
+			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, v.verdict, v.problems")
+		if k.views {
+			b.WriteString(", w.rendered, w.shape, w.protocol_versions")
+		}
+		b.WriteString(" FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq ")
+		if k.views {
+			fmt.Fprintf(&b, "LEFT JOIN card_views w ON w.agent_id = a.id AND w.seq = a.current_version_seq AND w.rev = %d ", agentcard.ViewRevision)
+		}
+		b.WriteString("WHERE a.status <> 'removed' AND a.id IN (")
 	}
 	arg := 0
 	param := func() {

@@ -1,7 +1,7 @@
 package registry_test
 
 import (
-	"fmt"
+	"bytes"
 	"reflect"
 	"slices"
 	"testing"
@@ -116,8 +116,8 @@ func TestListNeedsReviewFilter(t *testing.T) {
 
 // Listed reads a record as Get reads it (Get adds the liveness detail of
 // one agent), for agents with signatures and problems, with a failed last
-// fetch and without any version; ListedHeld leaves out exactly the cards
-// the caller holds and nothing else.
+// fetch and without any version; ListedViews reads the same records with
+// each card as its stored view.
 func TestListedSameRecordAsGet(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		ctx := t.Context()
@@ -174,29 +174,34 @@ func TestListedSameRecordAsGet(t *testing.T) {
 				t.Fatalf("failing agent read as %+v", a)
 			}
 
-			var asked []string
-			held, err := svc.ListedHeld(ctx, p, ids, func(id string, seq int64) bool {
-				asked = append(asked, fmt.Sprintf("%s@%d", id, seq))
-				return id == signed.ID
-			})
+			// ListedViews: the same records, each card as its stored view.
+			viewed, err := svc.ListedViews(ctx, p, ids)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantAsked := []string{signed.ID + "@1", failing.ID + "@1"}
-			slices.Sort(asked)
-			slices.Sort(wantAsked)
-			if !reflect.DeepEqual(asked, wantAsked) {
-				t.Fatalf("held asked about %v, want %v (each agent with a version, once)", asked, wantAsked)
+			if len(viewed) != len(listed) {
+				t.Fatalf("ListedViews lists %d agents, Listed %d", len(viewed), len(listed))
 			}
-			for i, a := range held {
-				if a.ID == signed.ID {
-					if a.Card != nil {
-						t.Fatal("the held card was read")
+			for i, a := range viewed {
+				want := listed[i]
+				if want.Card == nil {
+					if a.Card != nil || a.CardView != nil {
+						t.Fatalf("%s: without a version, card %v view %v", a.ID, a.Card, a.CardView)
 					}
-					a.Card = listed[i].Card
+					continue
 				}
-				if !reflect.DeepEqual(a, listed[i]) {
-					t.Fatalf("ListedHeld %+v\nListed %+v", a, listed[i])
+				wantJSON, err := want.Card.ViewJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := a.CardView
+				if a.Card != nil || v == nil || !bytes.Equal(v.JSON, wantJSON) || v.Shape != want.Card.Shape ||
+					!slices.Equal(v.ProtocolVersions, want.Card.ProtocolVersions) {
+					t.Fatalf("%s: ListedViews card %v, view %+v; want the view\n%s", a.ID, a.Card, v, wantJSON)
+				}
+				a.Card, a.CardView = want.Card, nil
+				if !reflect.DeepEqual(a, want) {
+					t.Fatalf("ListedViews %+v\nListed %+v", a, want)
 				}
 			}
 		}

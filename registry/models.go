@@ -76,6 +76,20 @@ type versionRow struct {
 
 func (versionRow) TableName() string { return "card_versions" }
 
+// viewRow is the stored view of a version's card (migration 00110): what
+// agentcard.ViewJSON wrote at revision Rev, with the card's shape and
+// protocol versions (a JSON array).
+type viewRow struct {
+	AgentID          string `gorm:"primaryKey"`
+	Seq              int64  `gorm:"primaryKey;autoIncrement:false"`
+	Rev              int
+	Rendered         []byte
+	Shape            string
+	ProtocolVersions string
+}
+
+func (viewRow) TableName() string { return "card_views" }
+
 // verdict is the stored verification result of one version.
 type verdict struct {
 	Profile     string            `json:"profile,omitempty"`

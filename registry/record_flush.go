@@ -18,6 +18,7 @@ type batchWrites struct {
 	agents   []agentUpdate
 	attempts []fetchRow
 	versions []versionRow
+	views    []viewRow
 	verdicts []versionVerdict
 	changes  []changeRow
 }
@@ -48,6 +49,11 @@ func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
 	}
 	if len(w.versions) > 0 {
 		if err := tx.Create(&w.versions).Error; err != nil {
+			return err
+		}
+	}
+	if len(w.views) > 0 {
+		if err := tx.Create(&w.views).Error; err != nil {
 			return err
 		}
 	}

@@ -215,6 +215,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	seedCtx, stopSeed := context.WithCancel(ctx)
 	var seeding sync.WaitGroup
 	catalogs := func() { cfg.runCatalogs(seedCtx, cr.fetcher, svc, cr.sched.Kick, log) }
+	// Views of card versions stored before this release, or by one that
+	// rendered them otherwise (docs/operator-guide.md "Upgrading").
+	seeding.Go(func() { renderViews(seedCtx, svc, log) })
 	if demo == nil {
 		seeding.Go(catalogs)
 	} else {
@@ -362,6 +365,19 @@ func writeAddrFile(path, addr string) error {
 		return fmt.Errorf("addr file: %w", err)
 	}
 	return nil
+}
+
+// renderViews stores the card views that current versions lack, logging
+// how many when there were any.
+func renderViews(ctx context.Context, svc *registry.Service, log *slog.Logger) {
+	start := time.Now()
+	n, err := svc.RenderViews(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Error("rendering stored card views", "err", err.Error(), "rendered", n)
+	case n > 0:
+		log.Info("rendered stored card views", "views", n, "took", time.Since(start).Round(time.Millisecond).String())
+	}
 }
 
 func closeStore(store *registry.Store, log *slog.Logger) {

@@ -1,0 +1,142 @@
+package registry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// A stored version's view is written with it; ListedViews hands it out in
+// place of the card, falls back to the card for a version whose view is
+// missing or of another revision, and RenderViews stores exactly those,
+// over several batches, after which nothing is left to render.
+func TestCardViewsWrittenListedAndRendered(t *testing.T) {
+	t.Cleanup(registry.SetRenderViewsBatch(2)) // EachStore runs its variants in parallel
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		db := s.WriteDB()
+		var ids []string
+		for i := range 5 {
+			a := mustSubmit(t, svc, fmt.Sprintf("https://v%d.example.com/", i))
+			crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON(fmt.Sprintf("Agent %d", i), "1"), registry.TrustUnsigned))
+			ids = append(ids, a.ID)
+		}
+		pending := mustSubmit(t, svc, "https://never-fetched.example.com/").ID
+		ids = append(ids, pending)
+		// A second version of agent 0: its view is stored beside the first.
+		c.Advance(2 * 3600e9)
+		crawl(t, svc, c, ids[0], okResult(t, c.Now(), cardJSON("Agent 0 again", "2"), registry.TrustUnsigned))
+
+		count := func(where string, args ...any) int64 {
+			t.Helper()
+			var n int64
+			if err := db.Raw("SELECT COUNT(*) FROM card_views WHERE "+where, args...).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := count("rev = ?", agentcard.ViewRevision); n != 6 {
+			t.Fatalf("%d views stored, want 6 (one per version)", n)
+		}
+		if n, err := svc.RenderViews(ctx); n != 0 || err != nil {
+			t.Fatalf("RenderViews with every view stored: %d, %v", n, err)
+		}
+
+		listed, err := svc.Listed(ctx, admin, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) != 6 || listed[0].Card == nil || listed[0].Card.Name != "Agent 0 again" {
+			t.Fatalf("Listed: %d agents, first %+v", len(listed), listed[0].Card)
+		}
+		// check lists ids through ListedViews: the agents in fromCard come
+		// with their card, every other one with a version with its view,
+		// which is the card's view.
+		check := func(fromCard ...string) {
+			t.Helper()
+			got, err := svc.ListedViews(ctx, admin, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(listed) {
+				t.Fatalf("ListedViews: %d agents, want %d", len(got), len(listed))
+			}
+			for i, a := range got {
+				want := listed[i]
+				switch {
+				case a.ID == pending:
+					if a.Card != nil || a.CardView != nil {
+						t.Fatalf("the pending agent comes with a card %v or view %v", a.Card, a.CardView)
+					}
+				case contains(fromCard, a.ID):
+					if a.CardView != nil || a.Card == nil || a.Card.Name != want.Card.Name {
+						t.Fatalf("%s: view %v, card %v; want the card", a.ID, a.CardView, a.Card)
+					}
+				default:
+					wantJSON, err := want.Card.ViewJSON()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if a.Card != nil || a.CardView == nil || !bytes.Equal(a.CardView.JSON, wantJSON) {
+						t.Fatalf("%s: card %v, view %+v; want the view %s", a.ID, a.Card, a.CardView, wantJSON)
+					}
+				}
+			}
+		}
+		check()
+
+		// Versions stored before views existed, or by a release that
+		// rendered them at another revision.
+		if err := db.Exec("DELETE FROM card_views WHERE agent_id IN (?, ?, ?)", ids[1], ids[2], ids[3]).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("UPDATE card_views SET rev = ?, rendered = ? WHERE agent_id = ? AND seq = 2",
+			agentcard.ViewRevision+1, []byte(`{"stale":true}`), ids[0]).Error; err != nil {
+			t.Fatal(err)
+		}
+		check(ids[0], ids[1], ids[2], ids[3])
+
+		n, err := svc.RenderViews(ctx)
+		if err != nil || n != 4 {
+			t.Fatalf("RenderViews: %d, %v; want 4 rendered", n, err)
+		}
+		check()
+		if got := count("rev = ?", agentcard.ViewRevision); got != 6 {
+			t.Fatalf("%d views of this revision after RenderViews, want 6", got)
+		}
+		if got := count("agent_id = ? AND seq = 1", ids[0]); got != 1 {
+			t.Fatal("the view of a version that is no longer current was dropped")
+		}
+		if n, err := svc.RenderViews(ctx); n != 0 || err != nil {
+			t.Fatalf("RenderViews again: %d, %v", n, err)
+		}
+
+		// A cancelled RenderViews stores nothing more and says why.
+		if err := db.Exec("DELETE FROM card_views").Error; err != nil {
+			t.Fatal(err)
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		if n, err := svc.RenderViews(cancelled); n != 0 || !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled RenderViews: %d, %v", n, err)
+		}
+		check(ids[:5]...)
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
