@@ -342,10 +342,18 @@ func TestRunCacheIsBounded(t *testing.T) {
 	an := newMapping().AnalyzerNamed(analyzerText)
 	c := newRunCache(an)
 	const limit = runShards * maxShardRuns
+	for i := range 1000 { // far from filling any shard: all kept
+		c.words(fmt.Sprintf("word%dx", i))
+	}
+	if n := c.size(); n != 1000 {
+		t.Fatalf("%d runs cached after 1000 distinct ones", n)
+	}
 	for i := range 3 * limit {
 		c.words(fmt.Sprintf("word%dx", i))
 	}
-	if n := c.size(); n > limit || n < limit/2 {
+	// Each shard is emptied when full, so it holds between none and
+	// maxShardRuns runs: about half the bound on the whole.
+	if n := c.size(); n > limit || n < limit/4 {
 		t.Fatalf("%d runs cached after %d distinct ones, bound %d", n, 3*limit, limit)
 	}
 	for _, run := range []string{"word7x", "Reconciling", "Café", strings.Repeat("long", maxCachedRun)} {
