@@ -1,7 +1,9 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -251,4 +253,46 @@ func TestFacetTablesFollowSegmentsAndDeletes(t *testing.T) {
 	if n := len(x.cur.facets.segs); n == 0 {
 		t.Fatal("no facet tables were built")
 	}
+}
+
+// facetsOf names each facet's most frequent values, ties by value, however
+// many values were counted: the same lists as sorting every counted value.
+func TestFacetsOfKeepsTheMostFrequent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 20 {
+		ft := newFacetTables()
+		var counts []int32
+		for i, spec := range facetSpecs {
+			for v := range r.IntN(3 * spec.size) {
+				id := ft.intern(uint8(i), fmt.Sprintf("v%03d-%d", r.IntN(1000), v))
+				for int(id) >= len(counts) {
+					counts = append(counts, 0)
+				}
+				counts[id] = int32(r.IntN(6)) // many ties, some zero
+			}
+		}
+		got := ft.facetsOf(counts)
+		for i, spec := range facetSpecs {
+			var want []FacetValue
+			for id, c := range counts {
+				if c > 0 && int(ft.fieldOf[id]) == i {
+					want = append(want, FacetValue{Value: ft.names[id], Count: int(c)})
+				}
+			}
+			slices.SortFunc(want, func(a, b FacetValue) int {
+				return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
+			})
+			want = want[:min(len(want), spec.size)]
+			if g := facetByName(got, spec.name); !slices.Equal(g, want) && (len(g) > 0 || len(want) > 0) {
+				t.Fatalf("round %d, %s:\n got %v\nwant %v", round, spec.name, g, want)
+			}
+		}
+	}
+}
+
+func facetByName(f Facets, name string) []FacetValue {
+	return map[string][]FacetValue{fieldTags: f.Tags, fieldInputModes: f.InputModes, fieldOutputModes: f.OutputModes,
+		fieldBindings: f.Bindings, fieldSchemes: f.SecuritySchemes, fieldProtocols: f.ProtocolVersions,
+		fieldCapabilities: f.Capabilities, fieldExtensions: f.Extensions, fieldTrust: f.Trust,
+		fieldProviderFacet: f.Providers, fieldLiveness: f.Liveness}[name]
 }

@@ -217,23 +217,41 @@ func (t *facetTables) forget(live []*scorch.SegmentSnapshot) {
 }
 
 func (t *facetTables) facetsOf(counts []int32) Facets {
-	per := make([][]FacetValue, len(facetSpecs))
+	// Only the values that can be among a facet's size most frequent
+	// are named and sorted: those counted at least as often as its
+	// size-th most frequent value.
+	// Values are only ever appended (intern): the ones counts knows
+	// stay as they are after the lock.
 	t.mu.Lock()
+	names, fieldOf := t.names, t.fieldOf
+	t.mu.Unlock()
+	ids := make([][]uint32, len(facetSpecs))
 	for id, c := range counts {
 		if c > 0 {
-			f := t.fieldOf[id]
-			per[f] = append(per[f], FacetValue{Value: t.names[id], Count: int(c)})
+			f := fieldOf[id]
+			ids[f] = append(ids[f], uint32(id))
 		}
 	}
-	t.mu.Unlock()
+	per := make([][]FacetValue, len(facetSpecs))
+	var top []int32
 	for i, spec := range facetSpecs {
-		vs := per[i]
+		vids := ids[i]
+		if len(vids) > spec.size {
+			top = top[:0]
+			for _, id := range vids {
+				top = append(top, counts[id])
+			}
+			slices.SortFunc(top, func(a, b int32) int { return cmp.Compare(b, a) })
+			least := top[spec.size-1]
+			vids = slices.DeleteFunc(vids, func(id uint32) bool { return counts[id] < least })
+		}
+		vs := make([]FacetValue, 0, len(vids))
+		for _, id := range vids {
+			vs = append(vs, FacetValue{Value: names[id], Count: int(counts[id])})
+		}
 		slices.SortFunc(vs, func(a, b FacetValue) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
 		})
-		if vs == nil {
-			vs = []FacetValue{}
-		}
 		per[i] = vs[:min(len(vs), spec.size)]
 	}
 	byName := func(name string) []FacetValue { return per[facetFieldIndex[name]] }
