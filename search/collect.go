@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/heap"
 	"context"
 	"slices"
 	"sort"
@@ -47,28 +46,51 @@ func compareDocs(a, b scoredDoc) int {
 	return 0
 }
 
-// topK keeps the k best documents: a min-heap on "better".
+// topK keeps the k best documents: a binary min-heap on "better", the
+// worst kept at the root. "better" is a total order (document numbers
+// differ), so the documents kept do not depend on the order of offers.
 type topK []scoredDoc
-
-func (h topK) Len() int           { return len(h) }
-func (h topK) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *topK) Push(x any)        { *h = append(*h, x.(scoredDoc)) }
-func (h *topK) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
 
 func (h *topK) offer(k int, d scoredDoc) {
 	switch {
 	case k <= 0:
 	case len(*h) < k:
-		heap.Push(h, d)
+		*h = append(*h, d)
+		h.up(len(*h) - 1)
 	case better(d, (*h)[0]):
 		(*h)[0] = d
-		heap.Fix(h, 0)
+		h.down(0)
+	}
+}
+
+// up moves the document at i toward the root while it is worse than its
+// parent.
+func (h topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(h[p], h[i]) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+// down moves the document at i toward the leaves while a child is worse.
+func (h topK) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && better(h[c], h[r]) {
+			c = r
+		}
+		if !better(h[i], h[c]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
 	}
 }
 

@@ -41,23 +41,152 @@ type qterm struct {
 	weight float64
 }
 
-// accum is the per-segment scratch of one pass.
+// accum is the per-segment scratch of one pass, kept in accumPool between
+// queries: every slot is zero again when a pass puts it back.
 type accum struct {
-	score   []float32
-	bits    []uint32 // query words found, one bit each
-	touched []uint32
+	slots   []slot
+	touched []uint32 // documents whose slot the pass changed
+	allowed []uint64 // documents the query may return (textSeg.allowed)
+	union   []uint64 // a filter clause's values (textSeg.allowed)
+	matched []uint64 // matches, when facets are counted by bitsets
+	found   []match  // collect's matches
+}
+
+// slot is one document's running sum: its score and the query words found
+// in it, one bit each.
+type slot struct {
+	score float32
+	words uint32
 }
 
 var accumPool = sync.Pool{New: func() any { return &accum{} }}
 
 func getAccum(n uint32) *accum {
 	a := accumPool.Get().(*accum)
-	if uint32(len(a.score)) < n {
-		a.score = make([]float32, n)
-		a.bits = make([]uint32, n)
+	if uint32(len(a.slots)) < n {
+		a.slots = make([]slot, n)
+	}
+	// The terms (add) touch a document once, and add writes one entry
+	// past the last: n+1 entries always hold them.
+	if cap(a.touched) <= int(n) {
+		a.touched = make([]uint32, 0, n+1)
 	}
 	a.touched = a.touched[:0]
 	return a
+}
+
+// add adds f × each posting's weight to the allowed documents of docs and
+// marks them with word (bit). It runs before addTag, so a slot without
+// words has not been touched yet; the touched list is written without a
+// branch on that (about half the postings are a document's first).
+func (a *accum) add(docs []uint32, ws []weight16, f float32, bit uint32) {
+	slots, allowed := a.slots, a.allowed
+	touched := a.touched[:cap(a.touched)]
+	t := len(a.touched)
+	ws = ws[:len(docs)]
+	for p, d := range docs {
+		if allowed[d/64]&(1<<(d%64)) == 0 {
+			continue
+		}
+		s := &slots[d]
+		fresh := 0
+		if s.words == 0 {
+			fresh = 1
+		}
+		touched[t] = d
+		t += fresh
+		s.score += f * ws[p].float()
+		s.words |= bit
+	}
+	a.touched = touched[:t]
+}
+
+// addTag adds f to the allowed documents of docs (an exact tag: no word bit).
+func (a *accum) addTag(docs []uint32, f float32) {
+	slots, allowed, touched := a.slots, a.allowed, a.touched
+	for _, d := range docs {
+		if allowed[d/64]&(1<<(d%64)) == 0 {
+			continue
+		}
+		s := &slots[d]
+		if s.words == 0 && s.score == 0 {
+			touched = append(touched, d)
+		}
+		s.score += f
+	}
+	a.touched = touched
+}
+
+// collect walks the touched documents once, zeroing their slots: those
+// holding at least need of the n query words are matches, scored by the
+// share of words they hold, offered to h (k best; base is the segment's
+// first document number), and their facet values added to counts (the
+// common values only marked in a.matched when byBitset). It returns the
+// matches.
+func (a *accum) collect(base uint64, need, n, k int, h *topK, st *segTable, counts []int32, byBitset bool) int {
+	// First the matches (a third of the touched, at random), kept
+	// without a branch on each, then their scores and facets.
+	if cap(a.found) <= len(a.touched) {
+		a.found = make([]match, len(a.touched)+1)
+	}
+	slots, found := a.slots, a.found[:cap(a.found)]
+	m := 0
+	for _, d := range a.touched {
+		s := slots[d]
+		slots[d] = slot{}
+		words := bits.OnesCount32(s.words)
+		found[m] = match{doc: d, score: s.score, words: uint32(words)}
+		keep := 0
+		if words >= need {
+			keep = 1
+		}
+		m += keep
+	}
+	matched := a.matched
+	for _, f := range found[:m] {
+		d := f.doc
+		score := float64(f.score) * float64(f.words) / float64(n)
+		// Most matches do not beat the worst kept: test that before
+		// building a candidate.
+		if len(*h) < k || (k > 0 && score >= (*h)[0].score) {
+			h.offer(k, scoredDoc{num: base + uint64(d), score: score})
+		}
+		if byBitset {
+			matched[d/64] |= 1 << (d % 64)
+			for _, id := range st.rareVals[st.rareStart[d]:st.rareStart[d+1]] {
+				counts[id]++
+			}
+		} else {
+			for _, id := range st.vals[st.start[d]:st.start[d+1]] {
+				counts[id]++
+			}
+		}
+	}
+	return m
+}
+
+// match is a document holding enough query words: its sum and how many
+// words it holds.
+type match struct {
+	doc   uint32
+	score float32
+	words uint32
+}
+
+// countDense adds to counts, for each of st's common values, how many of
+// the matches (a.matched) hold it.
+func (a *accum) countDense(st *segTable, counts []int32) {
+	matched := a.matched
+	for _, dv := range st.dense {
+		c := 0
+		docs := dv.docs[:len(matched)]
+		for i, w := range matched {
+			if w != 0 {
+				c += bits.OnesCount64(w & docs[i])
+			}
+		}
+		counts[dv.id] += int32(c)
+	}
 }
 
 // segRef is one segment of the snapshot a pass reads.
@@ -162,84 +291,33 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			return passResult{}, err
 		}
 		ts := s.text
-		allowed, err := ts.allowed(ss[si].Segment(), ss[si].Deleted(), rq.clauses)
-		if err != nil {
+		a := getAccum(ts.n)
+		if err := ts.allowed(ss[si].Segment(), ss[si].Deleted(), rq.clauses, a); err != nil {
+			accumPool.Put(a)
 			return passResult{}, err
 		}
-		a := getAccum(ts.n)
 		for j, q := range qts {
-			id, ok := ts.terms[q.term]
-			if !ok {
-				continue
-			}
-			docs, ws, _ := ts.postings(id)
-			f := float32(q.weight * termIDF[j])
-			bit := uint32(1) << q.word
-			for p, d := range docs {
-				if allowed[d/64]&(1<<(d%64)) == 0 {
-					continue
-				}
-				if a.bits[d] == 0 && a.score[d] == 0 {
-					a.touched = append(a.touched, d)
-				}
-				a.score[d] += f * ws[p].float()
-				a.bits[d] |= bit
+			if id, ok := ts.terms[q.term]; ok {
+				docs, ws, _ := ts.postings(id)
+				a.add(docs, ws, float32(q.weight*termIDF[j]), uint32(1)<<q.word)
 			}
 		}
 		for i, w := range rq.words {
-			f := float32(boostTag * tagIDF[i])
-			for _, d := range ts.tags[w.raw] {
-				if allowed[d/64]&(1<<(d%64)) == 0 {
-					continue
-				}
-				if a.bits[d] == 0 && a.score[d] == 0 {
-					a.touched = append(a.touched, d)
-				}
-				a.score[d] += f
-			}
+			a.addTag(ts.tags[w.raw], float32(boostTag*tagIDF[i]))
 		}
 		// Facets: a match adds its values to the counts; when the
 		// matches are many, the common values are counted once each by
 		// intersecting the matches with the value's bitset instead.
 		st := s.facets
 		byBitset := len(a.touched)*st.densePerDoc() > st.denseCost()
-		var matched []uint64
 		if byBitset {
-			matched = make([]uint64, (ts.n+63)/64)
+			a.matched = zeroed(a.matched, (ts.n+63)/64)
 		}
-		for _, d := range a.touched {
-			found := bits.OnesCount32(a.bits[d])
-			if found >= need {
-				total++
-				score := float64(a.score[d]) * float64(found) / float64(n)
-				// Most matches do not beat the worst kept: test that
-				// before building a candidate.
-				if len(h) < rq.k || (rq.k > 0 && score >= h[0].score) {
-					h.offer(rq.k, scoredDoc{num: s.offset + uint64(d), score: score})
-				}
-				if byBitset {
-					matched[d/64] |= 1 << (d % 64)
-					for _, id := range st.rareVals[st.rareStart[d]:st.rareStart[d+1]] {
-						counts[id]++
-					}
-				} else {
-					for _, id := range st.vals[st.start[d]:st.start[d+1]] {
-						counts[id]++
-					}
-				}
-			}
-			a.score[d], a.bits[d] = 0, 0
+		total += a.collect(s.offset, need, n, rq.k, &h, st, counts, byBitset)
+		if byBitset {
+			a.countDense(st, counts)
 		}
 		accumPool.Put(a)
-		if byBitset {
-			for _, dv := range st.dense {
-				c := 0
-				for i, w := range matched {
-					c += bits.OnesCount64(w & dv.docs[i])
-				}
-				counts[dv.id] += int32(c)
-			}
-		}
 	}
 	out := passResult{total: total, top: []scoredDoc(h)}
 	slices.SortFunc(out.top, compareDocs)

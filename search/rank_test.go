@@ -257,3 +257,43 @@ func gateQuery(ws []queryWord, fuzzy bool) query.Query {
 	d.SetMin(float64(minShould(len(ws))))
 	return d
 }
+
+// topK keeps exactly the k best of any sequence of offers, ties in score
+// broken by document number.
+func TestTopKKeepsTheBest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{0, 1, 2, 7, 100} {
+		for range 50 {
+			var all []scoredDoc
+			var h topK
+			for i := range r.IntN(400) {
+				d := scoredDoc{num: uint64(r.IntN(1000)*1000 + i), score: float64(r.IntN(20))}
+				all = append(all, d)
+				h.offer(k, d)
+			}
+			slices.SortFunc(all, compareDocs)
+			want := all[:min(k, len(all))]
+			got := slices.Clone([]scoredDoc(h))
+			slices.SortFunc(got, compareDocs)
+			if !slices.Equal(got, want) {
+				t.Fatalf("k=%d: kept %v, want %v", k, got, want)
+			}
+		}
+	}
+}
+
+// When every document of a segment holds every term of a query, the pass
+// touches each once and still counts them all (its touched list has room
+// for the last one).
+func TestRankEveryDocumentTouched(t *testing.T) {
+	src := newMemSource()
+	src.put(testAgent("agent-1", "Invoice Ledger", "invoice ledger bills"), registry.ChangeChanged)
+	src.put(testAgent("agent-2", "Ledger of invoices", "bill and invoice ledgers"), registry.ChangeChanged)
+	x := openTest(t, src)
+	for _, q := range []string{"invoice ledger", "ledger invoice bill", "invoice"} {
+		r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin})
+		if got := hitIDs(r); r.TotalSize != 2 || len(got) != 2 {
+			t.Fatalf("%q: %d agents %v, want both", q, r.TotalSize, got)
+		}
+	}
+}

@@ -321,30 +321,36 @@ func (ts *textSeg) set(seg segment.Segment, field, value string) ([]uint64, erro
 	return s, nil
 }
 
-// allowed is the bitset of the documents a query may return: live (not
-// deleted), in scope, and passing every filter clause (values of a clause
-// ORed, clauses ANDed).
-func (ts *textSeg) allowed(seg segment.Segment, deleted *roaring.Bitmap, clauses []filterClause) ([]uint64, error) {
-	out := make([]uint64, (ts.n+63)/64)
+// allowed sets a.allowed to the bitset of the documents a query may
+// return: live (not deleted), in scope, and passing every filter clause
+// (values of a clause ORed, clauses ANDed).
+func (ts *textSeg) allowed(seg segment.Segment, deleted *roaring.Bitmap, clauses []filterClause, a *accum) error {
+	words := (ts.n + 63) / 64
+	out := resized(a.allowed, words)
 	for i := range out {
 		out[i] = ^uint64(0)
 	}
 	if r := ts.n % 64; r != 0 {
 		out[len(out)-1] = 1<<r - 1
 	}
+	a.allowed = out
 	for _, c := range clauses {
 		var or []uint64
-		for _, v := range c.values {
+		for i, v := range c.values {
 			s, err := ts.set(seg, c.field, v)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if or == nil {
-				or = slices.Clone(s)
-				continue
-			}
-			for i := range or {
-				or[i] |= s[i]
+			switch {
+			case len(c.values) == 1:
+				or = s
+			case i == 0:
+				a.union = append(resized(a.union, 0), s...)
+				or = a.union
+			default:
+				for i := range or {
+					or[i] |= s[i]
+				}
 			}
 		}
 		for i := range out {
@@ -360,7 +366,23 @@ func (ts *textSeg) allowed(seg segment.Segment, deleted *roaring.Bitmap, clauses
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// resized is b with length n, reusing its array when large enough; its
+// contents are undefined.
+func resized(b []uint64, n uint32) []uint64 {
+	if uint32(cap(b)) < n {
+		return make([]uint64, n)
+	}
+	return b[:n]
+}
+
+// zeroed is b with length n, all zero.
+func zeroed(b []uint64, n uint32) []uint64 {
+	b = resized(b, n)
+	clear(b)
+	return b
 }
 
 // fuzzy returns the term ids within the typo distance of word: one edit
