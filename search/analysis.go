@@ -1,7 +1,10 @@
 package search
 
 import (
+	"hash/maphash"
 	"slices"
+	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -141,61 +144,122 @@ func wordParts(w []byte) [][2]int {
 	return out
 }
 
-// stemGate drops the words that cannot stem to any of a set of terms, so
-// the stemmer after it only runs on the few that can. Porter stemming
-// rewrites only the ends of words and never the first two letters (a word
-// of two letters or fewer is left as it is), so a word whose first two
-// bytes differ from every term's is never one of them.
-// TestPorterKeepsTwoLetters pins that property on the corpus vocabulary.
-type stemGate struct{ prefixes [][]byte }
+// runCache memoizes the text analyzer over runs of text between ASCII
+// white space. A Unicode word never spans ASCII white space, so a run
+// analyzed alone gives the words it gives in its whole text, at the same
+// byte offsets from the run's start; and a store's texts repeat their
+// words, so after a few queries the page's highlights are map lookups
+// instead of the tokenizer, the filters and the stemmer. The runs of a
+// text field are a vocabulary, not a stream, but it is unbounded: the
+// cache is split into runShards maps of at most maxShardRuns runs each,
+// and a full map is emptied before it takes another (what is dropped is
+// only work to redo). Runs longer than maxCachedRun are analyzed every
+// time.
+type runCache struct {
+	an     analysis.Analyzer
+	seed   maphash.Seed
+	shards [runShards]runShard
+}
 
-func (g stemGate) Filter(in analysis.TokenStream) analysis.TokenStream {
-	out := in[:0]
-	for _, t := range in {
-		for _, p := range g.prefixes {
-			if len(t.Term) >= len(p) && string(t.Term[:len(p)]) == string(p) {
-				out = append(out, t)
-				break
-			}
-		}
+const (
+	runShards    = 64
+	maxShardRuns = 1024
+	maxCachedRun = 64
+)
+
+type runShard struct {
+	mu   sync.RWMutex
+	runs map[string][]runWord
+}
+
+// runWord is one word of a run: its term and byte range in the run.
+type runWord struct {
+	term       string
+	start, end int32
+}
+
+func newRunCache(an analysis.Analyzer) *runCache {
+	c := &runCache{an: an, seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].runs = map[string][]runWord{}
 	}
-	return out
+	return c
+}
+
+// words returns the words of run as the analyzer gives them. The result is
+// shared: callers must not change it.
+func (c *runCache) words(run string) []runWord {
+	if len(run) > maxCachedRun {
+		return c.analyze(run)
+	}
+	sh := &c.shards[maphash.String(c.seed, run)%runShards]
+	sh.mu.RLock()
+	ws, ok := sh.runs[run]
+	sh.mu.RUnlock()
+	if ok {
+		return ws
+	}
+	ws = c.analyze(run)
+	sh.mu.Lock()
+	if len(sh.runs) >= maxShardRuns {
+		clear(sh.runs)
+	}
+	sh.runs[strings.Clone(run)] = ws
+	sh.mu.Unlock()
+	return ws
+}
+
+func (c *runCache) analyze(run string) []runWord {
+	toks := c.an.Analyze([]byte(run))
+	ws := make([]runWord, len(toks))
+	for i, tk := range toks {
+		ws[i] = runWord{term: string(tk.Term), start: int32(tk.Start), end: int32(tk.End)}
+	}
+	return ws
+}
+
+// size is how many runs the cache holds.
+func (c *runCache) size() int {
+	n := 0
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.RLock()
+		n += len(sh.runs)
+		sh.mu.RUnlock()
+	}
+	return n
 }
 
 // highlighter finds the words of a text that analyze to one of a query's
 // terms, as the text analyzer does, doing as little of the analysis as it
 // can: whole ASCII runs between spaces that cannot hold such a word are
-// skipped (a Unicode word never spans ASCII white space, so a run
-// analyzed alone gives the words it gives in its text), and stemming is
-// gated (stemGate).
+// skipped, and the others are analyzed through the runCache.
 type highlighter struct {
-	an       analysis.Analyzer
-	prefixes [][]byte // the first two bytes of each term
+	runs     *runCache
+	wordOf   map[string]int // query term → its query word
+	prefixes [][]byte       // the first two bytes of each term
 }
 
-// newHighlighter gates an (the text analyzer) for terms: a stemGate
-// before its last filter, the stemmer.
-func newHighlighter(an analysis.Analyzer, terms []string) *highlighter {
-	h := &highlighter{an: an}
-	for _, t := range terms {
+// hlWord is a word of a text that is a query term: its query word and its
+// byte range in the text.
+type hlWord struct {
+	word       int
+	start, end int
+}
+
+func newHighlighter(runs *runCache, wordOf map[string]int) *highlighter {
+	h := &highlighter{runs: runs, wordOf: wordOf}
+	for t := range wordOf {
 		p := []byte(t[:min(2, len(t))])
 		if !slices.ContainsFunc(h.prefixes, func(q []byte) bool { return string(q) == string(p) }) {
 			h.prefixes = append(h.prefixes, p)
 		}
 	}
-	if da, ok := an.(*analysis.DefaultAnalyzer); ok && len(da.TokenFilters) > 0 {
-		fs := slices.Clone(da.TokenFilters)
-		stem := fs[len(fs)-1]
-		fs = append(fs[:len(fs)-1], stemGate{h.prefixes}, stem)
-		h.an = &analysis.DefaultAnalyzer{CharFilters: da.CharFilters, Tokenizer: da.Tokenizer, TokenFilters: fs}
-	}
 	return h
 }
 
-// words analyzes text, or the parts of it that can hold a query term; the
-// tokens' byte ranges are text's.
-func (h *highlighter) words(text string) analysis.TokenStream {
-	var out analysis.TokenStream
+// words appends to dst the words of text whose terms are the query's.
+func (h *highlighter) words(dst []hlWord, text string) []hlWord {
 	for i := 0; i < len(text); {
 		if isSpace(text[i]) {
 			i++
@@ -210,15 +274,15 @@ func (h *highlighter) words(text string) analysis.TokenStream {
 			j++
 		}
 		if !ascii || h.mayHold(text[i:j]) {
-			for _, tk := range h.an.Analyze([]byte(text[i:j])) {
-				tk.Start += i
-				tk.End += i
-				out = append(out, tk)
+			for _, w := range h.runs.words(text[i:j]) {
+				if q, ok := h.wordOf[w.term]; ok {
+					dst = append(dst, hlWord{word: q, start: i + int(w.start), end: i + int(w.end)})
+				}
 			}
 		}
 		i = j
 	}
-	return out
+	return dst
 }
 
 // isSpace is ASCII white space: a word boundary on both sides.
@@ -228,7 +292,11 @@ func isSpace(c byte) bool {
 
 // mayHold reports whether an ASCII run could hold a word analyzing to a
 // query term: a word or word part (wordParts) starting where a term's
-// first two bytes are, lowercased.
+// first two bytes are, lowercased. Porter stemming rewrites only the ends
+// of words and never the first two letters (a word of two letters or fewer
+// is left as it is), so a word whose first two bytes differ from every
+// term's is never one of them; TestPorterKeepsTwoLetters pins that on the
+// corpus vocabulary.
 func (h *highlighter) mayHold(run string) bool {
 	for i := 0; i < len(run); i++ {
 		if !wordStart(run, i) {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestTyposOnlyWhenNothingFound(t *testing.T) {
 	}
 }
 
-// stemGate relies on Porter stemming never changing the first two letters
+// mayHold relies on Porter stemming never changing the first two letters
 // of a word: checked on every word of the generated corpus's vocabulary and
 // on the relevance set's cards, through the text analyzer itself.
 func TestPorterKeepsTwoLetters(t *testing.T) {
@@ -151,7 +152,7 @@ func TestPorterKeepsTwoLetters(t *testing.T) {
 	if da, ok := an.(*analysis.DefaultAnalyzer); ok {
 		noStem = &analysis.DefaultAnalyzer{Tokenizer: da.Tokenizer, TokenFilters: da.TokenFilters[:len(da.TokenFilters)-1]}
 	} else {
-		t.Fatal("the text analyzer is not a DefaultAnalyzer: highlightAnalyzer cannot gate it")
+		t.Fatal("the text analyzer is not a DefaultAnalyzer: its stemmer cannot be checked alone")
 	}
 	var text strings.Builder
 	gen := corpus.New(1)
@@ -213,6 +214,7 @@ func TestStoredSkillsRoundTrip(t *testing.T) {
 // runs and whichever runs it skips.
 func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
 	an := newMapping().AnalyzerNamed(analyzerText)
+	runs := newRunCache(an)
 	texts := []string{
 		"Reconciles invoices, payments and ledger entries; exports to CSV.",
 		"PDFParser reads gpt4 output from text_to_sql and PostgreSQL's logs",
@@ -235,19 +237,6 @@ func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
 			texts = append(texts, s.Examples...)
 		}
 	}
-	type word struct {
-		term       string
-		start, end int
-	}
-	find := func(toks analysis.TokenStream, terms map[string]bool) []word {
-		var out []word
-		for _, tk := range toks {
-			if terms[string(tk.Term)] {
-				out = append(out, word{string(tk.Term), tk.Start, tk.End})
-			}
-		}
-		return out
-	}
 	checked := 0
 	for _, text := range texts {
 		all := an.Analyze([]byte(text))
@@ -262,15 +251,13 @@ func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
 		}
 		sets = append(sets, []string{"zzz", "qq"})
 		for _, terms := range sets {
-			want := map[string]bool{}
-			for _, term := range terms {
-				want[term] = true
+			wordOf := map[string]int{}
+			for i, term := range terms {
+				if _, ok := wordOf[term]; !ok {
+					wordOf[term] = i
+				}
 			}
-			got := find(newHighlighter(an, terms).words(text), want)
-			exp := find(all, want)
-			if !slices.Equal(got, exp) {
-				t.Fatalf("text %q, terms %q:\n got %v\nwant %v", text, terms, got, exp)
-			}
+			checkHighlighter(t, newHighlighter(runs, wordOf), an, text, wordOf)
 			checked++
 		}
 	}
@@ -279,13 +266,109 @@ func TestHighlighterFindsWhatTheAnalyzerFinds(t *testing.T) {
 	}
 
 	// And it skips what cannot match: ASCII runs without a word starting
-	// with a term's first two letters are never analyzed.
-	h := newHighlighter(an, []string{"invoic"})
-	counted := &countingAnalyzer{Analyzer: h.an}
-	h.an = counted
-	words := h.words("Reconciles payments; reads INVOICES and exports ledgers")
-	if len(words) != 1 || words[0].Start != 27 || counted.calls != 1 {
-		t.Fatalf("found %d words, analyzed %d runs: want the one run holding INVOICES", len(words), counted.calls)
+	// with a term's first two letters are never analyzed, and a run
+	// analyzed once is not analyzed again.
+	counted := &countingAnalyzer{Analyzer: an}
+	h := newHighlighter(newRunCache(counted), map[string]int{"invoic": 0})
+	for range 3 {
+		words := h.words(nil, "Reconciles payments; reads INVOICES and exports ledgers")
+		if len(words) != 1 || words[0].start != 27 || counted.calls != 1 {
+			t.Fatalf("found %v, analyzed %d runs: want the one run holding INVOICES, analyzed once", words, counted.calls)
+		}
+	}
+}
+
+// checkHighlighter fails unless h finds in text exactly the words the
+// analyzer finds there whose terms wordOf holds, with their query words
+// and byte ranges, and returns how many it found.
+func checkHighlighter(t *testing.T, h *highlighter, an analysis.Analyzer, text string, wordOf map[string]int) int {
+	t.Helper()
+	var want []hlWord
+	for _, tk := range an.Analyze([]byte(text)) {
+		if w, ok := wordOf[string(tk.Term)]; ok {
+			want = append(want, hlWord{word: w, start: tk.Start, end: tk.End})
+		}
+	}
+	got := h.words(nil, text)
+	if !slices.Equal(got, want) {
+		t.Fatalf("text %q, terms %v:\n got %v\nwant %v", text, wordOf, got, want)
+	}
+	return len(got)
+}
+
+// The runs a query's words can match are never skipped, whatever form the
+// word has in the text: accented, hyphenated, camelCase or snake_case,
+// stemmed, possessive, or a synonym of the query's word.
+func TestHighlighterKeepsEveryFormOfAWord(t *testing.T) {
+	x := openTest(t, newMemSource())
+	for _, c := range []struct {
+		q, text string
+		marks   int // words of text the query's terms match
+	}{
+		{"cafe", "Best Café in town; CAFÉ au lait and cafés", 3},
+		{"resume", "Résumé screening: parse RÉSUMÉS", 2},
+		{"naive", "a naïve Bayes classifier", 1},
+		{"sentiment analysis", "sentiment-analysis of reviews (Sentiment-Analyses)", 4},
+		{"analyze sentiment", "Run sentiment-analysis and analytics", 3},
+		{"sql", "PostgreSQL, MySQL and text_to_sql agents", 3},
+		{"parser", "PDFParser and HTMLParser", 2},
+		{"gpt", "gpt4 and GPT-4o", 2},
+		{"reconcile", "Reconciles, reconciling and reconciled ledgers", 3},
+		{"connection", "connections connected connecting", 3},
+		{"invoice", "Invoice's totals; invoices, bills and a BILL", 4},
+		{"kubernetes", "deploys to k8s and Kubernetes", 2},
+		{"leaked credentials", "finds exposed secrets and leaked passwords", 4},
+	} {
+		ws := x.searchWords(c.q)
+		wordOf := map[string]int{}
+		for i, w := range ws {
+			for _, term := range slices.Concat(w.terms, w.syns) {
+				if _, ok := wordOf[term]; !ok {
+					wordOf[term] = i
+				}
+			}
+		}
+		for range 2 { // analyzed, then from the cache
+			if n := checkHighlighter(t, newHighlighter(x.runs, wordOf), x.analyzer, c.text, wordOf); n != c.marks {
+				t.Fatalf("%q in %q: %d words marked, want %d", c.q, c.text, n, c.marks)
+			}
+		}
+	}
+}
+
+// The run cache stays within its bound however many distinct runs it sees,
+// and what it answers after emptying a full shard is still the analysis.
+func TestRunCacheIsBounded(t *testing.T) {
+	an := newMapping().AnalyzerNamed(analyzerText)
+	c := newRunCache(an)
+	const limit = runShards * maxShardRuns
+	for i := range 1000 { // far from filling any shard: all kept
+		c.words(fmt.Sprintf("word%dx", i))
+	}
+	if n := c.size(); n != 1000 {
+		t.Fatalf("%d runs cached after 1000 distinct ones", n)
+	}
+	for i := range 3 * limit {
+		c.words(fmt.Sprintf("word%dx", i))
+	}
+	// Each shard is emptied when full, so it holds between none and
+	// maxShardRuns runs: about half the bound on the whole.
+	if n := c.size(); n > limit || n < limit/4 {
+		t.Fatalf("%d runs cached after %d distinct ones, bound %d", n, 3*limit, limit)
+	}
+	for _, run := range []string{"word7x", "Reconciling", "Café", strings.Repeat("long", maxCachedRun)} {
+		var want []runWord
+		for _, tk := range an.Analyze([]byte(run)) {
+			want = append(want, runWord{term: string(tk.Term), start: int32(tk.Start), end: int32(tk.End)})
+		}
+		for range 2 {
+			if got := c.words(run); !slices.Equal(got, want) {
+				t.Fatalf("%q: got %v, want %v", run, got, want)
+			}
+		}
+	}
+	if n := c.size(); n > limit {
+		t.Fatalf("%d runs cached, bound %d", n, limit)
 	}
 }
 

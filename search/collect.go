@@ -77,8 +77,9 @@ type passResult struct {
 	top    []scoredDoc // best first, ids resolved
 	total  int
 	facets Facets
-	// details of the page's documents, when the pass read them (rank.go)
-	details map[string]hitDetail
+	// details of the page's documents, when the pass read them (rank.go):
+	// details[i] is top[page.from+i]'s.
+	details []hitDetail
 }
 
 // passOptions say what a pass computes besides the total.

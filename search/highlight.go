@@ -24,7 +24,7 @@ type span struct{ start, end int }
 // hitDetail is what the page's hits need from their locations and stored
 // fields.
 type hitDetail struct {
-	fields map[string]any
+	stored storedFields
 	skills []storedSkill
 	// queries: the catalog entry's representativeQueries (stored copy).
 	queries []string
@@ -35,10 +35,38 @@ type hitDetail struct {
 	words map[int]map[int]bool
 }
 
+// storedFields are the stored values of hitFields a hit shows as they are.
+type storedFields struct {
+	name, description, provider, host, trust string
+}
+
+// field returns where the stored value of a hitFields field goes (nil for
+// the skills and queries, which are decoded).
+func (s *storedFields) field(name string) *string {
+	switch name {
+	case fieldName:
+		return &s.name
+	case fieldDescription:
+		return &s.description
+	case fieldProvider:
+		return &s.provider
+	case fieldHost:
+		return &s.host
+	case fieldTrust:
+		return &s.trust
+	}
+	return nil
+}
+
 // detailOf reads a hit of a locations request. wordOf maps an analyzed
 // term to its query word (nil: per-skill words are not needed).
 func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
-	d := hitDetail{fields: dm.Fields, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
+	d := hitDetail{spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
+	for _, f := range hitFields {
+		if p := d.stored.field(f); p != nil {
+			*p = str(dm.Fields[f])
+		}
+	}
 	d.skills = decodeSkills(str(dm.Fields[fieldSkillsStored]))
 	d.queries = decodeStrings(str(dm.Fields[fieldQueriesStored]))
 	for field, terms := range dm.Locations {
@@ -95,7 +123,7 @@ func (d hitDetail) matches() []Match {
 	var out []Match
 	for _, f := range []string{fieldName, fieldDescription, fieldProvider} {
 		if sp := d.spans[f][-1][0]; len(sp) > 0 {
-			out = append(out, Match{Field: f, Fragments: []string{fragment(str(d.fields[f]), sp)}})
+			out = append(out, Match{Field: f, Fragments: []string{fragment(*d.stored.field(f), sp)}})
 		}
 	}
 	if items := d.spans[fieldQueries][-1]; len(items) > 0 {

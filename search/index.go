@@ -98,6 +98,7 @@ type Index struct {
 	opts     Options
 	lock     *os.File
 	analyzer analysis.Analyzer // splits q into words like the text fields do
+	runs     *runCache         // the analyzer over stored text, for highlights
 	synonyms synonymTable
 
 	// mu guards cur and closed. Queries and write batches hold it for
@@ -159,6 +160,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("search: analyzer %q unavailable", analyzerText)
 	}
+	x.runs = newRunCache(x.analyzer)
 	x.synonyms = newSynonymTable(x.analyzer, append(slices.Clone(DefaultSynonyms), opts.Synonyms...))
 	name, err := readCurrent(dir)
 	switch {

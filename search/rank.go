@@ -2,15 +2,14 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	index "github.com/blevesearch/bleve_index_api"
 )
 
 // rank is a relevance query over the text tables (texttable.go): one pass
@@ -30,9 +29,9 @@ type rankQuery struct {
 	clauses []filterClause
 	k       int
 	// page is the range of the best documents whose stored fields and
-	// highlights are read (page.to == 0: none), with analyzer.
-	page     struct{ from, to int }
-	analyzer analysis.Analyzer
+	// highlights are read (page.to == 0: none), analyzed through runs.
+	page struct{ from, to int }
+	runs *runCache
 }
 
 // qterm is one term a query looks up, with its word and query weight.
@@ -247,9 +246,11 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 
 	// Bonuses for the best rerankWindow.
 	cands := out.top[:min(len(out.top), rerankWindow)]
-	locate := func(num uint64) (*textSeg, uint32) {
+	// locate finds the segment of a document number: its index in segs
+	// and the document's number in it.
+	locate := func(num uint64) (int, uint32) {
 		i := sort.Search(len(segs), func(i int) bool { return segs[i].offset > num }) - 1
-		return segs[i].text, uint32(num - segs[i].offset)
+		return i, uint32(num - segs[i].offset)
 	}
 	// The phrase as each segment's term ids, and the idf of its words.
 	phraseIDs := map[*textSeg][][]uint32{}
@@ -262,7 +263,8 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		}
 	}
 	for i := range cands {
-		ts, d := locate(cands[i].num)
+		si, d := locate(cands[i].num)
+		ts := segs[si].text
 		score := cands[i].score
 		if len(rq.phrase) > 1 {
 			ids, ok := phraseIDs[ts]
@@ -289,49 +291,71 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	slices.SortStableFunc(cands, compareDocs)
 
 	out.facets = t.facetsOf(counts)
-	// Only the page's ids are read: the rest of the window is ordered,
-	// and a later page is another query.
+	// Only the page's documents are read, by number in the pass's
+	// snapshot (no lookup of their ids): the rest of the window is
+	// ordered, and a later page is another query.
 	if from, to := rq.page.from, min(rq.page.to, len(out.top)); from < to {
-		for i := from; i < to; i++ {
-			if out.top[i].id, err = r.ExternalID(index.NewIndexInternalID(nil, out.top[i].num)); err != nil {
-				return passResult{}, err
-			}
-		}
-		terms := make([]string, len(qts))
 		wordOf := make(map[string]int, len(qts)) // term → its query word
-		for i, q := range qts {
-			terms[i] = q.term
+		for _, q := range qts {
 			wordOf[q.term] = q.word
 		}
-		hl := newHighlighter(rq.analyzer, terms)
-		out.details = make(map[string]hitDetail, to-from)
-		for _, h := range out.top[from:to] {
-			ts, d := locate(h.num)
-			doc, err := r.Document(h.id)
+		hl := newHighlighter(rq.runs, wordOf)
+		out.details = make([]hitDetail, 0, to-from)
+		for i := from; i < to; i++ {
+			si, d := locate(out.top[i].num)
+			id, hd, err := readStored(ss[si], d)
 			if err != nil {
 				return passResult{}, err
 			}
-			if doc == nil {
-				continue // deleted since the pass
-			}
-			out.details[h.id] = ts.detail(doc, d, qts, wordOf, hl)
+			out.top[i].id = id
+			out.details = append(out.details, segs[si].text.detail(hd, d, qts, hl))
 		}
 	}
 	return out, nil
 }
 
-// detail is a page hit's stored fields and highlights: the fields its
+// readStored reads document d of segment ss: its id and the stored
+// fields a hit shows (a multi-valued field's first value, as Bleve's
+// search results give it).
+func readStored(ss *scorch.SegmentSnapshot, d uint32) (id string, hd hitDetail, err error) {
+	var skills, queries string
+	var seen uint8 // hitFields already read, one bit each
+	err = ss.VisitDocument(uint64(d), func(field string, _ byte, value []byte, _ []uint64) bool {
+		if field == idField {
+			id = string(value)
+			return true
+		}
+		i := slices.Index(hitFields, field)
+		if i < 0 || seen&(1<<i) != 0 {
+			return true
+		}
+		seen |= 1 << i
+		switch field {
+		case fieldSkillsStored:
+			skills = string(value)
+		case fieldQueriesStored:
+			queries = string(value)
+		default:
+			*hd.stored.field(field) = string(value)
+		}
+		return true
+	})
+	if err == nil && id == "" {
+		err = fmt.Errorf("search: document %d of a segment has no id", d)
+	}
+	hd.skills = decodeSkills(skills)
+	hd.queries = decodeStrings(queries)
+	return id, hd, err
+}
+
+// idField is the stored field Bleve keeps a document's id in.
+const idField = "_id"
+
+// detail adds to hd (readStored) a page hit's highlights: the fields its
 // postings say hold a query term are analyzed again, and the words whose
 // terms are the query's marked.
-func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, wordOf map[string]int, hl *highlighter) hitDetail {
-	hd := hitDetail{fields: map[string]any{}, spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
-	doc.VisitFields(func(f index.Field) {
-		if slices.Contains(hitFields, f.Name()) {
-			hd.fields[f.Name()] = string(f.Value())
-		}
-	})
-	hd.skills = decodeSkills(str(hd.fields[fieldSkillsStored]))
-	hd.queries = decodeStrings(str(hd.fields[fieldQueriesStored]))
+func (ts *textSeg) detail(hd hitDetail, d uint32, qts []qterm, hl *highlighter) hitDetail {
+	hd.spans, hd.words = map[string]map[int]map[int][]span{}, map[int]map[int]bool{}
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
 	var where uint32
@@ -348,19 +372,17 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, wordOf map[
 			}
 		}
 	}
+	var found []hlWord
 	mark := func(field string, skill, item int, text string) {
+		found = hl.words(found[:0], text)
 		var sp []span
-		for _, tk := range hl.words(text) {
-			w, ok := wordOf[string(tk.Term)]
-			if !ok {
-				continue
-			}
-			sp = append(sp, span{tk.Start, tk.End})
+		for _, w := range found {
+			sp = append(sp, span{w.start, w.end})
 			if skill >= 0 {
 				if hd.words[skill] == nil {
 					hd.words[skill] = map[int]bool{}
 				}
-				hd.words[skill][w] = true
+				hd.words[skill][w.word] = true
 			}
 		}
 		if len(sp) == 0 {
@@ -380,7 +402,7 @@ func (ts *textSeg) detail(doc index.Document, d uint32, qts []qterm, wordOf map[
 		}
 		switch f.field {
 		case fieldName, fieldDescription, fieldProvider:
-			mark(f.field, -1, 0, str(hd.fields[f.field]))
+			mark(f.field, -1, 0, *hd.stored.field(f.field))
 			continue
 		case fieldQueries:
 			// Agent-level and multi-valued: each query is an item.

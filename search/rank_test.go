@@ -126,7 +126,7 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 		if len(ws) == 0 {
 			continue
 		}
-		rq := rankQuery{words: ws, k: 20, analyzer: x.analyzer}
+		rq := rankQuery{words: ws, k: 20, runs: x.runs}
 		rq.page.from, rq.page.to = 0, 20
 		p, err := g.facets.rank(ctx, g, rq)
 		if err != nil {
@@ -136,9 +136,15 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, h := range p.top {
-			got := p.details[h.id]
-			w := want[h.id]
+		if len(p.details) != len(p.top) {
+			t.Fatalf("%q: %d hits, %d details", q, len(p.top), len(p.details))
+		}
+		for i, h := range p.top {
+			got := p.details[i]
+			w, ok := want[h.id]
+			if !ok {
+				t.Fatalf("%q: hit %d read as %q, which Bleve does not find", q, h.num, h.id)
+			}
 			if gm, wm := fmt.Sprint(got.matches()), fmt.Sprint(w.matches()); gm != wm {
 				t.Fatalf("%q, agent %s: highlights\n got %s\nwant %s", q, h.id, gm, wm)
 			}
@@ -147,8 +153,8 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 					inQueries++
 				}
 			}
-			if !reflect.DeepEqual(got.fields, w.fields) {
-				t.Fatalf("%q, agent %s: stored fields\n got %v\nwant %v", q, h.id, got.fields, w.fields)
+			if got.stored != w.stored || !reflect.DeepEqual(got.skills, w.skills) || !slices.Equal(got.queries, w.queries) {
+				t.Fatalf("%q, agent %s: stored fields\n got %+v\nwant %+v", q, h.id, got, w)
 			}
 			if got.bestSkillWords() != w.bestSkillWords() {
 				t.Fatalf("%q, agent %s: %d words in one skill, locations say %d", q, h.id, got.bestSkillWords(), w.bestSkillWords())

@@ -172,7 +172,7 @@ const (
 
 func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
 	typos := len(fuzzy) > 0 && fuzzy[0]
-	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: max(offset+size, rerankWindow), analyzer: x.analyzer}
+	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: max(offset+size, rerankWindow), runs: x.runs}
 	rq.page.from, rq.page.to = offset, offset+size
 	if len(ws) > 1 && !typos {
 		rq.phrase = x.phraseOf(q.Q)
@@ -185,12 +185,8 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	if offset >= len(p.top) {
 		return out, nil
 	}
-	for _, h := range p.top[offset:min(len(p.top), offset+size)] {
-		d, ok := p.details[h.id]
-		if !ok {
-			continue // deleted since the pass: the page is one shorter
-		}
-		out.Hits = append(out.Hits, hitFrom(h.id, h.score, d, true))
+	for i, h := range p.top[offset:min(len(p.top), offset+size)] {
+		out.Hits = append(out.Hits, hitFrom(h.id, h.score, p.details[i], true))
 	}
 	return out, nil
 }
@@ -373,11 +369,11 @@ func hitFrom(id string, score float64, d hitDetail, withMatches bool) Hit {
 	h := Hit{
 		ID:          id,
 		Score:       score,
-		Name:        str(d.fields[fieldName]),
-		Description: str(d.fields[fieldDescription]),
-		Provider:    str(d.fields[fieldProvider]),
-		Host:        str(d.fields[fieldHost]),
-		Trust:       registry.Trust(str(d.fields[fieldTrust])),
+		Name:        d.stored.name,
+		Description: d.stored.description,
+		Provider:    d.stored.provider,
+		Host:        d.stored.host,
+		Trust:       registry.Trust(d.stored.trust),
 	}
 	if withMatches {
 		h.Matches = d.matches()

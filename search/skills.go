@@ -291,7 +291,7 @@ func hasSkills() query.Query {
 
 func skillHit(agentID string, d hitDetail, i int, highlight bool) SkillHit {
 	s := d.skills[i]
-	h := SkillHit{AgentID: agentID, AgentName: str(d.fields[fieldName]), SkillID: s.ID, Name: s.Name,
+	h := SkillHit{AgentID: agentID, AgentName: d.stored.name, SkillID: s.ID, Name: s.Name,
 		Description: s.Description, Tags: nonNil(s.Tags), Fragments: []string{}}
 	if highlight {
 		h.Fragments = d.skillFragments(i)
