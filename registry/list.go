@@ -219,37 +219,36 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, views b
 	if len(ids) > maxListedIDs {
 		return nil, invalidField("/ids", "too-many", "at most 1000 ids at once")
 	}
-	// One statement reads the rows, their current versions' verdicts and
-	// (views) their stored views by primary key. The listing rule is
-	// applied to the rows in Go (its spelling over a row, visibility.go):
-	// with the rule in SQL, SQLite prefers the status index for twenty ids
-	// and walks every approved agent.
+	// One statement reads the rows (and, views, their stored views) by
+	// primary key. The listing rule is applied to the rows in Go (its
+	// spelling over a row, visibility.go): with the rule in SQL, SQLite
+	// prefers the status index for twenty ids and walks every approved
+	// agent.
 	rows, err := s.listedRows(ctx, p, ids, views)
 	if err != nil {
 		return nil, err
 	}
-	// The cards of the versions without a view, in a second statement.
+	// The current versions of the rows without a view, in a second
+	// statement.
 	var need []any // agent id, version seq, …
 	for i := range rows {
 		r := &rows[i]
-		if r.Verdict != nil && r.View == nil {
+		if r.View == nil && r.Row.CurrentVersionSeq > 0 {
 			need = append(need, r.Row.ID, r.Row.CurrentVersionSeq)
 		}
 	}
-	cards, err := s.listedCards(ctx, need)
+	versions, err := s.listedVersions(ctx, need)
 	if err != nil {
 		return nil, err
 	}
 	agents := make([]Agent, len(rows))
 	for i := range rows {
 		r := &rows[i]
-		var v *versionRow
-		if r.Verdict != nil && r.Problems != nil {
-			v = &versionRow{AgentID: r.Row.ID, Seq: r.Row.CurrentVersionSeq, Verdict: *r.Verdict, Problems: *r.Problems, Card: cards[r.Row.ID]}
-		}
-		agents[i] = toAgent(&r.Row, v)
-		if r.View != nil && v != nil {
-			agents[i].CardView = cardView(r.View, r.Shape, r.ProtocolVersions)
+		if w := r.View; w != nil {
+			agents[i] = toAgent(&r.Row, &versionRow{AgentID: w.AgentID, Seq: w.Seq, Verdict: w.Verdict, Problems: w.Problems})
+			agents[i].CardView = cardView(w.Rendered, w.Shape, w.ProtocolVersions)
+		} else {
+			agents[i] = toAgent(&r.Row, versions[r.Row.ID])
 		}
 	}
 	redactAgents(p, agents)
@@ -267,16 +266,11 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, views b
 	return out, nil
 }
 
-// listedRow is an agents row with its current version's verdict and
-// problems (nil without a current version) and, when views were asked
-// for, its stored view (View nil without one).
+// listedRow is an agents row and, when views were asked for, its current
+// version's stored view (nil without one).
 type listedRow struct {
-	Row              agentRow
-	Verdict          *string
-	Problems         *string
-	View             []byte
-	Shape            string
-	ProtocolVersions string
+	Row  agentRow
+	View *viewRow
 }
 
 // listedRows reads, in one statement by primary key, what a record needs
@@ -302,19 +296,18 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, vie
 			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
 			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
 			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
-			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &r.Verdict, &r.Problems}
-		var shape, pvs *string
+			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries}
+		var rendered []byte
+		var shape, pvs, verdict, problems *string
 		if views {
-			dst = append(dst, &r.View, &shape, &pvs)
+			dst = append(dst, &rendered, &shape, &pvs, &verdict, &problems)
 		}
 		if err := rs.Scan(dst...); err != nil {
 			return nil, translate(err)
 		}
-		if shape != nil {
-			r.Shape = *shape
-		}
-		if pvs != nil {
-			r.ProtocolVersions = *pvs
+		if rendered != nil && shape != nil && pvs != nil && verdict != nil && problems != nil {
+			r.View = &viewRow{AgentID: a.ID, Seq: a.CurrentVersionSeq, Rev: agentcard.ViewRevision, Rendered: rendered,
+				Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: *problems}
 		}
 		if sc.Admits(a.audience().terms()) {
 			rows = append(rows, r)
@@ -326,57 +319,56 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, vie
 	return rows, nil
 }
 
-// listedCards reads the cards of the versions in need (agent id, seq, …),
-// by agent id, in one statement.
-func (s *Service) listedCards(ctx context.Context, need []any) (map[string]string, error) {
-	cards := make(map[string]string, len(need)/2)
+// listedVersions reads what a record needs of the versions in need (agent
+// id, seq, …): verdict, problems and card, by agent id, in one statement.
+func (s *Service) listedVersions(ctx context.Context, need []any) (map[string]*versionRow, error) {
+	out := make(map[string]*versionRow, len(need)/2)
 	if len(need) == 0 {
-		return cards, nil
+		return out, nil
 	}
-	rs, err := s.store.listedStmt(ctx, listedKey{cards: true, n: len(need) / 2}).QueryContext(ctx, need...)
+	rs, err := s.store.listedStmt(ctx, listedKey{versions: true, n: len(need) / 2}).QueryContext(ctx, need...)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rs.Close()
 	for rs.Next() {
-		var id, card string
-		if err := rs.Scan(&id, &card); err != nil {
+		v := &versionRow{}
+		if err := rs.Scan(&v.AgentID, &v.Seq, &v.Verdict, &v.Problems, &v.Card); err != nil {
 			return nil, translate(err)
 		}
-		cards[id] = card
+		out[v.AgentID] = v
 	}
 	if err := rs.Err(); err != nil {
 		return nil, translate(err)
 	}
-	return cards, nil
+	return out, nil
 }
 
-// listedKey names one of Listed's statements: the rows of n ids, or the
-// cards of n (id, seq) pairs.
+// listedKey names one of Listed's statements: the rows of n ids (with
+// their views or not), or the versions of n (id, seq) pairs.
 type listedKey struct {
-	cards bool
-	views bool // rows with their stored views
-	n     int
+	versions bool
+	views    bool // rows with their stored views
+	n        int
 }
 
 // listedSQLText is the text of k's statement in the store's placeholder
-// syntax; listedRows' scan follows its column order.
+// syntax; listedRows' and listedVersions' scans follow its column order.
 func (s *Store) listedSQLText(k listedKey) string {
 	var b strings.Builder
-	if k.cards {
-		b.WriteString("SELECT agent_id, card FROM card_versions WHERE (agent_id, seq) IN (")
+	if k.versions {
+		b.WriteString("SELECT agent_id, seq, verdict, problems, card FROM card_versions WHERE (agent_id, seq) IN (")
 	} else {
 		b.WriteString("SELECT a.id, a.card_url, a.fetched_url, a.host, a.status, a.visibility, a.health, a.trust, " +
 			"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
 			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, v.verdict, v.problems")
+			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries")
 		if k.views {
-			b.WriteString(", w.rendered, w.shape, w.protocol_versions")
-		}
-		b.WriteString(" FROM agents a LEFT JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq ")
-		if k.views {
-			fmt.Fprintf(&b, "LEFT JOIN card_views w ON w.agent_id = a.id AND w.seq = a.current_version_seq AND w.rev = %d ", agentcard.ViewRevision)
+			fmt.Fprintf(&b, ", w.rendered, w.shape, w.protocol_versions, w.verdict, w.problems FROM agents a "+
+				"LEFT JOIN card_views w ON w.agent_id = a.id AND w.seq = a.current_version_seq AND w.rev = %d ", agentcard.ViewRevision)
+		} else {
+			b.WriteString(" FROM agents a ")
 		}
 		b.WriteString("WHERE a.status <> 'removed' AND a.id IN (")
 	}
@@ -393,7 +385,7 @@ func (s *Store) listedSQLText(k listedKey) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if k.cards {
+		if k.versions {
 			b.WriteByte('(')
 			param()
 			b.WriteByte(',')

@@ -76,9 +76,10 @@ type versionRow struct {
 
 func (versionRow) TableName() string { return "card_versions" }
 
-// viewRow is the stored view of a version's card (migration 00110): what
-// agentcard.ViewJSON wrote at revision Rev, with the card's shape and
-// protocol versions (a JSON array).
+// viewRow is what a listing shows of a version (migrations 00110, 00111):
+// the view of its card (what agentcard.ViewJSON wrote at revision Rev),
+// the card's shape and protocol versions (a JSON array), and copies of the
+// version's verdict and problems (versionRow's, updated with it).
 type viewRow struct {
 	AgentID          string `gorm:"primaryKey"`
 	Seq              int64  `gorm:"primaryKey;autoIncrement:false"`
@@ -86,6 +87,8 @@ type viewRow struct {
 	Rendered         []byte
 	Shape            string
 	ProtocolVersions string
+	Verdict          string
+	Problems         string
 }
 
 func (viewRow) TableName() string { return "card_views" }

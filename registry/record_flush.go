@@ -62,6 +62,11 @@ func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
 			v.trust, v.verdict, v.agentID, v.seq).Error; err != nil {
 			return err
 		}
+		// The listing's copy (views.go), in the same transaction.
+		if err := tx.Exec("UPDATE card_views SET verdict = ? WHERE agent_id = ? AND seq = ?",
+			v.verdict, v.agentID, v.seq).Error; err != nil {
+			return err
+		}
 	}
 	if len(w.attempts) > 0 {
 		if err := tx.Create(&w.attempts).Error; err != nil {

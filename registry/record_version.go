@@ -126,7 +126,7 @@ func (s *Service) maybeAddVersion(tx *gorm.DB, r *agentRow, latest *versionRow, 
 		ProtocolVersion: res.ProtocolVersion, Trust: string(trust),
 		Verdict:  mustJSON(verdict{Profile: res.Profile, Signatures: nonNil(res.Signatures), Thumbprints: thumbs}),
 		Problems: mustJSON(nonNil(res.Problems)), Card: mustJSON(res.Card), Diff: mustJSON(nonNil(diff))})
-	if v, ok := viewOf(r.ID, seq, res.Card); ok {
+	if v, ok := viewOf(&w.versions[len(w.versions)-1], res.Card); ok {
 		w.views = append(w.views, v)
 	}
 	upd["latest_version_seq"] = seq

@@ -10,13 +10,17 @@ import (
 	"github.com/cardexhq/cardex/agentcard"
 )
 
-// Stored views (migration 00110). Decoding a stored card and rendering it
-// again was most of what a search page cost outside the index: each
-// version's view (agentcard.ViewJSON) is rendered once, when the version
-// is stored, and ListedViews hands it out as bytes. A version's card never
-// changes, so its view is as current as the version; a view of another
-// revision than agentcard.ViewRevision is ignored, and the card is decoded
-// as before until RenderViews replaces it.
+// Stored views (migrations 00110, 00111). Decoding a stored card and
+// rendering it again was most of what a search page cost outside the
+// index: each version's view (agentcard.ViewJSON) is rendered once, when
+// the version is stored, and ListedViews hands it out as bytes. A
+// version's card never changes, so its view is as current as the version;
+// a view of another revision than agentcard.ViewRevision is ignored, and
+// the card is decoded as before until RenderViews replaces it. The view
+// row also carries the version's verdict and problems, so a listing reads
+// one small row per agent besides the agent's own; the verdict, the one
+// part of a version that changes (keys change), is written to both tables
+// by flush.
 
 // CardView is a version's card as listings show it: JSON is what
 // agentcard.Card.ViewJSON wrote for it (never nil in a CardView), Shape
@@ -27,9 +31,9 @@ type CardView struct {
 	ProtocolVersions []string
 }
 
-// viewOf is the view row of version seq of agent id, false for a version
+// viewOf is the view row of version v with card c, false for a version
 // without a card or one that does not render.
-func viewOf(id string, seq int64, c *agentcard.Card) (viewRow, bool) {
+func viewOf(v *versionRow, c *agentcard.Card) (viewRow, bool) {
 	if c == nil {
 		return viewRow{}, false
 	}
@@ -41,7 +45,8 @@ func viewOf(id string, seq int64, c *agentcard.Card) (viewRow, bool) {
 	if err != nil {
 		return viewRow{}, false
 	}
-	return viewRow{AgentID: id, Seq: seq, Rev: agentcard.ViewRevision, Rendered: b, Shape: c.Shape, ProtocolVersions: string(pvs)}, true
+	return viewRow{AgentID: v.AgentID, Seq: v.Seq, Rev: agentcard.ViewRevision, Rendered: b, Shape: c.Shape,
+		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: v.Problems}, true
 }
 
 // cardView turns a stored view's columns into a CardView.
@@ -60,57 +65,71 @@ var renderViewsBatch = 256
 // RenderViews stores the views that current versions lack at this
 // revision (versions stored before views existed, or by a release that
 // rendered them otherwise), a batch per transaction, and returns how many
-// it stored. Listings are right meanwhile: they decode the card of a
-// version without a view. Replicas may run it at once; a view is the same
+// it stored. Listings are right meanwhile: they read the version of an
+// agent without a view. Replicas may run it at once; a view is the same
 // whoever renders it.
 func (s *Service) RenderViews(ctx context.Context) (int, error) {
 	total := 0
 	after := ""
 	for {
-		var rows []struct {
-			AgentID string
-			Seq     int64
-			Card    string
+		n, last, err := s.renderViewsAfter(ctx, after)
+		total += n
+		if err != nil || last == "" {
+			return total, err
 		}
-		// Keyset order over agents' primary key, so each batch starts
-		// where the last ended and a card that does not render is passed
-		// over rather than read again.
-		err := s.store.read(ctx).Raw(`SELECT v.agent_id, v.seq, v.card FROM agents a
-			JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq
-			LEFT JOIN card_views w ON w.agent_id = v.agent_id AND w.seq = v.seq AND w.rev = ?
-			WHERE a.id > ? AND w.agent_id IS NULL ORDER BY a.id LIMIT ?`,
-			agentcard.ViewRevision, after, renderViewsBatch).Scan(&rows).Error
-		if err != nil {
-			return total, translate(err)
-		}
-		if len(rows) == 0 {
-			return total, nil
-		}
-		after = rows[len(rows)-1].AgentID
-		views := make([]viewRow, 0, len(rows))
-		for _, r := range rows {
-			var c agentcard.Card
-			if r.Card == "" || r.Card == "null" || json.Unmarshal([]byte(r.Card), &c) != nil {
-				continue
-			}
-			if v, ok := viewOf(r.AgentID, r.Seq, &c); ok {
-				views = append(views, v)
-			}
-		}
-		if len(views) > 0 {
-			err := s.store.tx(ctx, func(tx *gorm.DB) error {
-				return tx.Clauses(clause.OnConflict{
-					Columns:   []clause.Column{{Name: "agent_id"}, {Name: "seq"}},
-					DoUpdates: clause.AssignmentColumns([]string{"rev", "rendered", "shape", "protocol_versions"}),
-				}).Create(&views).Error
-			})
-			if err != nil {
-				return total, err
-			}
-			total += len(views)
-		}
+		after = last
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 	}
+}
+
+// renderViewsAfter renders the missing views of up to renderViewsBatch
+// agents after agent id after, in keyset order over agents' primary key
+// (so a card that does not render is passed over rather than read again),
+// and returns how many it stored and the last agent id it read ("" when
+// none was left). The versions are read in the transaction that stores
+// their views, locked on PostgreSQL: a verdict changed meanwhile by
+// another replica waits for the view and then updates it too (flush).
+func (s *Service) renderViewsAfter(ctx context.Context, after string) (stored int, last string, err error) {
+	q := `SELECT v.agent_id, v.seq, v.verdict, v.problems, v.card FROM agents a
+		JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq
+		LEFT JOIN card_views w ON w.agent_id = v.agent_id AND w.seq = v.seq AND w.rev = ?
+		WHERE a.id > ? AND w.agent_id IS NULL ORDER BY a.id LIMIT ?`
+	if s.store.dialect == DialectPostgres {
+		q += " FOR UPDATE OF v"
+	}
+	err = s.store.tx(ctx, func(tx *gorm.DB) error {
+		var rows []versionRow
+		if err := tx.Raw(q, agentcard.ViewRevision, after, renderViewsBatch).Scan(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		last = rows[len(rows)-1].AgentID
+		views := make([]viewRow, 0, len(rows))
+		for i := range rows {
+			r := &rows[i]
+			var c agentcard.Card
+			if r.Card == "" || r.Card == "null" || json.Unmarshal([]byte(r.Card), &c) != nil {
+				continue
+			}
+			if v, ok := viewOf(r, &c); ok {
+				views = append(views, v)
+			}
+		}
+		if len(views) == 0 {
+			return nil
+		}
+		stored = len(views)
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "agent_id"}, {Name: "seq"}},
+			DoUpdates: clause.AssignmentColumns([]string{"rev", "rendered", "shape", "protocol_versions", "verdict", "problems"}),
+		}).Create(&views).Error
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	return stored, last, nil
 }

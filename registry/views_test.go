@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/cardexhq/cardex/agentcard"
@@ -139,4 +140,56 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A re-verification that changes a version's verdict (keys changed) is
+// what ListedViews shows at once: the view's copy of the verdict is
+// written with the version's, and a view rendered later carries the
+// verdict of then.
+func TestCardViewsFollowVerdict(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		ctx := t.Context()
+		c := newClock()
+		svc := newService(s, c)
+		a := mustSubmit(t, svc, "https://signed.example.com/")
+		raw := cardJSON("Signed", "1")
+		res := okResult(t, c.Now(), raw, registry.TrustVerified, "K1")
+		res.Signatures = []registry.SignatureResult{{Index: 0, Kid: "k1", Alg: "ES256", KeySource: "well-known", Status: "verified", Thumbprint: "K1"}}
+		res.Problems = []agentcard.Problem{{Pointer: "/name", Severity: "warning", Code: "odd-name", Message: "odd"}}
+		crawl(t, svc, c, a.ID, res)
+		same := func(wantStatus string) {
+			t.Helper()
+			listed, err := svc.Listed(ctx, admin, []string{a.ID})
+			if err != nil || len(listed) != 1 {
+				t.Fatalf("Listed: %v, %d agents", err, len(listed))
+			}
+			viewed, err := svc.ListedViews(ctx, admin, []string{a.ID})
+			if err != nil || len(viewed) != 1 || viewed[0].CardView == nil {
+				t.Fatalf("ListedViews: %v, %+v", err, viewed)
+			}
+			l, v := listed[0], viewed[0]
+			if len(v.Signatures) != 1 || v.Signatures[0].Status != wantStatus || v.Trust != l.Trust ||
+				!reflect.DeepEqual(v.Signatures, l.Signatures) || !reflect.DeepEqual(v.Problems, l.Problems) || len(v.Problems) != 1 {
+				t.Fatalf("ListedViews signatures %+v problems %+v trust %s; Listed %+v %+v %s; want status %s",
+					v.Signatures, v.Problems, v.Trust, l.Signatures, l.Problems, l.Trust, wantStatus)
+			}
+		}
+		same("verified")
+
+		// The key went away: the same bytes, re-verified, no longer verify.
+		makeDue(c)
+		again := reverified(c.Now(), raw, registry.TrustError)
+		again.Signatures = []registry.SignatureResult{{Index: 0, Kid: "k1", Alg: "ES256", KeySource: "well-known", Status: "unknown-key"}}
+		crawl(t, svc, c, a.ID, again)
+		same("unknown-key")
+
+		// Rendered again (another revision's view): the verdict of now.
+		if err := s.WriteDB().Exec("DELETE FROM card_views").Error; err != nil {
+			t.Fatal(err)
+		}
+		if n, err := svc.RenderViews(ctx); n != 1 || err != nil {
+			t.Fatalf("RenderViews: %d, %v", n, err)
+		}
+		same("unknown-key")
+	})
 }

@@ -13,8 +13,10 @@ const DefaultCacheEntries = 2048
 // DefaultCacheBytes is about how much memory the cached facet sets and
 // result pages may hold when Options.CacheBytes is zero: pages of unique
 // queries carry their highlights, and 2,048 of them could hold far more
-// than the index itself.
-const DefaultCacheBytes = 32 << 20
+// than the index itself. 16 MiB holds about 400 pages of twenty hits; the
+// Go heap grows to about twice what is live, so each MiB here costs about
+// two of the server's resident memory (docs/benchmarks.md "Memory").
+const DefaultCacheBytes = 16 << 20
 
 // cacheKey names one cached value. Epoch is the index's write epoch when
 // the value was computed (see Index.epoch): every applied write batch and
