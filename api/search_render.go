@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -116,21 +117,11 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 	}
 	dst = append(dst, ']')
 	dst = appendJSONKey(dst, "problems", false)
-	dst = append(dst, '[')
-	for i, p := range a.Problems {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONKey(append(dst, '{'), "pointer", true)
-		dst = appendJSONString(dst, p.Pointer)
-		dst = appendJSONKey(dst, "severity", false)
-		dst = appendJSONString(dst, string(p.Severity))
-		dst = appendJSONKey(dst, "code", false)
-		dst = appendJSONString(dst, p.Code)
-		dst = appendJSONKey(dst, "message", false)
-		dst = append(appendJSONString(dst, p.Message), '}')
+	if v := a.CardView; v != nil {
+		dst = append(dst, v.Problems...)
+	} else {
+		dst = appendProblems(dst, a.Problems)
 	}
-	dst = append(dst, ']')
 	dst = appendJSONKey(dst, "liveness", false)
 	var err error
 	if dst, err = appendLiveness(dst, a.Liveness); err != nil {
@@ -177,6 +168,27 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
+}
+
+// appendProblems appends ps as encoding/json writes a []agentcard.Problem
+// (the stored form that registry.CardView.Problems carries).
+func appendProblems(dst []byte, ps []agentcard.Problem) []byte {
+	dst = append(dst, '[')
+	for i, p := range ps {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONKey(append(dst, '{'), "pointer", true)
+		dst = appendJSONString(dst, p.Pointer)
+		dst = appendJSONKey(dst, "severity", false)
+		dst = appendJSONString(dst, string(p.Severity))
+		dst = appendJSONKey(dst, "code", false)
+		dst = appendJSONString(dst, p.Code)
+		dst = appendJSONKey(dst, "message", false)
+		dst = append(appendJSONString(dst, p.Message), '}')
+	}
+	dst = append(dst, ']')
+	return dst
 }
 
 func appendSignature(dst []byte, s *registry.SignatureResult) []byte {

@@ -205,9 +205,11 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 
 // ListedViews is Listed for callers that render records as JSON (the API's
 // search pages): an agent whose current version has a stored view of this
-// revision (views.go) comes back with CardView set and a nil Card, its
-// card neither read nor decoded; every other field, and the card of an
-// agent without such a view, is read as Listed reads it.
+// revision (views.go) comes back with CardView set and a nil Card and nil
+// Problems, its card and problems neither read from the version nor
+// decoded (CardView holds them as JSON); every other field, and the card
+// and problems of an agent without such a view, is read as Listed reads
+// it.
 func (s *Service) ListedViews(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
 	return s.listed(ctx, p, ids, true)
 }
@@ -245,8 +247,10 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, views b
 	for i := range rows {
 		r := &rows[i]
 		if w := r.View; w != nil {
-			agents[i] = toAgent(&r.Row, &versionRow{AgentID: w.AgentID, Seq: w.Seq, Verdict: w.Verdict, Problems: w.Problems})
-			agents[i].CardView = cardView(w.Rendered, w.Shape, w.ProtocolVersions)
+			// The problems stay JSON (CardView.Problems).
+			agents[i] = toAgent(&r.Row, &versionRow{AgentID: w.AgentID, Seq: w.Seq, Verdict: w.Verdict, Problems: "null"})
+			agents[i].Problems = nil
+			agents[i].CardView = cardView(w)
 		} else {
 			agents[i] = toAgent(&r.Row, versions[r.Row.ID])
 		}
@@ -289,19 +293,22 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, vie
 	defer rs.Close()
 	sc := ScopeOf(p)
 	rows := make([]listedRow, 0, len(ids))
+	// One set of scan targets for every row: Scan overwrites each of them
+	// (a NULL sets a pointer or slice to nil), and the row is copied out.
+	var r listedRow
+	a := &r.Row
+	dst := []any{&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
+		&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
+		&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
+		&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
+		&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries}
+	var rendered []byte
+	var shape, pvs, verdict, problems *string
+	if views {
+		dst = append(dst, &rendered, &shape, &pvs, &verdict, &problems)
+	}
 	for rs.Next() {
-		var r listedRow
-		a := &r.Row
-		dst := []any{&a.ID, &a.CardURL, &a.FetchedURL, &a.Host, &a.Status, &a.Visibility, &a.Health, &a.Trust,
-			&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
-			&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
-			&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
-			&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries}
-		var rendered []byte
-		var shape, pvs, verdict, problems *string
-		if views {
-			dst = append(dst, &rendered, &shape, &pvs, &verdict, &problems)
-		}
+		r.View = nil
 		if err := rs.Scan(dst...); err != nil {
 			return nil, translate(err)
 		}

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
@@ -199,7 +200,14 @@ func TestListedSameRecordAsGet(t *testing.T) {
 					!slices.Equal(v.ProtocolVersions, want.Card.ProtocolVersions) {
 					t.Fatalf("%s: ListedViews card %v, view %+v; want the view\n%s", a.ID, a.Card, v, wantJSON)
 				}
-				a.Card, a.CardView = want.Card, nil
+				wantProblems, err := json.Marshal(want.Problems)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Problems != nil || !bytes.Equal(v.Problems, wantProblems) {
+					t.Fatalf("%s: problems %v, view's %s; want nil and %s", a.ID, a.Problems, v.Problems, wantProblems)
+				}
+				a.Card, a.Problems, a.CardView = want.Card, want.Problems, nil
 				if !reflect.DeepEqual(a, want) {
 					t.Fatalf("ListedViews %+v\nListed %+v", a, want)
 				}

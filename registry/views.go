@@ -24,11 +24,15 @@ import (
 
 // CardView is a version's card as listings show it: JSON is what
 // agentcard.Card.ViewJSON wrote for it (never nil in a CardView), Shape
-// and ProtocolVersions are the card's. Callers must not modify JSON.
+// and ProtocolVersions are the card's, and Problems is the version's
+// problems as encoding/json writes a []agentcard.Problem (never nil; an
+// agent listed with a CardView has a nil Agent.Problems). Callers must
+// not modify JSON or Problems.
 type CardView struct {
 	JSON             []byte
 	Shape            string
 	ProtocolVersions []string
+	Problems         []byte
 }
 
 // viewOf is the view row of version v with card c, false for a version
@@ -45,15 +49,25 @@ func viewOf(v *versionRow, c *agentcard.Card) (viewRow, bool) {
 	if err != nil {
 		return viewRow{}, false
 	}
+	// The problems as encoding/json writes them now, whatever wrote the
+	// version's: listings copy them as they are.
+	var ps []agentcard.Problem
+	if err := json.Unmarshal([]byte(v.Problems), &ps); err != nil {
+		return viewRow{}, false
+	}
+	problems, err := json.Marshal(nonNil(ps))
+	if err != nil {
+		return viewRow{}, false
+	}
 	return viewRow{AgentID: v.AgentID, Seq: v.Seq, Rev: agentcard.ViewRevision, Rendered: b, Shape: c.Shape,
-		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: v.Problems}, true
+		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: string(problems)}, true
 }
 
 // cardView turns a stored view's columns into a CardView.
-func cardView(rendered []byte, shape, pvs string) *CardView {
-	v := &CardView{JSON: rendered, Shape: shape}
-	if pvs != "" && pvs != "[]" {
-		_ = json.Unmarshal([]byte(pvs), &v.ProtocolVersions)
+func cardView(w *viewRow) *CardView {
+	v := &CardView{JSON: w.Rendered, Shape: w.Shape, Problems: []byte(w.Problems)}
+	if w.ProtocolVersions != "" && w.ProtocolVersions != "[]" {
+		_ = json.Unmarshal([]byte(w.ProtocolVersions), &v.ProtocolVersions)
 	}
 	return v
 }

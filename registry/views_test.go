@@ -3,6 +3,7 @@ package registry_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -168,6 +169,9 @@ func TestCardViewsFollowVerdict(t *testing.T) {
 				t.Fatalf("ListedViews: %v, %+v", err, viewed)
 			}
 			l, v := listed[0], viewed[0]
+			if err := json.Unmarshal(v.CardView.Problems, &v.Problems); err != nil {
+				t.Fatalf("the view's problems %q: %v", v.CardView.Problems, err)
+			}
 			if len(v.Signatures) != 1 || v.Signatures[0].Status != wantStatus || v.Trust != l.Trust ||
 				!reflect.DeepEqual(v.Signatures, l.Signatures) || !reflect.DeepEqual(v.Problems, l.Problems) || len(v.Problems) != 1 {
 				t.Fatalf("ListedViews signatures %+v problems %+v trust %s; Listed %+v %+v %s; want status %s",
