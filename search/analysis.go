@@ -238,6 +238,7 @@ type highlighter struct {
 	runs     *runCache
 	wordOf   map[string]int // query term → its query word
 	prefixes [][]byte       // the first two bytes of each term
+	first    [256]bool      // the bytes a prefix starts with, either case
 }
 
 // hlWord is a word of a text that is a query term: its query word and its
@@ -253,6 +254,17 @@ func newHighlighter(runs *runCache, wordOf map[string]int) *highlighter {
 		p := []byte(t[:min(2, len(t))])
 		if !slices.ContainsFunc(h.prefixes, func(q []byte) bool { return string(q) == string(p) }) {
 			h.prefixes = append(h.prefixes, p)
+		}
+		switch {
+		case len(p) == 0: // any word start
+			for c := range h.first {
+				h.first[c] = true
+			}
+		case isLowerASCII(p[0]):
+			h.first[p[0]-'a'+'A'] = true
+			fallthrough
+		default:
+			h.first[p[0]] = true
 		}
 	}
 	return h
@@ -299,7 +311,7 @@ func isSpace(c byte) bool {
 // corpus vocabulary.
 func (h *highlighter) mayHold(run string) bool {
 	for i := 0; i < len(run); i++ {
-		if !wordStart(run, i) {
+		if !h.first[run[i]] || !wordStart(run, i) {
 			continue
 		}
 		for _, p := range h.prefixes {

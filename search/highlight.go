@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"html"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -28,11 +29,123 @@ type hitDetail struct {
 	skills []storedSkill
 	// queries: the catalog entry's representativeQueries (stored copy).
 	queries []string
-	// spans of matched words: field → skill index (−1 for agent fields)
-	// → item index (tags, examples, queries; 0 otherwise) → spans.
-	spans map[string]map[int]map[int][]span
-	// words: per skill index, which query words matched in it.
-	words map[int]map[int]bool
+	// marks are the matched words, in no order until sortMarks.
+	marks []mark
+	// words: per skill index, the query words matched in it (bit i for
+	// word i).
+	words []uint32
+}
+
+// mark is one matched word: its field (fieldName, fieldSkillTags…), skill
+// index (−1 for agent fields), item index (tags, examples, queries; 0
+// otherwise) and byte range in that value.
+type mark struct {
+	field       string
+	skill, item int
+	span
+}
+
+// fieldRank orders a hit's fields as Matches lists them: name,
+// description, provider, representative queries for the agent; name,
+// description, tags, examples within a skill. −1: not a field Matches
+// shows.
+func fieldRank(field string) int {
+	switch field {
+	case fieldName, fieldSkillName:
+		return 0
+	case fieldDescription, fieldSkillDescription:
+		return 1
+	case fieldProvider, fieldSkillTags:
+		return 2
+	case fieldQueries, fieldSkillExamples:
+		return 3
+	}
+	return -1
+}
+
+// addMark records a matched word of a field Matches shows.
+func (d *hitDetail) addMark(field string, skill, item int, sp span) {
+	if fieldRank(field) >= 0 && (skill >= 0) == slices.Contains(skillFields, field) {
+		d.marks = append(d.marks, mark{field: field, skill: skill, item: item, span: sp})
+	}
+}
+
+// addWord records that skill holds query word w.
+func (d *hitDetail) addWord(skill, w int) {
+	for len(d.words) <= skill {
+		d.words = append(d.words, 0)
+	}
+	d.words[skill] |= 1 << w
+}
+
+// sortMarks orders the marks as Matches lists them: the agent's fields,
+// then each skill in card order, each field's items in order.
+func (d *hitDetail) sortMarks() {
+	slices.SortFunc(d.marks, func(a, b mark) int {
+		return cmp.Or(cmp.Compare(a.skill, b.skill), cmp.Compare(fieldRank(a.field), fieldRank(b.field)),
+			cmp.Compare(a.item, b.item), cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+	})
+}
+
+// value is the text of a mark's item, and false when the hit has no such
+// item (a location past the stored skills or values).
+func (d *hitDetail) value(m mark) (string, bool) {
+	item := func(vs []string) (string, bool) {
+		if m.item < len(vs) {
+			return vs[m.item], true
+		}
+		return "", false
+	}
+	if m.skill < 0 {
+		switch m.field {
+		case fieldQueries:
+			return item(d.queries)
+		default:
+			if m.item != 0 {
+				return "", false
+			}
+			return *d.stored.field(m.field), true
+		}
+	}
+	if m.skill >= len(d.skills) {
+		return "", false
+	}
+	s := d.skills[m.skill]
+	switch m.field {
+	case fieldSkillName:
+		return item([]string{s.Name})
+	case fieldSkillDescription:
+		return item([]string{s.Description})
+	case fieldSkillTags:
+		return item(s.Tags)
+	default:
+		return item(s.Examples)
+	}
+}
+
+// eachField calls f, in Matches order, with each field of the hit that has
+// matched words: its skill (−1 for the agent's), field and one fragment
+// per matched item. marks must be sorted (sortMarks).
+func (d *hitDetail) eachField(f func(skill int, field string, fragments []string)) {
+	var sp []span
+	for i := 0; i < len(d.marks); {
+		skill, field := d.marks[i].skill, d.marks[i].field
+		var frs []string
+		for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].field == field {
+			m := d.marks[i]
+			sp = sp[:0]
+			for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].field == field && d.marks[i].item == m.item {
+				sp = append(sp, d.marks[i].span)
+				i++
+			}
+			if v, ok := d.value(m); ok {
+				frs = append(frs, fragment(v, sp))
+			}
+		}
+		if len(frs) > 0 {
+			f(skill, field, frs)
+		}
+	}
 }
 
 // storedFields are the stored values of hitFields a hit shows as they are.
@@ -61,7 +174,7 @@ func (s *storedFields) field(name string) *string {
 // detailOf reads a hit of a locations request. wordOf maps an analyzed
 // term to its query word (nil: per-skill words are not needed).
 func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
-	d := hitDetail{spans: map[string]map[int]map[int][]span{}, words: map[int]map[int]bool{}}
+	var d hitDetail
 	for _, f := range hitFields {
 		if p := d.stored.field(f); p != nil {
 			*p = str(dm.Fields[f])
@@ -86,24 +199,14 @@ func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
 						item = int(l.ArrayPositions[1])
 					}
 					if w, ok := wordOf[term]; ok {
-						if d.words[skill] == nil {
-							d.words[skill] = map[int]bool{}
-						}
-						d.words[skill][w] = true
+						d.addWord(skill, w)
 					}
 				}
-				bySkill := d.spans[field]
-				if bySkill == nil {
-					bySkill = map[int]map[int][]span{}
-					d.spans[field] = bySkill
-				}
-				if bySkill[skill] == nil {
-					bySkill[skill] = map[int][]span{}
-				}
-				bySkill[skill][item] = append(bySkill[skill][item], span{int(l.Start), int(l.End)})
+				d.addMark(field, skill, item, span{int(l.Start), int(l.End)})
 			}
 		}
 	}
+	d.sortMarks()
 	return d
 }
 
@@ -111,57 +214,30 @@ func detailOf(dm *search.DocumentMatch, wordOf map[string]int) hitDetail {
 func (d hitDetail) bestSkillWords() int {
 	best := 0
 	for _, ws := range d.words {
-		best = max(best, len(ws))
+		best = max(best, bits.OnesCount32(ws))
 	}
 	return best
 }
+
+// matchFieldNames are the Match.Field of a skill's fields.
+var matchFieldNames = map[string]string{fieldSkillName: "name", fieldSkillDescription: "description",
+	fieldSkillTags: "tags", fieldSkillExamples: "examples"}
 
 // matches lists the matched fields: agent fields first (the
 // representativeQueries after name, description and provider), then each matched
 // skill in card order with its fields (name, description, tags, examples).
 func (d hitDetail) matches() []Match {
 	var out []Match
-	for _, f := range []string{fieldName, fieldDescription, fieldProvider} {
-		if sp := d.spans[f][-1][0]; len(sp) > 0 {
-			out = append(out, Match{Field: f, Fragments: []string{fragment(*d.stored.field(f), sp)}})
-		}
-	}
-	if items := d.spans[fieldQueries][-1]; len(items) > 0 {
-		var frs []string
-		for j, q := range d.queries {
-			if sp := items[j]; len(sp) > 0 {
-				frs = append(frs, fragment(q, sp))
-			}
-		}
-		if len(frs) > 0 {
+	d.eachField(func(skill int, field string, frs []string) {
+		switch {
+		case skill >= 0:
+			out = append(out, Match{SkillID: d.skills[skill].ID, Field: matchFieldNames[field], Fragments: frs})
+		case field == fieldQueries:
 			out = append(out, Match{Field: MatchQueries, Fragments: frs})
+		default:
+			out = append(out, Match{Field: field, Fragments: frs})
 		}
-	}
-	for i, s := range d.skills {
-		for _, sf := range []struct {
-			field, name string
-			values      []string
-		}{
-			{fieldSkillName, "name", []string{s.Name}},
-			{fieldSkillDescription, "description", []string{s.Description}},
-			{fieldSkillTags, "tags", s.Tags},
-			{fieldSkillExamples, "examples", s.Examples},
-		} {
-			items := d.spans[sf.field][i]
-			if len(items) == 0 {
-				continue
-			}
-			var frs []string
-			for j, v := range sf.values {
-				if sp := items[j]; len(sp) > 0 {
-					frs = append(frs, fragment(v, sp))
-				}
-			}
-			if len(frs) > 0 {
-				out = append(out, Match{SkillID: s.ID, Field: sf.name, Fragments: frs})
-			}
-		}
-	}
+	})
 	return out
 }
 
@@ -171,22 +247,11 @@ func (d hitDetail) skillFragments(i int) []string {
 	if i >= len(d.skills) {
 		return out
 	}
-	s := d.skills[i]
-	for _, sf := range []struct {
-		field  string
-		values []string
-	}{
-		{fieldSkillName, []string{s.Name}},
-		{fieldSkillDescription, []string{s.Description}},
-		{fieldSkillTags, s.Tags},
-		{fieldSkillExamples, s.Examples},
-	} {
-		for j, v := range sf.values {
-			if sp := d.spans[sf.field][i][j]; len(sp) > 0 {
-				out = append(out, fragment(v, sp))
-			}
+	d.eachField(func(skill int, _ string, frs []string) {
+		if skill == i {
+			out = append(out, frs...)
 		}
-	}
+	})
 	return out
 }
 

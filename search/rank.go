@@ -194,6 +194,23 @@ type segRef struct {
 	text   *textSeg
 	facets *segTable
 	offset uint64
+	ids    []uint32 // the query's terms in text (termIDs)
+}
+
+// noTerm is the id of a term a segment does not hold.
+const noTerm = ^uint32(0)
+
+// termIDs are the ids of qts' terms in ts (noTerm where absent).
+func (ts *textSeg) termIDs(qts []qterm) []uint32 {
+	ids := make([]uint32, len(qts))
+	for j, q := range qts {
+		id, ok := ts.terms[q.term]
+		if !ok {
+			id = noTerm
+		}
+		ids[j] = id
+	}
+	return ids
 }
 
 // rank runs rq over the generation's current snapshot. It returns
@@ -260,10 +277,13 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	}
 	idf := func(df int) float64 { return 1 + math.Log(float64(max(live, 1))/float64(df+1)) }
 	termIDF := make([]float64, len(qts))
-	for j, q := range qts {
+	for i := range segs {
+		segs[i].ids = segs[i].text.termIDs(qts)
+	}
+	for j := range qts {
 		df := 0
 		for _, s := range segs {
-			if id, ok := s.text.terms[q.term]; ok {
+			if id := s.ids[j]; id != noTerm {
 				df += int(s.text.off[id+1] - s.text.off[id])
 			}
 		}
@@ -297,7 +317,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			return passResult{}, err
 		}
 		for j, q := range qts {
-			if id, ok := ts.terms[q.term]; ok {
+			if id := s.ids[j]; id != noTerm {
 				docs, ws, _ := ts.postings(id)
 				a.add(docs, ws, float32(q.weight*termIDF[j]), uint32(1)<<q.word)
 			}
@@ -360,7 +380,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			}
 		}
 		if n > 1 {
-			if best := ts.bestSkillWords(d, qts, n); best > 1 {
+			if best := ts.bestSkillWords(d, qts, segs[si].ids); best > 1 {
 				score *= 1 + oneSkillBonus*float64(best-1)/float64(n-1)
 			}
 		}
@@ -386,7 +406,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 				return passResult{}, err
 			}
 			out.top[i].id = id
-			out.details = append(out.details, segs[si].text.detail(hd, d, qts, hl))
+			out.details = append(out.details, segs[si].text.detail(hd, d, segs[si].ids, hl))
 		}
 	}
 	return out, nil
@@ -432,14 +452,13 @@ const idField = "_id"
 // detail adds to hd (readStored) a page hit's highlights: the fields its
 // postings say hold a query term are analyzed again, and the words whose
 // terms are the query's marked.
-func (ts *textSeg) detail(hd hitDetail, d uint32, qts []qterm, hl *highlighter) hitDetail {
-	hd.spans, hd.words = map[string]map[int]map[int][]span{}, map[int]map[int]bool{}
+func (ts *textSeg) detail(hd hitDetail, d uint32, ids []uint32, hl *highlighter) hitDetail {
 	// A field of a skill can hold a query word only if one term's posting
 	// names both the field and the skill.
 	var where uint32
-	inSkill := make([]uint32, len(textFields)) // per field, the skills to read
-	for _, q := range qts {
-		if id, ok := ts.terms[q.term]; ok {
+	var inSkill [32 - skillBits]uint32 // per text field, the skills to read
+	for _, id := range ids {
+		if id != noTerm {
 			if _, m, ok := ts.posting(id, d); ok {
 				where |= m
 				for fi := range textFields {
@@ -453,26 +472,12 @@ func (ts *textSeg) detail(hd hitDetail, d uint32, qts []qterm, hl *highlighter) 
 	var found []hlWord
 	mark := func(field string, skill, item int, text string) {
 		found = hl.words(found[:0], text)
-		var sp []span
 		for _, w := range found {
-			sp = append(sp, span{w.start, w.end})
+			hd.addMark(field, skill, item, span{w.start, w.end})
 			if skill >= 0 {
-				if hd.words[skill] == nil {
-					hd.words[skill] = map[int]bool{}
-				}
-				hd.words[skill][w.word] = true
+				hd.addWord(skill, w.word)
 			}
 		}
-		if len(sp) == 0 {
-			return
-		}
-		if hd.spans[field] == nil {
-			hd.spans[field] = map[int]map[int][]span{}
-		}
-		if hd.spans[field][skill] == nil {
-			hd.spans[field][skill] = map[int][]span{}
-		}
-		hd.spans[field][skill][item] = sp
 	}
 	for fi, f := range textFields {
 		if where&fieldBit(fi) == 0 {
@@ -509,20 +514,24 @@ func (ts *textSeg) detail(hd hitDetail, d uint32, qts []qterm, hl *highlighter) 
 			}
 		}
 	}
+	hd.sortMarks()
 	return hd
 }
 
-// bestSkillWords is the most query words one skill of document d holds.
-func (ts *textSeg) bestSkillWords(d uint32, qts []qterm, n int) int {
-	masks := make([]uint32, n)
-	for _, q := range qts {
-		if q.weight == boostFuzzy {
+// bestSkillWords is the most query words one skill of document d holds;
+// ids are qts' term ids in ts (termIDs).
+func (ts *textSeg) bestSkillWords(d uint32, qts []qterm, ids []uint32) int {
+	var all [MaxQueryWords]uint32
+	masks := all[:0]
+	for j, q := range qts {
+		if q.weight == boostFuzzy || ids[j] == noTerm {
 			continue // typos count for matching, not for the bonus
 		}
-		if id, ok := ts.terms[q.term]; ok {
-			if _, sk, ok := ts.posting(id, d); ok {
-				masks[q.word] |= sk & skillMask
+		if _, sk, ok := ts.posting(ids[j], d); ok {
+			for len(masks) <= q.word {
+				masks = append(masks, 0)
 			}
+			masks[q.word] |= sk & skillMask
 		}
 	}
 	best := 0

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -218,7 +219,7 @@ func (x *Index) skillsByRelevance(ctx context.Context, g *generation, q SkillQue
 		}
 		var idx []int
 		for skill, words := range det.words {
-			if len(words) >= need {
+			if bits.OnesCount32(words) >= need {
 				idx = append(idx, skill)
 			}
 		}
