@@ -241,8 +241,8 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 			for _, id := range vids {
 				top = append(top, counts[id])
 			}
-			slices.SortFunc(top, func(a, b int32) int { return cmp.Compare(b, a) })
-			least := top[spec.size-1]
+			slices.Sort(top)
+			least := top[len(top)-spec.size]
 			vids = slices.DeleteFunc(vids, func(id uint32) bool { return counts[id] < least })
 		}
 		vs := make([]FacetValue, 0, len(vids))

@@ -66,6 +66,9 @@ func fieldRank(field string) int {
 // addMark records a matched word of a field Matches shows.
 func (d *hitDetail) addMark(field string, skill, item int, sp span) {
 	if fieldRank(field) >= 0 && (skill >= 0) == slices.Contains(skillFields, field) {
+		if d.marks == nil {
+			d.marks = make([]mark, 0, 16)
+		}
 		d.marks = append(d.marks, mark{field: field, skill: skill, item: item, span: sp})
 	}
 }
@@ -228,6 +231,9 @@ var matchFieldNames = map[string]string{fieldSkillName: "name", fieldSkillDescri
 // skill in card order with its fields (name, description, tags, examples).
 func (d hitDetail) matches() []Match {
 	var out []Match
+	if len(d.marks) > 0 {
+		out = make([]Match, 0, 4)
+	}
 	d.eachField(func(skill int, field string, frs []string) {
 		switch {
 		case skill >= 0:
@@ -279,6 +285,7 @@ func fragment(text string, spans []span) string {
 		}
 	}
 	var b strings.Builder
+	b.Grow(to - from + len(spans)*len("<mark></mark>") + 2*len(highlightEllipsis))
 	if from > 0 {
 		b.WriteString(highlightEllipsis)
 	}

@@ -304,7 +304,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	t.mu.Lock()
 	counts = make([]int32, len(t.names))
 	t.mu.Unlock()
-	var h topK
+	h := make(topK, 0, min(rq.k, 1024))
 	total := 0
 	for si, s := range segs {
 		if err := ctx.Err(); err != nil {
