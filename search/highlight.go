@@ -41,35 +41,44 @@ type hitDetail struct {
 // otherwise) and byte range in that value.
 type mark struct {
 	field       string
+	rank        int // fieldRank(field)
 	skill, item int
 	span
 }
 
 // fieldRank orders a hit's fields as Matches lists them: name,
 // description, provider, representative queries for the agent; name,
-// description, tags, examples within a skill. −1: not a field Matches
-// shows.
-func fieldRank(field string) int {
+// description, tags, examples within a skill. skill says whether field is
+// a skill's; −1: not a field Matches shows.
+func fieldRank(field string) (rank int, skill bool) {
 	switch field {
-	case fieldName, fieldSkillName:
-		return 0
-	case fieldDescription, fieldSkillDescription:
-		return 1
-	case fieldProvider, fieldSkillTags:
-		return 2
-	case fieldQueries, fieldSkillExamples:
-		return 3
+	case fieldName:
+		return 0, false
+	case fieldDescription:
+		return 1, false
+	case fieldProvider:
+		return 2, false
+	case fieldQueries:
+		return 3, false
+	case fieldSkillName:
+		return 0, true
+	case fieldSkillDescription:
+		return 1, true
+	case fieldSkillTags:
+		return 2, true
+	case fieldSkillExamples:
+		return 3, true
 	}
-	return -1
+	return -1, false
 }
 
 // addMark records a matched word of a field Matches shows.
 func (d *hitDetail) addMark(field string, skill, item int, sp span) {
-	if fieldRank(field) >= 0 && (skill >= 0) == slices.Contains(skillFields, field) {
+	if rank, isSkill := fieldRank(field); rank >= 0 && (skill >= 0) == isSkill {
 		if d.marks == nil {
 			d.marks = make([]mark, 0, 16)
 		}
-		d.marks = append(d.marks, mark{field: field, skill: skill, item: item, span: sp})
+		d.marks = append(d.marks, mark{field: field, rank: rank, skill: skill, item: item, span: sp})
 	}
 }
 
@@ -85,8 +94,17 @@ func (d *hitDetail) addWord(skill, w int) {
 // then each skill in card order, each field's items in order.
 func (d *hitDetail) sortMarks() {
 	slices.SortFunc(d.marks, func(a, b mark) int {
-		return cmp.Or(cmp.Compare(a.skill, b.skill), cmp.Compare(fieldRank(a.field), fieldRank(b.field)),
-			cmp.Compare(a.item, b.item), cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+		switch {
+		case a.skill != b.skill:
+			return cmp.Compare(a.skill, b.skill)
+		case a.rank != b.rank:
+			return cmp.Compare(a.rank, b.rank)
+		case a.item != b.item:
+			return cmp.Compare(a.item, b.item)
+		case a.start != b.start:
+			return cmp.Compare(a.start, b.start)
+		}
+		return cmp.Compare(b.end, a.end)
 	})
 }
 
@@ -132,12 +150,12 @@ func (d *hitDetail) value(m mark) (string, bool) {
 func (d *hitDetail) eachField(f func(skill int, field string, fragments []string)) {
 	var sp []span
 	for i := 0; i < len(d.marks); {
-		skill, field := d.marks[i].skill, d.marks[i].field
+		skill, rank, field := d.marks[i].skill, d.marks[i].rank, d.marks[i].field
 		var frs []string
-		for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].field == field {
+		for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].rank == rank {
 			m := d.marks[i]
 			sp = sp[:0]
-			for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].field == field && d.marks[i].item == m.item {
+			for i < len(d.marks) && d.marks[i].skill == skill && d.marks[i].rank == rank && d.marks[i].item == m.item {
 				sp = append(sp, d.marks[i].span)
 				i++
 			}
