@@ -297,3 +297,38 @@ func TestRankEveryDocumentTouched(t *testing.T) {
 		}
 	}
 }
+
+// countDense counts each common value's matches exactly, however many
+// common values there are (four per walk, then the rest).
+func TestCountDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for values := range 10 {
+		n := 1 + r.IntN(3000)
+		words := (n + 63) / 64
+		st := &segTable{}
+		matched := make([]uint64, words)
+		for d := range n {
+			if r.IntN(3) == 0 {
+				matched[d/64] |= 1 << (d % 64)
+			}
+		}
+		want := make([]int32, values+1)
+		for v := range values {
+			docs := make([]uint64, words)
+			for d := range n {
+				if r.IntN(2) == 0 {
+					docs[d/64] |= 1 << (d % 64)
+					if matched[d/64]&(1<<(d%64)) != 0 {
+						want[v+1]++
+					}
+				}
+			}
+			st.dense = append(st.dense, denseValue{id: uint32(v + 1), docs: docs})
+		}
+		got := make([]int32, values+1)
+		(&accum{matched: matched}).countDense(st, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d values over %d documents: counted %v, want %v", values, n, got, want)
+		}
+	}
+}
