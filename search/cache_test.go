@@ -296,3 +296,24 @@ func facetByName(f Facets, name string) []FacetValue {
 		fieldCapabilities: f.Capabilities, fieldExtensions: f.Extensions, fieldTrust: f.Trust,
 		fieldProviderFacet: f.Providers, fieldLiveness: f.Liveness}[name]
 }
+
+func TestKthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 2000 {
+		xs := make([]int32, 1+r.IntN(300))
+		span := 1 + r.IntN(50)
+		for i := range xs {
+			xs[i] = int32(r.IntN(span))
+		}
+		if r.IntN(4) == 0 {
+			slices.Sort(xs)
+		}
+		k := 1 + r.IntN(len(xs))
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		want := sorted[len(sorted)-k]
+		if got := kthLargest(xs, k); got != want {
+			t.Fatalf("k=%d of %v: %d, want %d", k, sorted, got, want)
+		}
+	}
+}

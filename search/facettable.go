@@ -241,8 +241,7 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 			for _, id := range vids {
 				top = append(top, counts[id])
 			}
-			slices.Sort(top)
-			least := top[len(top)-spec.size]
+			least := kthLargest(top, spec.size)
 			vids = slices.DeleteFunc(vids, func(id uint32) bool { return counts[id] < least })
 		}
 		vs := make([]FacetValue, 0, len(vids))
@@ -250,7 +249,10 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 			vs = append(vs, FacetValue{Value: names[id], Count: int(counts[id])})
 		}
 		slices.SortFunc(vs, func(a, b FacetValue) int {
-			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
+			if a.Count != b.Count {
+				return cmp.Compare(b.Count, a.Count)
+			}
+			return cmp.Compare(a.Value, b.Value)
 		})
 		per[i] = vs[:min(len(vs), spec.size)]
 	}
@@ -268,4 +270,40 @@ func (t *facetTables) facetsOf(counts []int32) Facets {
 		Providers:        byName(fieldProviderFacet),
 		Liveness:         byName(fieldLiveness),
 	}
+}
+
+// kthLargest returns the k-th largest of xs (1 ≤ k ≤ len(xs)), reordering
+// xs: a selection that only follows the side holding it.
+func kthLargest(xs []int32, k int) int32 {
+	lo, hi, want := 0, len(xs)-1, k-1 // want: the index in descending order
+	for lo < hi {
+		// Median of three as the pivot keeps sorted and equal runs fast.
+		mid := lo + (hi-lo)/2
+		a, b, c := xs[lo], xs[mid], xs[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		// Three-way partition, descending: > pivot, == pivot, < pivot.
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case xs[i] > pivot:
+				xs[lt], xs[i] = xs[i], xs[lt]
+				lt++
+				i++
+			case xs[i] < pivot:
+				xs[i], xs[gt] = xs[gt], xs[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case want < lt:
+			hi = lt - 1
+		case want > gt:
+			lo = gt + 1
+		default:
+			return pivot
+		}
+	}
+	return xs[want]
 }
