@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -375,6 +376,10 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			}
 		}
 	}
+	var skillMasks []uint32
+	if n > 1 {
+		skillMasks = skillWords(cands, qts, n, segs, locate)
+	}
 	for i := range cands {
 		si, d := locate(cands[i].num)
 		ts := segs[si].text
@@ -395,7 +400,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			}
 		}
 		if n > 1 {
-			if best := ts.bestSkillWords(d, qts, segs[si].ids); best > 1 {
+			if best := bestSkillWords(skillMasks[i*n : (i+1)*n]); best > 1 {
 				score *= 1 + oneSkillBonus*float64(best-1)/float64(n-1)
 			}
 		}
@@ -533,22 +538,59 @@ func (ts *textSeg) detail(hd hitDetail, d uint32, ids []uint32, hl *highlighter)
 	return hd
 }
 
-// bestSkillWords is the most query words one skill of document d holds;
-// ids are qts' term ids in ts (termIDs).
-func (ts *textSeg) bestSkillWords(d uint32, qts []qterm, ids []uint32) int {
-	var all [MaxQueryWords]uint32
-	masks := all[:0]
+// skillWords returns, for each candidate i and query word w, the skills
+// of the candidate holding w: masks[i*n+w] (skillBits). Each term's
+// postings are searched once, forward, for the candidates in document
+// order. Typos count for matching, not for the one-skill bonus.
+func skillWords(cands []scoredDoc, qts []qterm, n int, segs []segRef, locate func(uint64) (int, uint32)) []uint32 {
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(cands[a].num, cands[b].num) })
+	masks := make([]uint32, len(cands)*n)
 	for j, q := range qts {
-		if q.weight == boostFuzzy || ids[j] == noTerm {
-			continue // typos count for matching, not for the bonus
+		if q.weight == boostFuzzy {
+			continue
 		}
-		if _, sk, ok := ts.posting(ids[j], d); ok {
-			for len(masks) <= q.word {
-				masks = append(masks, 0)
+		seg, from := -1, 0
+		for _, i := range order {
+			si, d := locate(cands[i].num)
+			if si != seg {
+				seg, from = si, 0
 			}
-			masks[q.word] |= sk & skillMask
+			id := segs[si].ids[j]
+			if id == noTerm {
+				continue
+			}
+			docs, _, skills := segs[si].text.postings(id)
+			k, found := seek(docs, from, d)
+			from = k
+			if found {
+				masks[i*n+q.word] |= skills[k] & skillMask
+			}
 		}
 	}
+	return masks
+}
+
+// seek finds d in docs (ascending) at or after from: the index of the
+// first document not below d, and whether it is d. It probes forward in
+// doubling steps, then searches the last step.
+func seek(docs []uint32, from int, d uint32) (int, bool) {
+	lo, step := from, 1
+	for lo+step < len(docs) && docs[lo+step] < d {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step+1, len(docs))
+	k, found := slices.BinarySearch(docs[lo:hi], d)
+	return lo + k, found
+}
+
+// bestSkillWords is the most query words one skill holds, given the
+// skills of each word (skillWords).
+func bestSkillWords(masks []uint32) int {
 	best := 0
 	for b := range skillBits {
 		c := 0

@@ -332,3 +332,26 @@ func TestCountDense(t *testing.T) {
 		}
 	}
 }
+
+// seek finds what a binary search over the rest of the postings finds,
+// for documents asked in ascending order.
+func TestSeek(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 500 {
+		var docs []uint32
+		for d := uint32(0); len(docs) < r.IntN(200); d += 1 + uint32(r.IntN(20)) {
+			docs = append(docs, d)
+		}
+		from, d := 0, uint32(0)
+		for range 30 {
+			d += uint32(r.IntN(40))
+			wantK, wantFound := slices.BinarySearch(docs, d)
+			k, found := seek(docs, from, d)
+			if k != wantK || found != wantFound {
+				t.Fatalf("seek(%v, %d, %d) = %d, %v; want %d, %v", docs, from, d, k, found, wantK, wantFound)
+			}
+			from = k
+			d++
+		}
+	}
+}
