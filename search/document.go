@@ -248,18 +248,24 @@ func decodeSkills(raw string) []storedSkill {
 		raw = raw[l:]
 		return s
 	}
+	// Every skill's tags and examples are cut from one growing slab (a
+	// list keeps the array it was cut from when the slab grows).
+	var slab []string
 	list := func() []string {
 		n := num()
 		if !ok || n == 0 {
 			return nil
 		}
-		vs := make([]string, 0, min(n, len(raw)))
+		if cap(slab)-len(slab) < n {
+			slab = make([]string, 0, max(2*cap(slab), min(n, len(raw)), 16))
+		}
+		start := len(slab)
 		for range n {
-			if vs = append(vs, str()); !ok {
+			if slab = append(slab, str()); !ok {
 				return nil
 			}
 		}
-		return vs
+		return slab[start:len(slab):len(slab)]
 	}
 	for len(raw) > 0 {
 		s := storedSkill{ID: str(), Name: str(), Description: str()}
