@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,7 +189,8 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	tlsOn := cfg.TLSCert != ""
-	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo)
+	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo,
+		"gomaxprocs", runtime.GOMAXPROCS(0))
 	if !tlsOn && !strings.HasPrefix(cfg.BaseURL, "https://") && !loopbackOnly(ln.Addr()) {
 		// docs/security.md: the admin cookie is a Secure __Host- cookie,
 		// which browsers keep over plain HTTP only on loopback.

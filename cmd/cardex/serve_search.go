@@ -73,7 +73,7 @@ func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	idx, err := search.Open(filepath.Join(dataDir, "index"), search.Options{Logger: log, Synonyms: opts.synonyms})
+	idx, err := search.Open(filepath.Join(dataDir, "index"), search.Options{Logger: log, Synonyms: opts.synonyms, MaxRunning: searchCores})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"runtime"
+)
+
+// minServeProcs is the fewest scheduler threads (GOMAXPROCS) `cardex serve`
+// runs with. With as many threads as cores, a saturated server lets some
+// requests wait many times as long as the median: the Go scheduler runs
+// goroutines it has just woken ahead of those whose connections became
+// readable, so a new request can sit unread while others go round. With
+// more threads than cores the kernel shares the cores among them by time,
+// and the slowest requests wait far less; search queries still run at most
+// one per core (the search gate). docs/benchmarks.md "Tail latency" has the
+// measurements.
+const minServeProcs = 8
+
+// serveProcs decides, for a server whose runtime chose current threads
+// (the CPUs the process may use, a container's quota included), how many
+// search queries may run at once (cores) and how many scheduler threads
+// the server runs with (procs). An operator's GOMAXPROCS is taken as it
+// is, for both.
+func serveProcs(getenv func(string) string, current int) (cores, procs int) {
+	if getenv("GOMAXPROCS") != "" {
+		return current, current
+	}
+	return current, max(current, minServeProcs)
+}
+
+// searchCores is how many search queries `cardex serve` runs at once; 0
+// (the tests, which never change the process's threads) leaves the search
+// package's default.
+var searchCores int
+
+// applyServeProcs sets the scheduler threads of a `cardex serve` process
+// (main only: it changes the whole process).
+func applyServeProcs(getenv func(string) string) {
+	cores, procs := serveProcs(getenv, runtime.GOMAXPROCS(0))
+	searchCores = cores
+	if procs != cores {
+		runtime.GOMAXPROCS(procs)
+	}
+}
