@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 )
@@ -42,8 +41,8 @@ type qterm struct {
 	weight float64
 }
 
-// accum is the per-segment scratch of one pass, kept in accumPool between
-// queries: every slot is zero again when a pass puts it back.
+// accum is the per-segment scratch of one pass, kept in the free list
+// between queries: every slot is zero again when a pass puts it back.
 type accum struct {
 	slots   []slot
 	touched []uint32 // documents whose slot the pass changed
@@ -60,10 +59,23 @@ type slot struct {
 	words uint32
 }
 
-var accumPool = sync.Pool{New: func() any { return &accum{} }}
+// freeAccums holds the accums of finished passes. An accum of a 100,000-
+// agent segment is about 3.5 MB, and the search gate runs a few passes at
+// once, so a list holds as many as ever ran at once (up to its capacity):
+// a sync.Pool would keep one per scheduler thread (cardex serve runs at
+// least 8) in the thread's private slot, where no other thread finds it.
+var freeAccums = make(chan *accum, maxFreeAccums)
+
+// maxFreeAccums bounds the accums kept between queries.
+const maxFreeAccums = 8
 
 func getAccum(n uint32) *accum {
-	a := accumPool.Get().(*accum)
+	var a *accum
+	select {
+	case a = <-freeAccums:
+	default:
+		a = &accum{}
+	}
 	if uint32(len(a.slots)) < n {
 		a.slots = make([]slot, n)
 	}
@@ -74,6 +86,15 @@ func getAccum(n uint32) *accum {
 	}
 	a.touched = a.touched[:0]
 	return a
+}
+
+// putAccum keeps a for a later pass, or leaves it to the collector when
+// the list is full.
+func putAccum(a *accum) {
+	select {
+	case freeAccums <- a:
+	default:
+	}
 }
 
 // add adds f × each posting's weight to the allowed documents of docs and
@@ -329,7 +350,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		ts := s.text
 		a := getAccum(ts.n)
 		if err := ts.allowed(ss[si].Segment(), ss[si].Deleted(), rq.clauses, a); err != nil {
-			accumPool.Put(a)
+			putAccum(a)
 			return passResult{}, err
 		}
 		for j, q := range qts {
@@ -353,7 +374,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		if byBitset {
 			a.countDense(st, counts)
 		}
-		accumPool.Put(a)
+		putAccum(a)
 	}
 	out := passResult{total: total, top: []scoredDoc(h)}
 	slices.SortFunc(out.top, compareDocs)

@@ -355,3 +355,32 @@ func TestSeek(t *testing.T) {
 		}
 	}
 }
+
+// Finished passes' accums are reused by the next ones, and the list keeps
+// at most maxFreeAccums of them whatever ran at once.
+func TestFreeAccumsBounded(t *testing.T) {
+	for len(freeAccums) > 0 { // what other tests left
+		<-freeAccums
+	}
+	a := getAccum(100)
+	if len(a.slots) != 100 || cap(a.touched) < 101 {
+		t.Fatalf("new accum: %d slots, touched cap %d", len(a.slots), cap(a.touched))
+	}
+	putAccum(a)
+	if b := getAccum(50); b != a || len(b.slots) != 100 {
+		t.Fatalf("the accum put back was not reused (same %t, %d slots)", b == a, len(b.slots))
+	}
+	held := make([]*accum, maxFreeAccums+3)
+	for i := range held {
+		held[i] = getAccum(10)
+	}
+	for _, h := range held {
+		putAccum(h)
+	}
+	if n := len(freeAccums); n != maxFreeAccums {
+		t.Fatalf("the list holds %d accums, want %d", n, maxFreeAccums)
+	}
+	for len(freeAccums) > 0 {
+		<-freeAccums
+	}
+}

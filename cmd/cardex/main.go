@@ -53,7 +53,7 @@ var networkCommands = map[string]bool{"verify": true, "lint": true, "crawl": tru
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		applyServeProcs(os.Getenv)
+		applyServeRuntime(os.Getenv)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])

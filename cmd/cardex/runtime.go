@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 )
 
 // minServeProcs is the fewest scheduler threads (GOMAXPROCS) `cardex serve`
@@ -32,12 +33,30 @@ func serveProcs(getenv func(string) string, current int) (cores, procs int) {
 // package's default.
 var searchCores int
 
-// applyServeProcs sets the scheduler threads of a `cardex serve` process
-// (main only: it changes the whole process).
-func applyServeProcs(getenv func(string) string) {
+// serveGCPercent is the collector's target `cardex serve` runs with: the
+// heap may grow 80 % past what is live before a collection, against Go's
+// default of 100 %. At 100,000 agents that kept the resident set under
+// 400 MiB under load for no measurable CPU (docs/benchmarks.md "Memory").
+const serveGCPercent = 80
+
+// serveGC is the GC percent serve sets, false when the operator's GOGC
+// stands.
+func serveGC(getenv func(string) string) (int, bool) {
+	if getenv("GOGC") != "" {
+		return 0, false
+	}
+	return serveGCPercent, true
+}
+
+// applyServeRuntime sets the scheduler threads and the collector's target
+// of a `cardex serve` process (main only: it changes the whole process).
+func applyServeRuntime(getenv func(string) string) {
 	cores, procs := serveProcs(getenv, runtime.GOMAXPROCS(0))
 	searchCores = cores
 	if procs != cores {
 		runtime.GOMAXPROCS(procs)
+	}
+	if pct, ok := serveGC(getenv); ok {
+		debug.SetGCPercent(pct)
 	}
 }

@@ -30,3 +30,17 @@ func TestServeProcs(t *testing.T) {
 		}
 	}
 }
+
+func TestServeGC(t *testing.T) {
+	if pct, ok := serveGC(func(string) string { return "" }); !ok || pct != 80 {
+		t.Fatalf("without GOGC: %d, %t; want 80, true", pct, ok)
+	}
+	if _, ok := serveGC(func(k string) string {
+		if k == "GOGC" {
+			return "off"
+		}
+		return ""
+	}); ok {
+		t.Fatal("the operator's GOGC was overridden")
+	}
+}
