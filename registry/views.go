@@ -49,18 +49,21 @@ func viewOf(v *versionRow, c *agentcard.Card) (viewRow, bool) {
 	if err != nil {
 		return viewRow{}, false
 	}
-	// The problems as encoding/json writes them now, whatever wrote the
-	// version's: listings copy them as they are.
-	var ps []agentcard.Problem
-	if err := json.Unmarshal([]byte(v.Problems), &ps); err != nil {
-		return viewRow{}, false
-	}
-	problems, err := json.Marshal(nonNil(ps))
-	if err != nil {
-		return viewRow{}, false
-	}
 	return viewRow{AgentID: v.AgentID, Seq: v.Seq, Rev: agentcard.ViewRevision, Rendered: b, Shape: c.Shape,
-		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: string(problems)}, true
+		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: v.Problems}, true
+}
+
+// encodedProblems is a version's stored problems as encoding/json writes
+// a []agentcard.Problem now (listings copy them as they are), false when
+// they do not decode. A version stored now holds exactly that
+// (maybeAddVersion); one stored by an older release may not.
+func encodedProblems(stored string) (string, bool) {
+	var ps []agentcard.Problem
+	if err := json.Unmarshal([]byte(stored), &ps); err != nil {
+		return "", false
+	}
+	b, err := json.Marshal(nonNil(ps))
+	return string(b), err == nil
 }
 
 // cardView turns a stored view's columns into a CardView.
@@ -102,31 +105,53 @@ func (s *Service) RenderViews(ctx context.Context) (int, error) {
 // agents after agent id after, in keyset order over agents' primary key
 // (so a card that does not render is passed over rather than read again),
 // and returns how many it stored and the last agent id it read ("" when
-// none was left). The versions are read in the transaction that stores
-// their views, locked on PostgreSQL: a verdict changed meanwhile by
-// another replica waits for the view and then updates it too (flush).
+// none was left). The versions lacking a view are found through the read
+// pool, so a start-up with every view in place takes no write lock (the
+// walk takes about 0.4 s at 100,000 agents). They are read again in the
+// transaction that stores their views, locked on PostgreSQL: a verdict
+// changed meanwhile by another replica waits for the view and then
+// updates it too (flush).
 func (s *Service) renderViewsAfter(ctx context.Context, after string) (stored int, last string, err error) {
-	q := `SELECT v.agent_id, v.seq, v.verdict, v.problems, v.card FROM agents a
+	var keys []struct {
+		AgentID string
+		Seq     int64
+	}
+	err = s.store.read(ctx).Raw(`SELECT v.agent_id, v.seq FROM agents a
 		JOIN card_versions v ON v.agent_id = a.id AND v.seq = a.current_version_seq
 		LEFT JOIN card_views w ON w.agent_id = v.agent_id AND w.seq = v.seq AND w.rev = ?
-		WHERE a.id > ? AND w.agent_id IS NULL ORDER BY a.id LIMIT ?`
+		WHERE a.id > ? AND w.agent_id IS NULL ORDER BY a.id LIMIT ?`,
+		agentcard.ViewRevision, after, renderViewsBatch).Scan(&keys).Error
+	if err != nil {
+		return 0, "", translate(err)
+	}
+	if len(keys) == 0 {
+		return 0, "", nil
+	}
+	last = keys[len(keys)-1].AgentID
+	pairs := make([][]any, len(keys))
+	for i, k := range keys {
+		pairs[i] = []any{k.AgentID, k.Seq}
+	}
+	q := `SELECT v.agent_id, v.seq, v.verdict, v.problems, v.card FROM card_versions v
+		LEFT JOIN card_views w ON w.agent_id = v.agent_id AND w.seq = v.seq AND w.rev = ?
+		WHERE (v.agent_id, v.seq) IN ? AND w.agent_id IS NULL`
 	if s.store.dialect == DialectPostgres {
 		q += " FOR UPDATE OF v"
 	}
 	err = s.store.tx(ctx, func(tx *gorm.DB) error {
 		var rows []versionRow
-		if err := tx.Raw(q, agentcard.ViewRevision, after, renderViewsBatch).Scan(&rows).Error; err != nil {
+		if err := tx.Raw(q, agentcard.ViewRevision, pairs).Scan(&rows).Error; err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return nil
-		}
-		last = rows[len(rows)-1].AgentID
 		views := make([]viewRow, 0, len(rows))
 		for i := range rows {
 			r := &rows[i]
 			var c agentcard.Card
 			if r.Card == "" || r.Card == "null" || json.Unmarshal([]byte(r.Card), &c) != nil {
+				continue
+			}
+			var ok bool
+			if r.Problems, ok = encodedProblems(r.Problems); !ok {
 				continue
 			}
 			if v, ok := viewOf(r, &c); ok {

@@ -169,6 +169,9 @@ func TestCardViewsFollowVerdict(t *testing.T) {
 				t.Fatalf("ListedViews: %v, %+v", err, viewed)
 			}
 			l, v := listed[0], viewed[0]
+			if want, _ := json.Marshal(l.Problems); !bytes.Equal(v.CardView.Problems, want) {
+				t.Fatalf("the view's problems %s; want them as encoding/json writes them: %s", v.CardView.Problems, want)
+			}
 			if err := json.Unmarshal(v.CardView.Problems, &v.Problems); err != nil {
 				t.Fatalf("the view's problems %q: %v", v.CardView.Problems, err)
 			}
@@ -187,8 +190,14 @@ func TestCardViewsFollowVerdict(t *testing.T) {
 		crawl(t, svc, c, a.ID, again)
 		same("unknown-key")
 
-		// Rendered again (another revision's view): the verdict of now.
+		// Rendered again (another revision's view): the verdict of now,
+		// and problems stored in another form (an older release's) as
+		// encoding/json writes them.
 		if err := s.WriteDB().Exec("DELETE FROM card_views").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteDB().Exec(`UPDATE card_versions SET problems = ? WHERE agent_id = ?`,
+			`[ {"message": "odd", "code": "odd-name", "pointer": "/name", "severity": "warning"} ]`, a.ID).Error; err != nil {
 			t.Fatal(err)
 		}
 		if n, err := svc.RenderViews(ctx); n != 1 || err != nil {
