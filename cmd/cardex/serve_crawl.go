@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
@@ -33,7 +34,7 @@ func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (craw
 	pol.AllowNetworks, pol.AllowInsecureHTTP = allow.AllowNetworks, allow.AllowInsecureHTTP
 	pol.Timeout = timeout
 	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, timeout)
-	pol.UserAgent = crawler.UserAgent(version)
+	pol.UserAgent = crawler.UserAgent(buildinfo.Get().Version)
 	if caFile != "" {
 		pool, err := crawler.LoadCAFile(caFile)
 		if err != nil {
