@@ -418,8 +418,11 @@ func (c *serveConfig) dump(fs *flag.FlagSet, w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// redactURL hides a URL's password; an unparsable URL is hidden whole,
-// since it may still carry one.
+// redactURL hides every secret a database URL can carry: the password of
+// its user information, and the query parameters PostgreSQL's drivers read
+// secrets from (password, sslpassword, and anything whose name says pass,
+// secret, token or key). An unparsable URL is hidden whole, since it may
+// still carry one.
 func redactURL(raw string) string {
 	if raw == "" {
 		return ""
@@ -428,5 +431,28 @@ func redactURL(raw string) string {
 	if err != nil {
 		return "(unparsable, redacted)"
 	}
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return "(unparsable, redacted)"
+		}
+		for k := range q {
+			if secretParam(k) {
+				q[k] = []string{"xxxxx"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// secretParam reports whether a connection parameter names a secret.
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"pass", "pwd", "secret", "token", "key"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

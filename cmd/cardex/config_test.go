@@ -267,6 +267,37 @@ func TestServeConfigDump(t *testing.T) {
 	}
 }
 
+// Every place a PostgreSQL URL can carry a secret is redacted in the dump:
+// the user information's password and password-like query parameters.
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                   "",
+		"postgres://db.internal/cardex":      "postgres://db.internal/cardex",
+		"postgres://u:pw1@db/cardex":         "postgres://u:xxxxx@db/cardex",
+		"postgres://u@db/cardex?password=x2": "postgres://u@db/cardex?password=xxxxx",
+		"postgres://u@db/c?sslmode=require&sslpassword=x3&sslmode=verify-full": "postgres://u@db/c?sslmode=require&sslmode=verify-full&sslpassword=xxxxx",
+		"postgres://u@db/c?PassWord=x4&application_name=cardex":                "postgres://u@db/c?PassWord=xxxxx&application_name=cardex",
+		"postgres://u@db/c?auth_token=x5":                                      "postgres://u@db/c?auth_token=xxxxx",
+		"postgres://u@db/c?password=%zz":                                       "(unparsable, redacted)",
+		"postgres://u:pw@[db/c":                                                "(unparsable, redacted)",
+	} {
+		got := redactURL(in)
+		if got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+		for _, secret := range []string{"pw1", "x2", "x3", "x4", "x5"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("redactURL(%q) keeps %q", in, secret)
+			}
+		}
+	}
+	code, stdout, _ := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": "postgres://cardex@db.internal/cardex?password=x2"},
+		"serve", "--config-dump")
+	if code != exitOK || strings.Contains(stdout, "x2") || !strings.Contains(stdout, "password=xxxxx") {
+		t.Fatalf("code %d dump:\n%s", code, stdout)
+	}
+}
+
 // --demo uses ./cardex-demo unless --data (or CARDEX_DATA) is given
 // (docs/configuration.md).
 func TestServeConfigDemoData(t *testing.T) {
