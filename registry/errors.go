@@ -28,6 +28,11 @@ var (
 	// ErrDataDirLocked is returned by Open when another server holds the
 	// data directory's lock file (docs/threats.md F.67).
 	ErrDataDirLocked = errors.New("data directory is locked by another Cardex server")
+	// ErrNoDatabase is returned by Open with OpenOptions.MustExist when
+	// the data directory or the PostgreSQL database holds no Cardex
+	// database yet: the tools that work on a server's store refuse to
+	// create a new, empty one (docs/configuration.md "Exit codes").
+	ErrNoDatabase = errors.New("no Cardex database")
 )
 
 // DuplicateError says the card URL is already registered as AgentID.
