@@ -19,7 +19,7 @@ type refDoc struct {
 	Title, Version string
 	Description    prose
 	Groups         []refGroup
-	Schemas                     []refSchema
+	Schemas        []refSchema
 }
 
 type refGroup struct {
@@ -31,9 +31,9 @@ type refOp struct {
 	Anchor, Method, Path, Summary string
 	Description                   prose
 	Params                        []refParam
-	Body                                       string // the request schema's name or shape
-	BodyRequired                               bool
-	Responses                                  []refResponse
+	Body                          string // the request schema's name or shape
+	BodyRequired                  bool
+	Responses                     []refResponse
 }
 
 type refParam struct {
