@@ -182,3 +182,40 @@ func TestInternalAgentNeedsAToken(t *testing.T) {
 		h.do(req{method: "GET", path: path + "/card"}).expectStatus(t, http.StatusOK)
 	})
 }
+
+// POST /agents/{id}/reject with a flagged agent's candidate declines the
+// candidate: 200, the agent stays approved on its last verified version,
+// needsReview clears, and the audit entry names who declined which version.
+// (It answered 409 invalid-transition before.)
+func TestRejectDeclinesFlaggedCandidate(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		h := newHarness(t, store)
+		admin := h.token(registry.RoleAdmin)
+		a := h.submit("https://decline.example.com/", "")
+		path := "/api/v1/agents/" + a.ID
+		h.fetchVerdict(a.ID, h.cardBytes(cardV1), nil, registry.TrustVerified, "K1")
+		h.do(req{method: "POST", path: path + "/approve", token: admin, body: jsonBody(`{"versionSeq":1}`)}).expectStatus(t, http.StatusOK)
+		h.fetch(a.ID, h.cardBytes(cardCurrency)) // unsigned now: flagged
+		var got agentView
+		h.do(req{method: "GET", path: path, token: admin}).json(t, &got)
+		if !got.NeedsReview || got.VersionSeq != 1 {
+			t.Fatalf("not flagged: %+v", got)
+		}
+		p := h.do(req{method: "POST", path: path + "/reject", token: admin, body: jsonBody(`{"versionSeq":1}`)}).
+			expectProblem(t, http.StatusConflict, "version-conflict")
+		if p.CurrentVersionSeq == nil || *p.CurrentVersionSeq != 2 {
+			t.Fatalf("currentVersionSeq %v", p.CurrentVersionSeq)
+		}
+		r := h.do(req{method: "POST", path: path + "/reject", token: admin, body: jsonBody(`{"versionSeq":2,"reason":"unsigned copy"}`)})
+		r.expectStatus(t, http.StatusOK)
+		r.json(t, &got)
+		if got.Status != registry.StatusApproved || got.NeedsReview || got.VersionSeq != 1 || got.Trust != registry.TrustVerified {
+			t.Fatalf("after decline: %+v", got)
+		}
+		if n := auditCount(t, h, admin, a.ID, "reject"); n != 1 {
+			t.Fatalf("%d reject audit entries", n)
+		}
+		// Nothing is flagged any more: a second decline is an invalid transition.
+		h.do(req{method: "POST", path: path + "/reject", token: admin}).expectProblem(t, http.StatusConflict, "invalid-transition")
+	})
+}

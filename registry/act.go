@@ -34,7 +34,9 @@ var actionChange = map[Action]string{
 	ActionRestore: ChangeRestored, ActionRemove: ChangeRemoved,
 }
 
-// Act applies a curation action (docs/api.md "Curation and visibility"), admins only. Repeating an
+// Act applies a curation action (docs/api.md "Curation and visibility"), admins only. Reject on
+// an approved agent flagged needsReview declines its candidate and keeps the
+// current version. Repeating an
 // action already in effect returns the agent and writes nothing
 // (docs/threats.md I.80): approve on an approved, unflagged agent; reject on
 // rejected; suspend on suspended; remove on removed; restore on an agent
@@ -78,9 +80,17 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 		if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
 			return err
 		}
-		detail := map[string]any{"from": from, "to": upd["status"]}
+		to, declined := upd["status"], a == ActionReject && from == StatusApproved
+		if declined {
+			to = from
+		}
+		detail := map[string]any{"from": from, "to": to}
 		if req.VersionSeq != nil {
 			detail["versionSeq"] = *req.VersionSeq
+		}
+		if declined {
+			detail["declinedVersionSeq"] = r.CandidateVersionSeq
+			detail["currentVersionSeq"] = r.CurrentVersionSeq
 		}
 		if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
 			return err
@@ -92,6 +102,12 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 			if err := s.addChange(tx, id, ChangeTrust, now); err != nil {
 				return err
 			}
+		}
+		if declined {
+			// Nothing anyone lists or reads changed: the current version,
+			// status and trust are as they were; the audit entry says who
+			// declined which version.
+			return nil
 		}
 		return s.addChange(tx, id, actionChange[a], now)
 	})
@@ -138,6 +154,16 @@ func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionReque
 			return nil, nil
 		case StatusPending:
 			return map[string]any{"status": string(StatusRejected)}, nil
+		case StatusApproved:
+			if r.NeedsReview && r.CandidateVersionSeq > 0 {
+				// Declining a flagged candidate (docs/api.md "Curation and
+				// visibility"): the agent stays approved on its last trusted
+				// version. The declined bytes stay the newest version, so
+				// crawls that bring them again are the same version and do
+				// not flag it again; a card that changes is a new version
+				// and is reviewed as any other.
+				return map[string]any{"candidate_version_seq": 0, "needs_review": false}, nil
+			}
 		}
 	case ActionSuspend:
 		switch st {
