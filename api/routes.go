@@ -51,6 +51,7 @@ func (s *server) routes(e *echo.Echo) {
 	v1.PUT("/agents/:id/probing", s.setProbing, admin)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit, admin)
+	get(v1, "/audit/export", s.exportAudit, admin)
 	get(v1, "/catalogs", s.listCatalogs, admin)
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)

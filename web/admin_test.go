@@ -444,3 +444,41 @@ func TestAdminDeclinesFlaggedCandidate(t *testing.T) {
 		t.Errorf("audit page %q", audit)
 	}
 }
+
+// The audit page filters by a range of days and links downloads of what
+// its filters select; the action column is plain table text.
+func TestAuditPageRangeAndExport(t *testing.T) {
+	e := newEnv(t)
+	tok := e.adminToken()
+	a := e.submit("audited.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "hotel.json")})
+	e.approve(a.ID)
+	today := e.clk.Now().UTC().Format(time.DateOnly)
+	d := parse(t, e.do("GET", "/admin/audit?action=approve&from="+today+"&to="+today, nil, e.asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 1 {
+		t.Fatalf("%d entries for today's approvals", n)
+	}
+	href, _ := attr(d.one("#audit-export a"), "href")
+	if href != "/admin/audit/export?action=approve&format=jsonl&from="+today+"&to="+today {
+		t.Fatalf("export link %q", href)
+	}
+	r := e.do("GET", href, nil, e.asAdmin(tok))
+	wantStatus(t, r, 200)
+	if ct := r.Header.Get("Content-Type"); ct != "application/jsonl; charset=utf-8" || strings.Count(r.body, "\n") != 1 || !strings.Contains(r.body, `"action":"approve"`) {
+		t.Fatalf("export %q %q", ct, r.body)
+	}
+	r = e.do("GET", "/admin/audit/export?format=csv&agent="+a.ID, nil, e.asAdmin(tok))
+	wantStatus(t, r, 200)
+	if !strings.HasPrefix(r.body, "seq,at,actorId,actorName,action,agentId,reason,detail\n") || strings.Count(r.body, "\n") != 3 {
+		t.Fatalf("csv %q", r.body)
+	}
+	yesterday := e.clk.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	if n := parse(t, e.do("GET", "/admin/audit?to="+yesterday, nil, e.asAdmin(tok))).count("tr.audit-entry"); n != 0 {
+		t.Fatalf("%d entries before today", n)
+	}
+	wantStatus(t, e.do("GET", "/admin/audit?from=tomorrow", nil, e.asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin/audit/export?format=xml", nil, e.asAdmin(tok)), 400)
+	if r := e.do("GET", "/admin/audit/export?format=csv", nil, nil); r.StatusCode == 200 {
+		t.Fatal("the export answers without signing in")
+	}
+}
