@@ -29,6 +29,15 @@ type ProbeRound struct {
 	// back-off and Retry-After).
 	Next   time.Time
 	Probes []ProbeResult
+	// Unfinished are interfaces the round meant to probe but did not (its
+	// deadline came, or their host's share was taken): each keeps its last
+	// verdict instead of being dropped like an interface no longer probed.
+	Unfinished []ProbeTarget
+}
+
+// ProbeTarget names one interface of an agent.
+type ProbeTarget struct {
+	URL, Binding string
 }
 
 // maxProbeMessage bounds the stored message of a probe.
@@ -176,6 +185,14 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 		}).Create(&day).Error
 		if err != nil {
 			return "", err
+		}
+	}
+	for _, u := range r.Unfinished {
+		k := key{u.URL, u.Binding}
+		if o, had := old[k]; had && !keep[k] {
+			keep[k] = true
+			ifaces = append(ifaces, o)
+			outcomes = append(outcomes, o.Outcome)
 		}
 	}
 	st := deriveLiveness(outcomes)
