@@ -159,6 +159,15 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 			day.Down++
 		}
 	}
+	// Interfaces the round left keep their last verdict (ProbeRound.Unfinished).
+	for _, u := range r.Unfinished {
+		k := key{u.URL, u.Binding}
+		if o, had := old[k]; had && !keep[k] {
+			keep[k] = true
+			ifaces = append(ifaces, o)
+			outcomes = append(outcomes, o.Outcome)
+		}
+	}
 	if len(rows) > 0 {
 		if err := tx.CreateInBatches(rows, 100).Error; err != nil {
 			return "", err
@@ -185,14 +194,6 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 		}).Create(&day).Error
 		if err != nil {
 			return "", err
-		}
-	}
-	for _, u := range r.Unfinished {
-		k := key{u.URL, u.Binding}
-		if o, had := old[k]; had && !keep[k] {
-			keep[k] = true
-			ifaces = append(ifaces, o)
-			outcomes = append(outcomes, o.Outcome)
 		}
 	}
 	st := deriveLiveness(outcomes)
