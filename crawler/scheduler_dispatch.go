@@ -145,7 +145,7 @@ type Stats struct {
 	Recorded     int64 // results written
 	LeaseLost    int64 // results dropped because the agent was removed or taken over
 	RecordErrors int64 // results the registry refused for another reason
-	Expired      int64 // claimed agents skipped because their lease ran out in the queue
+	Expired      int64 // claimed agents skipped because their lease ran out in the queue or waiting for their host
 	// Abandoned counts results not recorded because Shutdown ran out of
 	// time while they were being written.
 	Abandoned int64

@@ -48,8 +48,9 @@ type Config struct {
 	// MaxInterfaces caps the interfaces probed per agent and round
 	// (--probe-max-interfaces, default 8), MaxOffDomain those among them
 	// off the card's registrable domain (--probe-max-off-domain, default
-	// 2), which are probed only for agents a curator approved
-	// (docs/liveness.md "What is probed", docs/threats.md K.98, K.99).
+	// 2; negative: none), which are probed only for agents a curator
+	// approved (docs/liveness.md "What is probed", docs/threats.md K.98,
+	// K.99).
 	MaxInterfaces int
 	MaxOffDomain  int
 	// Interval between probes of an agent (--probe-interval, 15m),
