@@ -29,6 +29,15 @@ type ProbeRound struct {
 	// back-off and Retry-After).
 	Next   time.Time
 	Probes []ProbeResult
+	// Unfinished are interfaces the round meant to probe but did not (its
+	// deadline came, or their host's share was taken): each keeps its last
+	// verdict instead of being dropped like an interface no longer probed.
+	Unfinished []ProbeTarget
+}
+
+// ProbeTarget names one interface of an agent.
+type ProbeTarget struct {
+	URL, Binding string
 }
 
 // maxProbeMessage bounds the stored message of a probe.
@@ -148,6 +157,15 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 			day.Nonconformant++
 		default:
 			day.Down++
+		}
+	}
+	// Interfaces the round left keep their last verdict (ProbeRound.Unfinished).
+	for _, u := range r.Unfinished {
+		k := key{u.URL, u.Binding}
+		if o, had := old[k]; had && !keep[k] {
+			keep[k] = true
+			ifaces = append(ifaces, o)
+			outcomes = append(outcomes, o.Outcome)
 		}
 	}
 	if len(rows) > 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -83,6 +84,10 @@ type serveConfig struct {
 	ProbeInterval time.Duration
 	ProbeWorkers  int
 	ProbeHistory  time.Duration
+	// Per-agent caps of a probe round (docs/liveness.md, docs/threats.md
+	// K.98, K.99).
+	ProbeMaxInterfaces int
+	ProbeMaxOffDomain  int
 }
 
 // Defaults of the crawler settings (docs/configuration.md).
@@ -134,7 +139,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
-	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "fetches in flight per host")
+	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "requests in flight per host: crawls, liveness probes (at most half) and claim checks together")
 	fs.DurationVar(&c.CrawlInterval, "crawl-interval", defaultCrawlInterval, "re-crawl interval when the host gives no caching hint")
 	fs.DurationVar(&c.CrawlMinInterval, "crawl-min-interval", defaultCrawlMinInterval, "shortest re-crawl interval (clamps max-age, Retry-After and back-off)")
 	fs.DurationVar(&c.CrawlMaxInterval, "crawl-max-interval", defaultCrawlMaxInterval, "longest re-crawl interval (clamps max-age, Retry-After and back-off)")
@@ -142,6 +147,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
+	fs.IntVar(&c.ProbeMaxInterfaces, "probe-max-interfaces", prober.DefaultMaxInterfaces, "interfaces probed per agent and round, in card order (1 to 64)")
+	fs.IntVar(&c.ProbeMaxOffDomain, "probe-max-off-domain", prober.DefaultMaxOffDomain, "of those, interfaces off the card's registrable domain, probed only for agents a curator approved (0 to 16; 0: none)")
 	fs.DurationVar(&c.ProbeHistory, "probe-history", defaultProbeHistory, "how long each probe is kept (at least 24h; daily roll-ups are kept 90 days)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
@@ -333,6 +340,12 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
 		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
+	}
+	if c.ProbeMaxInterfaces < 1 || c.ProbeMaxInterfaces > 64 {
+		return bad("probe-max-interfaces", "%d is not between 1 and 64", c.ProbeMaxInterfaces)
+	}
+	if c.ProbeMaxOffDomain < 0 || c.ProbeMaxOffDomain > min(16, c.ProbeMaxInterfaces) {
+		return bad("probe-max-off-domain", "%d is not between 0 and %d", c.ProbeMaxOffDomain, min(16, c.ProbeMaxInterfaces))
 	}
 	if c.ProbeHistory < 24*time.Hour {
 		return bad("probe-history", "%s is below 24h (the 24-hour uptime reads a day of probes)", c.ProbeHistory)

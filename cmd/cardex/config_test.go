@@ -116,7 +116,7 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-history", "search-synonyms"} {
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-history", "probe-max-interfaces", "probe-max-off-domain", "search-synonyms"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}
@@ -226,6 +226,10 @@ func TestServeConfigValidateCrawl(t *testing.T) {
 		{[]string{"--probe-interval", "-1s"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
 		{[]string{"--probe-workers", "0"}, "--probe-workers (CARDEX_PROBE_WORKERS)"},
 		{[]string{"--probe-history", "12h"}, "--probe-history (CARDEX_PROBE_HISTORY)"},
+		{[]string{"--probe-max-interfaces", "0"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},
+		{[]string{"--probe-max-interfaces", "65"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},
+		{[]string{"--probe-max-off-domain", "-1"}, "--probe-max-off-domain (CARDEX_PROBE_MAX_OFF_DOMAIN)"},
+		{[]string{"--probe-max-interfaces", "4", "--probe-max-off-domain", "5"}, "--probe-max-off-domain (CARDEX_PROBE_MAX_OFF_DOMAIN)"},
 	}
 	for _, tc := range cases {
 		_, err := parseServeConfig(tc.args, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})

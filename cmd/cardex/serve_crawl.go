@@ -101,17 +101,23 @@ func newProber(c *serveConfig, cr *crawlRuntime, f *crawler.Fetcher, svc *regist
 	if c.ProbeInterval == 0 {
 		return nil, nil
 	}
+	offDomain := c.ProbeMaxOffDomain
+	if offDomain == 0 {
+		offDomain = -1 // the flag's 0 is none; the Config's zero value is the default
+	}
 	p, err := prober.New(prober.Config{
-		Registry:   svc,
-		Fetcher:    f,
-		Hosts:      cr.hosts,
-		Interval:   c.ProbeInterval,
-		Workers:    c.ProbeWorkers,
-		KeepProbes: c.ProbeHistory,
-		PerHost:    c.CrawlPerHost,
-		LeaseTTL:   c.LeaseTTL,
-		Logger:     log,
-		Observe:    m.observeProbe,
+		Registry:      svc,
+		Fetcher:       f,
+		Hosts:         cr.hosts,
+		Interval:      c.ProbeInterval,
+		Workers:       c.ProbeWorkers,
+		MaxInterfaces: c.ProbeMaxInterfaces,
+		MaxOffDomain:  offDomain,
+		KeepProbes:    c.ProbeHistory,
+		PerHost:       c.CrawlPerHost,
+		LeaseTTL:      c.LeaseTTL,
+		Logger:        log,
+		Observe:       m.observeProbe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)
