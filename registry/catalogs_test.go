@@ -35,23 +35,25 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		cat := due[0].URL
 		trace := json.RawMessage(`{"entries":[{"outcome":"agent"}]}`)
 		rec, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+			Agents: []registry.CatalogAgent{{URL: "https://acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+				{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com:8443/fx/card.json"},
 				{URL: "https://acme.example.com/", Identifier: "inline", Card: []byte(`{}`)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids := rec.Registered
 		// acme.example.com/ is the agent submitted above: left alone; an
-		// inline entry on a bare host's URL names no document.
+		// inline entry on a bare host's URL names no document; entries on
+		// another origin of the domain are not the catalog's to register.
 		if len(ids) != 1 {
 			t.Fatalf("registered %v", ids)
 		}
 		a, err := svc.Get(ctx, admin, ids[0])
-		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://a2a.acme.example.com/fx/card.json" {
+		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://acme.example.com/fx/card.json" {
 			t.Fatalf("agent %+v %v", a, err)
 		}
 		rec2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}}})
+			Agents: []registry.CatalogAgent{{URL: "https://acme.example.com/fx/card.json"}}})
 		if err != nil || len(rec2.Registered) != 0 {
 			t.Fatalf("second crawl: %v %v", rec2, err)
 		}
