@@ -17,13 +17,13 @@ import (
 // Outcomes of a catalog entry in a crawl's trace (docs/discovery.md "Listing
 // several agents with one catalog").
 const (
-	CatalogAgent       = "agent"            // an A2A card URL on the catalog's own origin
-	CatalogInline      = "inline"           // a valid A2A card given inline, its endpoints on the catalog's registrable domain
-	CatalogOffDomain   = "off-domain"       // on another registrable domain: refused
-	CatalogOffOrigin   = "off-origin"       // on the catalog's registrable domain but another origin (scheme, host, port): refused
+	CatalogAgent     = "agent"      // an A2A card URL on the catalog's own origin
+	CatalogInline    = "inline"     // a valid A2A card given inline, its endpoints on the catalog's registrable domain
+	CatalogOffDomain = "off-domain" // on another registrable domain: refused
+	CatalogOffOrigin = "off-origin" // on the catalog's registrable domain but another origin (scheme, host, port): refused
 	// CatalogWithheld is set by the registry (registry.CatalogWithheld):
 	// an agent entry not registered by this crawl, for the reason given.
-	CatalogWithheld = registry.CatalogWithheld
+	CatalogWithheld    = registry.CatalogWithheld
 	CatalogUnsupported = "unsupported-type" // not an A2A card nor a catalog
 	CatalogInvalid     = "invalid"          // not a valid entry
 	CatalogNested      = "nested"           // a nested catalog, followed
