@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,7 +252,8 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 			mine[r.CardURL] = r
 		}
 		listed := map[string]bool{}
-		var fresh []freshEntry
+		var entries []freshEntry
+		var unknown []string
 		for _, a := range c.Agents {
 			cardURL, host, bare, ok := s.identity(a)
 			if !ok || listed[cardURL] || originOf(cardURL) != origin {
@@ -262,17 +263,25 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 				continue
 			}
 			listed[cardURL] = true
+			entries = append(entries, freshEntry{cardURL, host, bare, a})
+			if _, ok := mine[cardURL]; !ok {
+				unknown = append(unknown, cardURL)
+			}
+		}
+		others, err := agentsByCardURL(tx, unknown)
+		if err != nil {
+			return err
+		}
+		var fresh []freshEntry
+		for _, e := range entries {
+			cardURL, a := e.cardURL, e.a
 			r, ok := mine[cardURL]
 			if !ok {
-				var other ownRow
-				err := tx.Model(&agentRow{}).Select(ownCols).
-					Where("card_url = ?", cardURL).Take(&other).Error
+				other, known := others[cardURL]
 				switch {
-				case errors.Is(err, gorm.ErrRecordNotFound):
-					fresh = append(fresh, freshEntry{cardURL, host, bare, a})
+				case !known:
+					fresh = append(fresh, e)
 					continue
-				case err != nil:
-					return err
 				case other.CatalogURL == "" || !other.CatalogMissing || Status(other.Status) == StatusRemoved:
 					continue // submitted directly, or listed by the catalog that brought it
 				}
@@ -338,7 +347,25 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 	return out, nil
 }
 
-// freshEntry is an entry of a crawl whose agent is not known yet.
+// agentsByCardURL reads the agents with these card URLs, a bounded IN
+// list at a time: a catalog of thousands of entries costs a few queries,
+// not one per entry.
+func agentsByCardURL(tx *gorm.DB, urls []string) (map[string]ownRow, error) {
+	out := make(map[string]ownRow, len(urls))
+	for chunk := range slices.Chunk(urls, 500) {
+		var rows []ownRow
+		if err := tx.Model(&agentRow{}).Select(ownCols).Where("card_url IN ?", chunk).Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.CardURL] = r
+		}
+	}
+	return out, nil
+}
+
+// freshEntry is an agent entry of a crawl with the identity it registers
+// under.
 type freshEntry struct {
 	cardURL, host string
 	bare          bool
