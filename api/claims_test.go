@@ -31,14 +31,15 @@ import (
 // all on the harness's Service clock.
 type claimEnv struct {
 	*harness
-	sched *crawler.Scheduler
-	want  int64
+	sched   *crawler.Scheduler
+	fetcher *crawler.Fetcher
+	want    int64
 	// dialed records every address the fetcher's dial check saw.
 	dialedMu sync.Mutex
 	dialed   []netip.AddrPort
 }
 
-func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove) *claimEnv {
+func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove, svcOpts ...func(*registry.ServiceConfig)) *claimEnv {
 	t.Helper()
 	e := &claimEnv{}
 	pol := crawler.DefaultPolicy()
@@ -55,10 +56,15 @@ func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprov
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
+	e.fetcher = f
 	e.harness = newHarnessWith(t, store, func(c *registry.ServiceConfig) {
 		c.URLPolicy = registry.URLPolicy{AllowInsecureHTTP: true, AllowNetworks: pol.AllowNetworks}
 		c.ClaimFetcher = f
+		c.CatalogCrawler = crawler.CatalogCrawler{Fetcher: f}
 		c.AutoApprove = policy
+		for _, o := range svcOpts {
+			o(c)
+		}
 	})
 	v := verifier.New(verifier.Config{Fetcher: f, Now: e.svcClock.Now})
 	e.sched, err = crawler.NewScheduler(crawler.SchedulerConfig{Registry: e.svc, Fetcher: f, Verifier: v, Now: e.svcClock.Now,

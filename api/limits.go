@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // limitReads applies --read-rate to anonymous reads (docs/threats.md I.82).
@@ -34,6 +35,38 @@ func (s *server) limitSubmission(c echo.Context, cardURL string) error {
 		return rateLimited(r.Wait, r.Detail)
 	}
 	return nil
+}
+
+// catalogBudget is what a catalog submission by c's caller spends
+// (docs/threats.md K.97): nothing for an admin token; for anyone else, an
+// anonymous client or a claim's publisher token alike, one unit per agent
+// registered of its own bucket and of the catalog's registrable domain's
+// (ratelimit.AgentBudget). Refused before the fetch: 429.
+func (s *server) catalogBudget(c echo.Context, catalogURL string) registry.CatalogBudget {
+	p := principal(c)
+	if p.Role == registry.RoleAdmin {
+		return registry.CatalogBudget{}
+	}
+	who := s.clientKey(c.Request())
+	if p.TokenID != "" {
+		who = "token:" + p.TokenID
+	}
+	b := s.limits.Agents(who, catalogURL)
+	return registry.CatalogBudget{
+		Admit: func() error {
+			if r := b.Admit(s.now()); r != nil {
+				return rateLimited(r.Wait, r.Detail)
+			}
+			return nil
+		},
+		Spend: func(n int) (int, string) {
+			got, r := b.Spend(n, s.now())
+			if r != nil {
+				return got, r.Detail
+			}
+			return got, ""
+		},
+	}
 }
 
 // clientKey is the rate-limit key of r's client (shared with the web UI).

@@ -143,6 +143,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendJSONKey(dst, "catalogQueries", false)
 		dst = appendJSONStrings(dst, a.CatalogQueries)
 	}
+	if a.AutoApproveHeld != "" {
+		dst = appendJSONKey(dst, "autoApproveHeld", false)
+		dst = appendJSONString(dst, a.AutoApproveHeld)
+	}
 	if dst, err = cardMembers(append(dst, ','), a); err != nil {
 		return nil, err
 	}

@@ -234,3 +234,18 @@ func HostKey(host string) string {
 	}
 	return strings.ToLower(h)
 }
+
+// RegistrableDomain is the registrable domain (eTLD+1) of a host as
+// Normalize records it, or the host itself when it has none (an IP
+// literal, a bare public suffix): the unit the daily bound of automatic
+// approvals counts by (docs/claims.md), as ratelimit's domain key is for
+// submissions.
+func RegistrableDomain(host string) string {
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return host
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return d
+	}
+	return host
+}

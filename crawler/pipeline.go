@@ -170,9 +170,10 @@ func (p *Pipeline) Inline(ctx context.Context, t Target, card []byte) (out Outco
 // ErrNotListed: the catalog that brought an agent no longer lists it.
 var ErrNotListed = errors.New("the catalog no longer lists this agent")
 
-// NotListed is the outcome of crawling an agent its catalog no longer
-// lists: nothing is fetched, and the registry records it as missing, as
-// it records a 404 (docs/discovery.md).
+// NotListed is the outcome of crawling an inline agent its catalog no
+// longer lists: there is nothing to fetch, and the registry records it as
+// missing, as it records a 404 (docs/discovery.md). An agent with a card
+// URL of its own is fetched instead.
 func NotListed(cardURL, catalog string) Outcome {
 	now := time.Now()
 	return Outcome{Start: now, RequestedURL: cardURL, URL: cardURL,

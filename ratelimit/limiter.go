@@ -142,3 +142,25 @@ func (l *Limiter) Size() int {
 func RetryAfter(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
+
+// available is how many whole tokens key's bucket holds (math.MaxInt32 on
+// a nil Limiter) and how long until one more is there. l.mu is held.
+func (l *Limiter) available(key string, now time.Time) (int, time.Duration) {
+	if l == nil {
+		return math.MaxInt32, 0
+	}
+	tokens := float64(l.burst)
+	if b, ok := l.buckets[key]; ok {
+		tokens = b.lim.TokensAt(now)
+	}
+	n := max(0, int(math.Floor(tokens)))
+	return n, time.Duration((float64(n) + 1 - tokens) / float64(l.limit) * float64(time.Second))
+}
+
+// spend takes n tokens of key's bucket, which holds them. l.mu is held.
+func (l *Limiter) spend(key string, n int, now time.Time) {
+	if l == nil {
+		return
+	}
+	l.bucket(key, now).lim.ReserveN(now, n)
+}

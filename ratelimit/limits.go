@@ -92,3 +92,86 @@ func (l *Limiters) Auth() *Guard {
 	}
 	return l.auth
 }
+
+// AgentBudget is what registering the agents of one catalog spends: one
+// unit per agent of the submitter's bucket (the per-address one, keyed by
+// who) and of the registrable domain's, the buckets a card URL submission
+// spends (docs/security.md "Rate limits", docs/threats.md K.97). A nil
+// *AgentBudget allows everything.
+type AgentBudget struct {
+	l       *Limiters
+	who     string // "" when no one submitted (a scheduled crawl): the domain's bucket only
+	domain  string
+	prepaid int
+}
+
+// Agents is the budget of the agents a catalog at catalogURL registers on
+// behalf of who: a client address, a token's key, or "" for a crawl no one
+// asked for. Callers exempt admin tokens by not spending at all.
+func (l *Limiters) Agents(who, catalogURL string) *AgentBudget {
+	if l == nil {
+		return nil
+	}
+	return &AgentBudget{l: l, who: who, domain: DomainKey(catalogURL)}
+}
+
+// Admit spends one unit of both buckets before a new catalog is fetched
+// (the fetch costs what a card URL submission costs); it counts as the
+// first agent's. It returns nil when the submission may go ahead.
+func (b *AgentBudget) Admit(now time.Time) *Refusal {
+	if b == nil {
+		return nil
+	}
+	n, r := b.take(1, now)
+	if n == 0 {
+		return r
+	}
+	b.prepaid = 1
+	return nil
+}
+
+// Spend takes up to n units of both buckets, one per agent about to be
+// registered (a unit Admit took pays for the first), and returns how many
+// agents may be registered and, when fewer than n, why.
+func (b *AgentBudget) Spend(n int, now time.Time) (int, *Refusal) {
+	if b == nil || n <= 0 {
+		return max(n, 0), nil
+	}
+	free := min(n, b.prepaid)
+	b.prepaid -= free
+	if free == n {
+		return n, nil
+	}
+	got, r := b.take(n-free, now)
+	return free + got, r
+}
+
+// take spends up to n units of the submitter's and the domain's buckets
+// alike, holding both tables so that no concurrent request spends between
+// reading and taking.
+func (b *AgentBudget) take(n int, now time.Time) (int, *Refusal) {
+	var addr *Limiter
+	if b.who != "" {
+		addr = b.l.submitAddr
+	}
+	dom := b.l.submitDomain
+	for _, l := range []*Limiter{addr, dom} {
+		if l != nil {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+		}
+	}
+	got := n
+	var refusal *Refusal
+	if a, wait := addr.available(b.who, now); a < got {
+		got, refusal = a, &Refusal{wait, "too many submissions from this address"}
+	}
+	if a, wait := dom.available(b.domain, now); a < got {
+		got, refusal = a, &Refusal{wait, "too many submissions for this domain"}
+	}
+	if got > 0 {
+		addr.spend(b.who, got, now)
+		dom.spend(b.domain, got, now)
+	}
+	return got, refusal
+}

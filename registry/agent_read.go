@@ -40,7 +40,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
 		Liveness: livenessOf(r),
 		Catalog:  r.CatalogURL, CatalogInline: r.CatalogCard != nil, CatalogMissing: r.CatalogMissing,
-		CatalogQueries: decodeQueries(r.CatalogQueries),
+		CatalogQueries: decodeQueries(r.CatalogQueries), AutoApproveHeld: r.AutoApproveHeld,
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)

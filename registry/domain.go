@@ -118,13 +118,19 @@ type Agent struct {
 	// entry's identifier).
 	CatalogInline bool `json:"catalogInline,omitempty"`
 	// CatalogMissing: the last complete crawl of the catalog no longer
-	// listed the agent; the crawler records it as missing, as it records
-	// a card that answers 404, until the entry is listed again.
+	// listed the agent. Its card is still fetched from its URL, and only
+	// a failing fetch counts; an inline agent, which has no other source,
+	// is recorded as missing, as a card that answers 404 is, until the
+	// entry is listed again.
 	CatalogMissing bool `json:"catalogMissing,omitempty"`
 	// CatalogQueries are the representativeQueries of the catalog entry
 	// that lists the agent (example questions people would ask to find
 	// it), within aicatalog's bounds; search indexes them as text.
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
+	// AutoApproveHeld says why the approval policy left the agent pending
+	// though its rule applied: its registrable domain had its automatic
+	// approvals of the day (docs/claims.md). A curator decides.
+	AutoApproveHeld string `json:"autoApproveHeld,omitempty"`
 }
 
 // FetchError is the last failed fetch of an agent.

@@ -45,6 +45,7 @@ type agentRow struct {
 	CatalogCard         []byte    // an inline entry's card, from the catalog document (migrations 00080)
 	CatalogMissing      bool      // the catalog's last complete crawl did not list it (migrations 00080)
 	CatalogQueries      *string   // JSON array: the catalog entry's representativeQueries, nil when none (migrations 00100)
+	AutoApproveHeld     string    // why the approval policy left it pending (the daily bound per domain), "" otherwise (migrations 00140)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time
 	ProbeLeaseOwner string
@@ -212,3 +213,13 @@ type probeDayRow struct {
 }
 
 func (probeDayRow) TableName() string { return "probe_days" }
+
+// autoApprovalRow counts the automatic approvals of one registrable domain
+// on one UTC day (migrations 00140; autoapprove.go).
+type autoApprovalRow struct {
+	Domain    string `gorm:"primaryKey"`
+	Day       string `gorm:"primaryKey"`
+	Approvals int
+}
+
+func (autoApprovalRow) TableName() string { return "auto_approvals" }

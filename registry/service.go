@@ -34,6 +34,12 @@ type ServiceConfig struct {
 	// CatalogInterval is when a submitted catalog is crawled again (the
 	// crawler's interval, --crawl-interval). Zero means one hour.
 	CatalogInterval time.Duration
+	// CatalogMaxNew bounds the agents one crawl of a catalog registers
+	// (--catalog-max-new); CatalogMaxAgents the agents a catalog registers
+	// in all (--catalog-max-agents). Zero means the Default values
+	// (docs/threats.md K.97).
+	CatalogMaxNew    int
+	CatalogMaxAgents int
 	// ClaimTTL is how long a host claim may be verified. Zero means
 	// DefaultClaimTTL.
 	ClaimTTL time.Duration
@@ -42,6 +48,10 @@ type ServiceConfig struct {
 	PublisherTokenTTL time.Duration
 	// AutoApprove is the approval policy (--auto-approve); "" means never.
 	AutoApprove AutoApprove
+	// AutoApprovePerDomain bounds the automatic approvals per registrable
+	// domain and UTC day (--auto-approve-per-domain). Zero means
+	// DefaultAutoApprovePerDomain (docs/claims.md).
+	AutoApprovePerDomain int
 	// SessionIdle ends an admin web session after this long without a
 	// request (--session-idle). Zero means DefaultSessionIdle.
 	SessionIdle time.Duration
@@ -85,6 +95,15 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	}
 	if cfg.CatalogInterval <= 0 {
 		cfg.CatalogInterval = time.Hour
+	}
+	if cfg.CatalogMaxNew <= 0 {
+		cfg.CatalogMaxNew = DefaultCatalogMaxNew
+	}
+	if cfg.CatalogMaxAgents <= 0 {
+		cfg.CatalogMaxAgents = DefaultCatalogMaxAgents
+	}
+	if cfg.AutoApprovePerDomain <= 0 {
+		cfg.AutoApprovePerDomain = DefaultAutoApprovePerDomain
 	}
 	if cfg.ClaimTTL <= 0 {
 		cfg.ClaimTTL = DefaultClaimTTL

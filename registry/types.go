@@ -150,8 +150,9 @@ type DueAgent struct {
 	// (nil otherwise): the crawler parses and verifies these bytes instead
 	// of fetching CardURL, which names the catalog entry, not a card.
 	CatalogCard []byte
-	// CatalogMissing: the agent's catalog no longer lists it; the crawler
-	// fetches nothing and records the attempt as ErrorClassNotListed.
+	// CatalogMissing: the agent's catalog no longer lists it. For an
+	// inline agent the crawler fetches nothing and records the attempt as
+	// ErrorClassNotListed; an agent with a card URL is fetched as always.
 	CatalogMissing bool
 	Catalog        string // the catalog that brought the agent, "" otherwise
 }

@@ -51,6 +51,17 @@ type serveConfig struct {
 	// AutoApprove is the approval policy: never, claimed or verified
 	// (docs/claims.md).
 	AutoApprove string
+	// AutoApprovePerDomain bounds the policy's approvals per registrable
+	// domain and UTC day (docs/claims.md).
+	AutoApprovePerDomain int
+	// CatalogMaxNew and CatalogMaxAgents bound the agents one crawl of a
+	// catalog registers and the agents a catalog registers in all
+	// (docs/discovery.md).
+	CatalogMaxNew    int
+	CatalogMaxAgents int
+	// limiters are the rate-limit buckets handler built, shared with the
+	// scheduled catalog crawl (crawlCatalogs).
+	limiters *ratelimit.Limiters
 
 	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
@@ -137,6 +148,9 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "an admin web session ends after this long without a request")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "an admin web session ends this long after sign-in")
 	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
+	fs.IntVar(&c.AutoApprovePerDomain, "auto-approve-per-domain", registry.DefaultAutoApprovePerDomain, "agents of one registrable domain the approval policy approves per UTC day; past it they wait for a curator")
+	fs.IntVar(&c.CatalogMaxNew, "catalog-max-new", registry.DefaultCatalogMaxNew, "agents one crawl of an AI Catalog may register; later crawls register the rest")
+	fs.IntVar(&c.CatalogMaxAgents, "catalog-max-agents", registry.DefaultCatalogMaxAgents, "agents one AI Catalog may register in all")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
 	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "requests in flight per host: crawls, liveness probes (at most half) and claim checks together")
@@ -288,6 +302,12 @@ func (c *serveConfig) Validate() error {
 	}
 	if _, err := registry.ParseAutoApprove(c.AutoApprove); err != nil {
 		return bad("auto-approve", "%q is not never, claimed or verified", c.AutoApprove)
+	}
+	if c.AutoApprovePerDomain <= 0 {
+		return bad("auto-approve-per-domain", "must be positive")
+	}
+	if c.CatalogMaxNew <= 0 || c.CatalogMaxAgents <= 0 {
+		return bad("catalog-max-new", "--catalog-max-new and --catalog-max-agents must be positive")
 	}
 	if c.CAFile != "" {
 		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {

@@ -129,6 +129,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		// under the same network policy as cards (docs/claims.md).
 		ClaimFetcher: fetcher,
 		AutoApprove:  autoApprove,
+		// Bounds of what strangers' catalogs and keys can make Cardex do
+		// (docs/threats.md K.97).
+		AutoApprovePerDomain: cfg.AutoApprovePerDomain,
+		CatalogMaxNew:        cfg.CatalogMaxNew,
+		CatalogMaxAgents:     cfg.CatalogMaxAgents,
 		// So are catalogs submitted directly (docs/discovery.md).
 		CatalogCrawler:  crawler.CatalogCrawler{Fetcher: fetcher},
 		CatalogInterval: cfg.CrawlInterval,
@@ -285,6 +290,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, log *slog.Logger) (http.Handler, error) {
 	// One set of buckets for both faces: a client has one budget.
 	limits := ratelimit.NewLimiters(c.limits(), 0)
+	c.limiters = limits // the scheduled catalog crawl spends the domains' budgets too
 	apiH, err := api.New(api.Config{
 		Service:        svc,
 		Ready:          ready,

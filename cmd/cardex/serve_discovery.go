@@ -178,6 +178,17 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 	for _, cat := range due {
 		rec := cc.Crawl(ctx, cat.URL, cat.ETag)
 		rec.NextCrawlAt = now.Add(c.CrawlInterval)
+		// No one asked for this crawl: its new agents spend the catalog's
+		// registrable domain's budget only (docs/threats.md K.97).
+		if b := c.limiters.Agents("", cat.URL); b != nil {
+			rec.Spend = func(n int) (int, string) {
+				got, r := b.Spend(n, time.Now())
+				if r != nil {
+					return got, r.Detail
+				}
+				return got, ""
+			}
+		}
 		if rec.Error != "" {
 			log.Info("catalog crawl failed", "url", cat.URL, "err", rec.Error)
 		}
