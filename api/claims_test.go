@@ -181,11 +181,26 @@ func (e *claimEnv) publisher(s *site) claimedJSON {
 	e.t.Helper()
 	c := e.newClaim(s.host)
 	s.serve(c.Token + "\n")
-	r := e.do(req{method: "POST", path: "/api/v1/claims/" + c.ID + "/verify"})
+	return e.verify(c.ID)
+}
+
+// verify verifies a claim whose token is served and returns its token.
+func (e *claimEnv) verify(id string) claimedJSON {
+	e.t.Helper()
+	r := e.do(req{method: "POST", path: "/api/v1/claims/" + id + "/verify"})
 	r.expectStatus(e.t, http.StatusOK)
 	var out claimedJSON
 	r.json(e.t, &out)
 	return out
+}
+
+// fleetPublisher claims the origin of a fleet host (the host serves the
+// token as one more path) and returns the publisher token.
+func (e *claimEnv) fleetPublisher(fleet *agentfleet.Fleet, h *agentfleet.Host) claimedJSON {
+	e.t.Helper()
+	c := e.newClaim(strings.TrimPrefix(h.Origin(), "http://"))
+	fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: h, Path: registry.ClaimPath + c.Token, Card: []byte(c.Token)})
+	return e.verify(c.ID)
 }
 
 func (e *claimEnv) verifyFails(id, reason, class string) problem {
@@ -195,6 +210,8 @@ func (e *claimEnv) verifyFails(id, reason, class string) problem {
 	if p.Reason != reason || p.ErrorClass != class || p.Detail == "" {
 		e.t.Fatalf("claim-failed %+v, want reason %q class %q", p, reason, class)
 	}
+	// The claim's next attempt may come once the interval is over.
+	e.svcClock.Advance(registry.DefaultClaimAttemptInterval)
 	return p
 }
 
@@ -408,7 +425,7 @@ func TestClaimPublisherRights(t *testing.T) {
 		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
 		mine := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[0]})
 		theirs := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[1]})
-		pub := e.publisher(newSite(t, "127.0.0.1"))
+		pub := e.fleetPublisher(fleet, fleet.Hosts()[0])
 		tok := pub.PublisherToken
 
 		a := e.submit(mine.URL(), tok)
@@ -507,7 +524,7 @@ func TestAutoApprovePolicies(t *testing.T) {
 				e := newClaimEnv(t, store, policy)
 				fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, Signer: fleetSigner})
 				home, away := fleet.Hosts()[0], fleet.Hosts()[1]
-				pub := e.publisher(newSite(t, "127.0.0.1"))
+				pub := e.fleetPublisher(fleet, home)
 				cli := e.token(registry.RolePublisher, "127.0.0.1")
 				agents := map[string]string{
 					"claimed unsigned":     e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: home}).URL(), pub.PublisherToken).ID,
@@ -575,6 +592,8 @@ type mutableCard struct {
 	key  crypto.Signer
 	kid  string
 	card atomic.Pointer[[]byte]
+	// claim is the host-claim token served at its well-known path, if any.
+	claim atomic.Pointer[string]
 }
 
 func newMutableCard(t *testing.T, addr string) *mutableCard {
@@ -603,6 +622,10 @@ func newMutableCard(t *testing.T, addr string) *mutableCard {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/.well-known/jwks.json" {
 			w.Write(set)
+			return
+		}
+		if c := m.claim.Load(); c != nil && r.URL.Path == registry.ClaimPath+*c {
+			fmt.Fprint(w, *c)
 			return
 		}
 		w.Write(*m.card.Load())
@@ -637,7 +660,9 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 				m.serve(t, "1.0.0", true)
 				tok := ""
 				if policy == registry.AutoApproveClaimed {
-					tok = e.publisher(newSite(t, "127.0.0.1")).PublisherToken
+					c := e.newClaim(m.s.host)
+					m.claim.Store(&c.Token)
+					tok = e.verify(c.ID).PublisherToken
 				}
 				id := e.submit(m.url(), tok).ID
 				e.crawl(1)
@@ -668,8 +693,9 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 	}
 }
 
-// Verifications racing on one claim issue one token: both fetch the token,
-// the conditional update lets one through, the other is already-verified.
+// Verifications racing on one claim issue one token and fetch once: the
+// attempt is spent by a conditional update, so one goes through and the
+// others are told to wait (429) or, once it verified, already-verified.
 func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		e := newClaimEnv(t, store, registry.AutoApproveNever)
@@ -701,6 +727,9 @@ func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 					errs <- err
 					return
 				}
+				if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") != "5" {
+					errs <- fmt.Errorf("429 with Retry-After %q", res.Header.Get("Retry-After"))
+				}
 				if res.StatusCode == http.StatusConflict && body["reason"] != registry.ClaimReplayed {
 					errs <- fmt.Errorf("409 with reason %v", body["reason"])
 				}
@@ -717,8 +746,11 @@ func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 		for st := range statuses {
 			count[st]++
 		}
-		if count[http.StatusOK] != 1 || count[http.StatusConflict] != n-1 {
-			t.Fatalf("statuses %v, want one 200 and %d 409", count, n-1)
+		if count[http.StatusOK] != 1 || count[http.StatusConflict]+count[http.StatusTooManyRequests] != n-1 {
+			t.Fatalf("statuses %v, want one 200 and %d 409 or 429", count, n-1)
+		}
+		if got := s.reqs.Load(); got != 1 {
+			t.Fatalf("the host was fetched %d times, want 1", got)
 		}
 		toks, err := e.svc.ListTokens(e.ctx())
 		if err != nil || len(toks) != 1 || toks[0].Role != registry.RolePublisher {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/cardexhq/cardex/ratelimit"
 )
 
 // Config builds a Fetcher. Only Policy is required.
@@ -25,6 +27,9 @@ type Config struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// ClaimsPerHost caps host-claim fetches in flight per canonical host
+	// (FetchClaim; docs/claims.md); ≤ 0 means DefaultClaimsPerHost.
+	ClaimsPerHost int
 }
 
 // Fetcher is the one hardened HTTP client for cards and key sets. It is safe
@@ -36,6 +41,7 @@ type Fetcher struct {
 	dialer    *dialer
 	log       *slog.Logger
 	now       func() time.Time
+	claims    *ratelimit.Slots // host-claim fetches in flight per canonical host
 }
 
 // New checks the configuration and builds a Fetcher.
@@ -75,7 +81,11 @@ func New(cfg Config) (*Fetcher, error) {
 		MaxIdleConnsPerHost: 2, // docs/security.md: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now}, nil
+	if cfg.ClaimsPerHost <= 0 {
+		cfg.ClaimsPerHost = DefaultClaimsPerHost
+	}
+	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now,
+		claims: ratelimit.NewSlots(cfg.ClaimsPerHost)}, nil
 }
 
 // Policy returns the policy the fetcher enforces.

@@ -64,7 +64,7 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 		if err != nil {
 			return err
 		}
-		if withdraw && !p.owns(r.Host) {
+		if withdraw && !p.owns(r.Host, r.CardURL) {
 			return ErrForbidden
 		}
 		out = r

@@ -32,7 +32,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	if err != nil {
 		return nil, err
 	}
-	if p.Role == RolePublisher && !p.owns(cu.Host) {
+	if p.Role == RolePublisher && !p.owns(cu.Host, cu.URL) {
 		// A publisher token acts on its own hosts only (docs/threats.md
 		// I.79), submissions included.
 		return nil, ErrForbidden

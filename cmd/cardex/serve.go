@@ -127,8 +127,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		SessionMaxAge: cfg.SessionMaxAge,
 		// Host claims are fetched by the crawler's one hardened client,
 		// under the same network policy as cards (docs/claims.md).
-		ClaimFetcher: fetcher,
-		AutoApprove:  autoApprove,
+		ClaimFetcher:              fetcher,
+		ClaimAttemptInterval:      cfg.ClaimVerifyInterval,
+		ClaimsPendingPerRequester: cfg.ClaimPending,
+		AutoApprove:               autoApprove,
 		// So are catalogs submitted directly (docs/discovery.md).
 		CatalogCrawler:  crawler.CatalogCrawler{Fetcher: fetcher},
 		CatalogInterval: cfg.CrawlInterval,
