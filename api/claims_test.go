@@ -38,7 +38,7 @@ type claimEnv struct {
 	dialed   []netip.AddrPort
 }
 
-func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove) *claimEnv {
+func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove, opts ...func(*Config)) *claimEnv {
 	t.Helper()
 	e := &claimEnv{}
 	pol := crawler.DefaultPolicy()
@@ -59,7 +59,7 @@ func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprov
 		c.URLPolicy = registry.URLPolicy{AllowInsecureHTTP: true, AllowNetworks: pol.AllowNetworks}
 		c.ClaimFetcher = f
 		c.AutoApprove = policy
-	})
+	}, opts...)
 	v := verifier.New(verifier.Config{Fetcher: f, Now: e.svcClock.Now})
 	e.sched, err = crawler.NewScheduler(crawler.SchedulerConfig{Registry: e.svc, Fetcher: f, Verifier: v, Now: e.svcClock.Now,
 		Rand: func() float64 { return 0.5 }, Tick: time.Hour, Workers: 2, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
