@@ -44,7 +44,8 @@ func (e *HostBusyError) RetryAfter() time.Duration { return e.Wait }
 // At most ClaimsPerHost claim fetches are in flight to one host, keyed by
 // its canonical spelling (cardurl.CanonicalHost), whatever port or scheme
 // the claims name; the others wait their turn, in arrival order, for up to
-// the fetch timeout and then fail with *HostBusyError, nothing sent.
+// Config.ClaimWait (the fetch timeout) and then fail with *HostBusyError,
+// nothing sent.
 func (f *Fetcher) FetchClaim(ctx context.Context, rawURL string) ([]byte, error) {
 	origin, err := OriginOf(rawURL)
 	if err != nil {
@@ -55,7 +56,7 @@ func (f *Fetcher) FetchClaim(ctx context.Context, rawURL string) ([]byte, error)
 	if !ok {
 		host = u.Hostname()
 	}
-	wctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
+	wctx, cancel := context.WithTimeout(ctx, f.claimWait)
 	release, err := f.claims.Acquire(wctx, host)
 	cancel()
 	if err != nil {
@@ -63,7 +64,7 @@ func (f *Fetcher) FetchClaim(ctx context.Context, rawURL string) ([]byte, error)
 			return nil, ctx.Err()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, &HostBusyError{Host: host, Wait: f.policy.Timeout}
+			return nil, &HostBusyError{Host: host, Wait: f.claimWait}
 		}
 		return nil, err
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	// ClaimsPerHost caps host-claim fetches in flight per canonical host
 	// (FetchClaim; docs/claims.md); ≤ 0 means DefaultClaimsPerHost.
 	ClaimsPerHost int
+	// ClaimWait is how long a claim fetch waits for its host's slot before
+	// it fails with *HostBusyError; ≤ 0 means Policy.Timeout.
+	ClaimWait time.Duration
 }
 
 // Fetcher is the one hardened HTTP client for cards and key sets. It is safe
@@ -42,6 +45,7 @@ type Fetcher struct {
 	log       *slog.Logger
 	now       func() time.Time
 	claims    *ratelimit.Slots // host-claim fetches in flight per canonical host
+	claimWait time.Duration
 }
 
 // New checks the configuration and builds a Fetcher.
@@ -84,8 +88,11 @@ func New(cfg Config) (*Fetcher, error) {
 	if cfg.ClaimsPerHost <= 0 {
 		cfg.ClaimsPerHost = DefaultClaimsPerHost
 	}
+	if cfg.ClaimWait <= 0 {
+		cfg.ClaimWait = cfg.Policy.Timeout
+	}
 	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now,
-		claims: ratelimit.NewSlots(cfg.ClaimsPerHost)}, nil
+		claims: ratelimit.NewSlots(cfg.ClaimsPerHost), claimWait: cfg.ClaimWait}, nil
 }
 
 // Policy returns the policy the fetcher enforces.
