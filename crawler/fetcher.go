@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/cardexhq/cardex/ratelimit"
 )
 
 // Config builds a Fetcher. Only Policy is required.
@@ -25,6 +27,12 @@ type Config struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// ClaimsPerHost caps host-claim fetches in flight per canonical host
+	// (FetchClaim; docs/claims.md); ≤ 0 means DefaultClaimsPerHost.
+	ClaimsPerHost int
+	// ClaimWait is how long a claim fetch waits for its host's slot before
+	// it fails with *HostBusyError; ≤ 0 means Policy.Timeout.
+	ClaimWait time.Duration
 }
 
 // Fetcher is the one hardened HTTP client for cards and key sets. It is safe
@@ -36,6 +44,8 @@ type Fetcher struct {
 	dialer    *dialer
 	log       *slog.Logger
 	now       func() time.Time
+	claims    *ratelimit.Slots // host-claim fetches in flight per canonical host
+	claimWait time.Duration
 }
 
 // New checks the configuration and builds a Fetcher.
@@ -75,7 +85,14 @@ func New(cfg Config) (*Fetcher, error) {
 		MaxIdleConnsPerHost: 2, // docs/security.md: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now}, nil
+	if cfg.ClaimsPerHost <= 0 {
+		cfg.ClaimsPerHost = DefaultClaimsPerHost
+	}
+	if cfg.ClaimWait <= 0 {
+		cfg.ClaimWait = cfg.Policy.Timeout
+	}
+	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now,
+		claims: ratelimit.NewSlots(cfg.ClaimsPerHost), claimWait: cfg.ClaimWait}, nil
 }
 
 // Policy returns the policy the fetcher enforces.

@@ -65,13 +65,23 @@ func New(r Rate, maxKeys int) *Limiter {
 // Take spends one token of key's bucket. When it is empty, take spends
 // nothing and says how long until a token is available.
 func (l *Limiter) Take(key string, now time.Time) (ok bool, wait time.Duration) {
-	if l == nil {
+	return l.TakeN(key, 1, now)
+}
+
+// TakeN spends n tokens of key's bucket at once, or none: when fewer are
+// available it says how long until n are. n larger than the burst can
+// never be spent and waits one whole burst's refill.
+func (l *Limiter) TakeN(key string, n int, now time.Time) (ok bool, wait time.Duration) {
+	if l == nil || n <= 0 {
 		return true, 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(key, now)
-	r := b.lim.ReserveN(now, 1)
+	if n > l.burst {
+		return false, l.idle
+	}
+	r := b.lim.ReserveN(now, n)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d

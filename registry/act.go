@@ -93,7 +93,7 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 	if err != nil {
 		return nil, err
 	}
-	if withdraw && !p.owns(r.Host) {
+	if withdraw && !p.owns(r.Host, r.CardURL) {
 		return nil, ErrForbidden
 	}
 	from := Status(r.Status)

@@ -3,7 +3,6 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -157,5 +156,6 @@ func (s *Service) submittedByClaim(tx *gorm.DB, r *agentRow, now time.Time) (boo
 		return false, err
 	}
 	live := t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
-	return live && t.ClaimID != "" && Role(t.Role) == RolePublisher && slices.Contains(parseList(t.Hosts), r.Host), nil
+	p := Principal{Role: Role(t.Role), Hosts: parseList(t.Hosts), Origin: t.Origin}
+	return live && t.ClaimID != "" && p.owns(r.Host, r.CardURL), nil
 }

@@ -98,7 +98,7 @@ func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string,
 	if err != nil {
 		return nil, err
 	}
-	if p.Role == RolePublisher && !p.owns(cu.Host) {
+	if p.Role == RolePublisher && !p.owns(cu.Host, cu.URL) {
 		return nil, ErrForbidden
 	}
 	if s.cfg.CatalogCrawler == nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -231,7 +230,7 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 	if read {
 		upd["etag"] = c.ETag
 	}
-	origin := originOf(c.URL)
+	origin := cardurl.Origin(c.URL)
 	var out CatalogRecord
 	spent := 0 // units c.Spend granted: a retried transaction spends them again only past this
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
@@ -256,7 +255,7 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 		var unknown []string
 		for _, a := range c.Agents {
 			cardURL, host, bare, ok := s.identity(a)
-			if !ok || listed[cardURL] || originOf(cardURL) != origin {
+			if !ok || listed[cardURL] || cardurl.Origin(cardURL) != origin {
 				// The trace lists it; the URL policy refuses it here as it
 				// would a submission, and another origin's agent is not
 				// this catalog's to register, take over or describe.
@@ -472,20 +471,6 @@ func markWithheld(trace json.RawMessage, withheld map[string]string) json.RawMes
 		return trace
 	}
 	return out
-}
-
-// originOf is scheme://authority of a URL the card-URL rule normalized
-// (lowercase host, no default port), "" when it has none.
-func originOf(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := u[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	return u[:i+3] + rest
 }
 
 // registerFromCatalog adds a pending public agent a catalog lists.

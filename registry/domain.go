@@ -71,6 +71,10 @@ type Principal struct {
 	TokenID string   // "" for anonymous
 	Name    string   // the token's name, recorded in the audit log
 	Hosts   []string // publisher tokens: the hosts they may act on
+	// Origin, when set, narrows a publisher token to the agents whose card
+	// URL has this origin (scheme://host[:port]): a token a host claim
+	// issued (docs/claims.md).
+	Origin string
 }
 
 // Anonymous is the caller without a token.

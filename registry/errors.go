@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cardexhq/cardex/cardurl"
 )
@@ -34,6 +35,22 @@ var (
 	// create a new, empty one (docs/configuration.md "Exit codes").
 	ErrNoDatabase = errors.New("no Cardex database")
 )
+
+// ErrRateLimited: the request would go past a limit of the registry's own
+// (a claim's verification attempts, a requester's unverified claims, a
+// host's claim fetches); answer 429 with Retry-After (*RetryError).
+var ErrRateLimited = errors.New("rate limited")
+
+// RetryError is ErrRateLimited with the wait and what the client is told.
+type RetryError struct {
+	Wait   time.Duration
+	Detail string
+}
+
+func (e *RetryError) Error() string { return "rate limited: " + e.Detail }
+
+// Is makes errors.Is(err, ErrRateLimited) true.
+func (e *RetryError) Is(target error) bool { return target == ErrRateLimited }
 
 // DuplicateError says the card URL is already registered as AgentID.
 type DuplicateError struct{ AgentID string }

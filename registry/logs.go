@@ -22,7 +22,7 @@ func (s *Service) Fetches(ctx context.Context, p Principal, id string, limit int
 	if err != nil {
 		return nil, err
 	}
-	if !p.isAdmin() && !p.owns(r.Host) {
+	if !p.isAdmin() && !p.owns(r.Host, r.CardURL) {
 		return nil, ErrForbidden
 	}
 	if limit <= 0 || limit > s.cfg.KeepFetchAttempts {

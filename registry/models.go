@@ -127,6 +127,7 @@ type tokenRow struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	ClaimID    string // the host claim it was issued for, "" when an admin made it
+	Origin     string // scheme://host[:port] a claim's token acts on; "" is the whole host
 }
 
 func (tokenRow) TableName() string { return "tokens" }
@@ -142,6 +143,10 @@ type hostClaimRow struct {
 	ExpiresAt  time.Time
 	VerifiedAt *time.Time
 	TokenID    string // the publisher token issued at verification
+	// Requester is who asked: the rate-limit key of the client address, or
+	// token:{id}; unverified claims are capped per scope host and requester.
+	Requester     string
+	LastAttemptAt *time.Time // the last verification fetch, to space attempts
 }
 
 func (hostClaimRow) TableName() string { return "host_claims" }

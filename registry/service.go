@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/cardexhq/cardex/cardurl"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -46,6 +47,13 @@ type ServiceConfig struct {
 	// PublisherTokenTTL is the life of a publisher token issued by a
 	// verified claim. Zero means DefaultPublisherTokenTTL.
 	PublisherTokenTTL time.Duration
+	// ClaimAttemptInterval spaces the verification attempts of one claim
+	// (--claim-verify-interval). Zero means DefaultClaimAttemptInterval.
+	ClaimAttemptInterval time.Duration
+	// ClaimsPendingPerRequester caps the unverified, unexpired claims one
+	// requester (a client address or a token) holds on one host
+	// (--claim-pending-per-client). Zero means DefaultClaimsPending.
+	ClaimsPendingPerRequester int
 	// AutoApprove is the approval policy (--auto-approve); "" means never.
 	AutoApprove AutoApprove
 	// AutoApprovePerDomain bounds the automatic approvals per registrable
@@ -107,6 +115,12 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	}
 	if cfg.ClaimTTL <= 0 {
 		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.ClaimAttemptInterval <= 0 {
+		cfg.ClaimAttemptInterval = DefaultClaimAttemptInterval
+	}
+	if cfg.ClaimsPendingPerRequester <= 0 {
+		cfg.ClaimsPendingPerRequester = DefaultClaimsPending
 	}
 	if cfg.PublisherTokenTTL <= 0 {
 		cfg.PublisherTokenTTL = DefaultPublisherTokenTTL
@@ -173,10 +187,13 @@ func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason str
 
 func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }
 
-// owns reports whether p is a publisher token scoped to host (docs/threats.md
-// I.79: exact host match).
-func (p Principal) owns(host string) bool {
-	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)
+// owns reports whether p is a publisher token scoped to the agent with
+// this host and card URL (docs/threats.md I.79: exact host match; K.104: a
+// token a claim issued acts only on its claim's origin, scheme, host and
+// port).
+func (p Principal) owns(host, cardURL string) bool {
+	return p.Role == RolePublisher && slices.Contains(p.Hosts, host) &&
+		(p.Origin == "" || cardurl.Origin(cardURL) == p.Origin)
 }
 
 func jsonList(v []string) string {

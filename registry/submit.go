@@ -35,7 +35,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	if err != nil {
 		return nil, err
 	}
-	if p.Role == RolePublisher && !p.owns(cu.Host) {
+	if p.Role == RolePublisher && !p.owns(cu.Host, cu.URL) {
 		// A publisher token acts on its own hosts only (docs/threats.md
 		// I.79), submissions included.
 		return nil, ErrForbidden
@@ -111,7 +111,7 @@ func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, submitter s
 		return nil, err
 	case r.CatalogURL == "" || r.CatalogCard != nil || Status(r.Status) == StatusRemoved:
 		return nil, nil // submitted directly, an inline card (the catalog is its only source), or removed
-	case !p.isAdmin() && !p.owns(cu.Host) && originOf(r.CatalogURL) == originOf(cu.URL):
+	case !p.isAdmin() && !p.owns(cu.Host, cu.URL) && cardurl.Origin(r.CatalogURL) == cardurl.Origin(cu.URL):
 		return nil, nil
 	}
 	upd := map[string]any{"catalog_url": "", "catalog_missing": false, "catalog_queries": nil,

@@ -102,6 +102,7 @@ type Token struct {
 	Name       string     `json:"name"`
 	Role       Role       `json:"role"`
 	Hosts      []string   `json:"hosts"`
+	Origin     string     `json:"origin,omitempty"` // a claim's token: the one origin it acts on
 	CreatedAt  time.Time  `json:"createdAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	ExpiresAt  *time.Time `json:"expiresAt"`
@@ -115,6 +116,9 @@ type TokenRequest struct {
 	Name      string
 	Hosts     []string
 	ExpiresAt *time.Time
+	// Origin narrows a publisher token to one origin of its host (set for
+	// the token of a host claim).
+	Origin string
 }
 
 // AuditEntry is one admin action in the audit log.

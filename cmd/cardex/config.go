@@ -42,10 +42,17 @@ type serveConfig struct {
 	AllowInsecureHTTP bool
 	SubmitRate        int // anonymous submissions per minute per client address; 0 disables
 	ReadRate          int // anonymous reads per second per client address; 0 disables
-	GoneAfter         time.Duration
-	SessionIdle       time.Duration // admin web sessions end after this long without a request
-	SessionMaxAge     time.Duration // admin web sessions end this long after sign-in
-	TrustedProxies    prefixList
+	// PublisherSubmitRate is each publisher token's own budget of
+	// submissions, claims and crawl requests per minute; 0 disables.
+	PublisherSubmitRate int
+	// Host claims (docs/claims.md "Who can stop a claim").
+	ClaimFetchesPerHost int           // claim fetches in flight per canonical host
+	ClaimVerifyInterval time.Duration // least time between two verification attempts of one claim
+	ClaimPending        int           // unverified claims per host and client
+	GoneAfter           time.Duration
+	SessionIdle         time.Duration // admin web sessions end after this long without a request
+	SessionMaxAge       time.Duration // admin web sessions end this long after sign-in
+	TrustedProxies      prefixList
 	// CardKey signs Cardex's own agent card (docs/discovery.md).
 	CardKey string
 	// AutoApprove is the approval policy: never, claimed or verified
@@ -143,7 +150,11 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.CAFile, "ca-file", "", "extra trusted root certificates (`PEM` file) for card and key-set fetches")
 	fs.StringVar(&c.SearchSynonyms, "search-synonyms", "", "`file` of synonym groups for search, one group of comma-separated words per line (# comments); added to the built-in list")
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
-	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
+	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; each reader or publisher token has the same budget of its own; 0 disables")
+	fs.IntVar(&c.PublisherSubmitRate, "publisher-submit-rate", 10, "submissions, host claims, claim verifications and crawl requests per minute per publisher token; 0 disables")
+	fs.IntVar(&c.ClaimFetchesPerHost, "claim-fetches-per-host", crawler.DefaultClaimsPerHost, "host-claim fetches in flight per host; the others wait their turn")
+	fs.DurationVar(&c.ClaimVerifyInterval, "claim-verify-interval", registry.DefaultClaimAttemptInterval, "least time between two verification attempts of one host claim")
+	fs.IntVar(&c.ClaimPending, "claim-pending-per-client", registry.DefaultClaimsPending, "unverified host claims one client address (or publisher token) may hold on one host")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
 	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "an admin web session ends after this long without a request")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "an admin web session ends this long after sign-in")
@@ -291,6 +302,18 @@ func (c *serveConfig) Validate() error {
 	if c.ReadRate < 0 {
 		return bad("read-rate", "must not be negative")
 	}
+	if c.PublisherSubmitRate < 0 {
+		return bad("publisher-submit-rate", "must not be negative")
+	}
+	if c.ClaimFetchesPerHost < 0 {
+		return bad("claim-fetches-per-host", "must not be negative")
+	}
+	if c.ClaimVerifyInterval < 0 {
+		return bad("claim-verify-interval", "must not be negative")
+	}
+	if c.ClaimPending < 0 {
+		return bad("claim-pending-per-client", "must not be negative")
+	}
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
 	}
@@ -385,6 +408,7 @@ func (c *serveConfig) limits() ratelimit.Limits {
 	l.SubmitPerAddress = ratelimit.Rate{N: c.SubmitRate, Per: time.Minute}
 	l.SubmitPerDomain = ratelimit.Rate{N: 10 * c.SubmitRate, Per: time.Hour}
 	l.ReadPerAddress = ratelimit.Rate{N: c.ReadRate, Per: time.Second, Burst: 2 * c.ReadRate}
+	l.SubmitPerToken = ratelimit.Rate{N: c.PublisherSubmitRate, Per: time.Minute}
 	return l
 }
 

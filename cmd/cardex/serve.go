@@ -127,8 +127,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		SessionMaxAge: cfg.SessionMaxAge,
 		// Host claims are fetched by the crawler's one hardened client,
 		// under the same network policy as cards (docs/claims.md).
-		ClaimFetcher: fetcher,
-		AutoApprove:  autoApprove,
+		ClaimFetcher:              fetcher,
+		ClaimAttemptInterval:      cfg.ClaimVerifyInterval,
+		ClaimsPendingPerRequester: cfg.ClaimPending,
+		AutoApprove:               autoApprove,
 		// Bounds of what strangers' catalogs and keys can make Cardex do
 		// (docs/threats.md K.97).
 		AutoApprovePerDomain: cfg.AutoApprovePerDomain,

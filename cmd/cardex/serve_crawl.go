@@ -60,7 +60,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 	if err != nil {
 		return nil, fmt.Errorf("crawler policy: %w", err)
 	}
-	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log})
+	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log, ClaimsPerHost: c.ClaimFetchesPerHost})
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}

@@ -229,6 +229,9 @@ func printTokens(w io.Writer, toks []registry.Token, now time.Time) {
 			state = "expired"
 		}
 		hosts := strings.Join(t.Hosts, ",")
+		if t.Origin != "" {
+			hosts = t.Origin // a claim's token acts on this origin only (docs/claims.md)
+		}
 		if hosts == "" {
 			hosts = "-"
 		}
