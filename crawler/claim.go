@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/cardexhq/cardex/cardurl"
@@ -42,23 +41,31 @@ func (e *HostBusyError) RetryAfter() time.Duration { return e.Wait }
 // registry compares it with the token.
 //
 // At most ClaimsPerHost claim fetches are in flight to one host, keyed by
-// its canonical spelling (cardurl.CanonicalHost), whatever port or scheme
-// the claims name; the others wait their turn, in arrival order, for up to
-// Config.ClaimWait (the fetch timeout) and then fail with *HostBusyError,
-// nothing sent.
+// its canonical spelling (cardurl.HostKey), whatever port or scheme the
+// claims name; the others wait their turn, in arrival order. Each also
+// takes a slot of the host's shared budget (ShareHosts). A claim that has
+// not got both within Config.ClaimWait (the fetch timeout) fails with
+// *HostBusyError, nothing sent.
 func (f *Fetcher) FetchClaim(ctx context.Context, rawURL string) ([]byte, error) {
 	origin, err := OriginOf(rawURL)
 	if err != nil {
 		return nil, &FetchError{Class: ClassBlockedAddress, Hop: truncate(rawURL, 200), Err: wrapf(ErrBadURL, "%v", err)}
 	}
-	u, _ := url.Parse(rawURL)
-	host, ok := cardurl.CanonicalHost(u.Hostname())
-	if !ok {
-		host = u.Hostname()
-	}
+	host := cardurl.HostKey(rawURL)
 	wctx, cancel := context.WithTimeout(ctx, f.claimWait)
+	defer cancel()
 	release, err := f.claims.Acquire(wctx, host)
-	cancel()
+	if err == nil {
+		defer release()
+		// Then the host's slot of the budget crawls and probes share:
+		// claims wait for it as crawls do, so probes never refuse one.
+		if f.hosts != nil {
+			var give func()
+			if give, err = f.hosts.Acquire(wctx, host, UseClaim); err == nil {
+				defer give()
+			}
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -68,7 +75,6 @@ func (f *Fetcher) FetchClaim(ctx context.Context, rawURL string) ([]byte, error)
 		}
 		return nil, err
 	}
-	defer release()
 	resp, err := f.fetch(ctx, Request{URL: rawURL, Accept: "text/plain", FollowRedirects: true, SameOriginOnly: true, Origin: origin}, maxClaimBodyBytes)
 	if err != nil {
 		f.log.DebugContext(ctx, "claim fetch failed", "class", ClassOf(err), "err", err)

@@ -46,7 +46,14 @@ type Fetcher struct {
 	now       func() time.Time
 	claims    *ratelimit.Slots // host-claim fetches in flight per canonical host
 	claimWait time.Duration
+	hosts     *HostSlots // the process's per-host budget, shared with crawls and probes (ShareHosts)
 }
+
+// ShareHosts makes claim fetches take their host's slot of hosts, the
+// per-host budget the scheduler and the prober share (docs/security.md
+// "Per-host politeness"), besides their own queue. Call it once, before
+// the fetcher serves claims.
+func (f *Fetcher) ShareHosts(hosts *HostSlots) { f.hosts = hosts }
 
 // New checks the configuration and builds a Fetcher.
 func New(cfg Config) (*Fetcher, error) {

@@ -8,9 +8,9 @@ import (
 	"github.com/cardexhq/cardex/cardurl"
 )
 
-// HostUse says what a request to a host is for: crawls may take every slot
-// of a host, the other uses only their share, so they never hold up a
-// host's card fetches (docs/security.md "Per-host politeness",
+// HostUse says what a request to a host is for: crawls and claim checks
+// may take every slot of a host, probes only their share, so they never
+// hold up a host's card fetches (docs/security.md "Per-host politeness",
 // docs/threats.md K.98).
 type HostUse int
 
@@ -19,13 +19,16 @@ const (
 	UseCrawl HostUse = iota
 	// UseProbe is a liveness probe of an agent's interface (docs/liveness.md).
 	UseProbe
-	// UseClaim is a host-claim verification fetch (docs/claims.md).
+	// UseClaim is a host-claim verification fetch (docs/claims.md). It
+	// waits for a slot as a crawl does: claims are few (their own queue
+	// caps them per host) and a host's owner must never be refused one
+	// because probes are waiting (docs/threats.md K.101).
 	UseClaim
 )
 
-// ErrHostBusy is Acquire's answer to a probe or claim fetch when the
-// host's share is taken and as many others already wait for it: the
-// caller skips the host rather than hold a worker (docs/threats.md K.98).
+// ErrHostBusy is Acquire's answer to a probe when the host's share is
+// taken and as many others already wait for it: the caller skips the host
+// rather than hold a worker (docs/threats.md K.98).
 var ErrHostBusy = errors.New("crawler: the host's share of in-flight requests is taken")
 
 // HostSlots is the per-host politeness budget of one process: at most
@@ -37,11 +40,11 @@ var ErrHostBusy = errors.New("crawler: the host's share of in-flight requests is
 // requests to one host than the cap (docs/security.md "Per-host
 // politeness").
 //
-// Crawls (UseCrawl) may take every slot. Probes and claim fetches together
-// take at most Share() of them, so a slow host's probes never hold its
-// crawls back, and when their share is taken at most Share() more wait:
-// further ones fail at once with ErrHostBusy, so one host never holds more
-// than 2 × Share() of the prober's workers.
+// Crawls (UseCrawl) and claim fetches (UseClaim) may take every slot.
+// Probes take at most Share() of them, so a slow host's probes never hold
+// its crawls back, and when their share is taken at most Share() more
+// wait: further ones fail at once with ErrHostBusy, so one host never holds
+// more than 2 × Share() of the prober's workers.
 //
 // Use it around each request:
 //
@@ -60,9 +63,9 @@ type HostSlots struct {
 // (and replaced) whenever a slot is given back, waking every waiter to
 // look again.
 type hostLoad struct {
-	all, background int // in flight: every use, probes and claims
+	all, background int // in flight: every use, and probes
 	waiters         int // calls inside Acquire for this host
-	bgWaiting       int // probes and claims waiting for their share
+	bgWaiting       int // probes waiting for their share
 	free            chan struct{}
 }
 
@@ -77,17 +80,17 @@ func NewHostSlots(limit int) *HostSlots {
 // Limit is the cap of requests in flight per host.
 func (h *HostSlots) Limit() int { return h.limit }
 
-// Share is how many of a host's slots probes and claim fetches may hold
-// together: half the limit, at least one.
+// Share is how many of a host's slots probes may hold: half the limit, at
+// least one.
 func (h *HostSlots) Share() int { return h.share }
 
 // Acquire waits for a slot of host (a host or a URL, any spelling) for
 // use, and returns the function that gives it back. It fails with ctx's
-// error when ctx ends first, and at once with ErrHostBusy for a probe or
-// claim fetch that would wait behind Share() others.
+// error when ctx ends first, and at once with ErrHostBusy for a probe that
+// would wait behind Share() others.
 func (h *HostSlots) Acquire(ctx context.Context, host string, use HostUse) (release func(), err error) {
 	key := cardurl.HostKey(host)
-	bg := use != UseCrawl
+	bg := use == UseProbe
 	h.mu.Lock()
 	l := h.hosts[key]
 	if l == nil {

@@ -52,9 +52,16 @@ func TestHostSlotsProbesLeaveCrawlsRoom(t *testing.T) {
 			waitErr <- err
 		}()
 		synctest.Wait() // the second probe waits for the share
-		if _, err := h.Acquire(t.Context(), "victim.example", UseClaim); !errors.Is(err, ErrHostBusy) {
-			t.Fatalf("third background acquire: %v, want ErrHostBusy", err)
+		if _, err := h.Acquire(t.Context(), "victim.example", UseProbe); !errors.Is(err, ErrHostBusy) {
+			t.Fatalf("third probe: %v, want ErrHostBusy", err)
 		}
+		// A claim check is never turned away because probes wait
+		// (docs/threats.md K.101): it takes a free slot as a crawl does.
+		clrel, err := h.Acquire(t.Context(), "victim.example", UseClaim)
+		if err != nil {
+			t.Fatalf("claim check while probes wait: %v", err)
+		}
+		clrel()
 		start := time.Now()
 		crel, err := h.Acquire(t.Context(), "victim.example", UseCrawl)
 		if err != nil || time.Since(start) != 0 {

@@ -72,6 +72,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 // metrics decorator. The caller closes f.
 func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
 	hosts := crawler.NewHostSlots(c.CrawlPerHost)
+	f.ShareHosts(hosts) // claim checks share the hosts' budget with crawls and probes
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
 		Fetcher:  f,
