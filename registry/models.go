@@ -100,6 +100,20 @@ type verdict struct {
 	Thumbprints []string          `json:"thumbprints"`
 }
 
+// notCovered is what the signature that makes Cardex's view of the card
+// (the verified one under the verdict's profile) leaves out.
+func (v verdict) notCovered() []string {
+	if v.Profile == "" {
+		return nil
+	}
+	for _, s := range v.Signatures {
+		if s.Status == string(TrustVerified) && s.Profile == v.Profile {
+			return s.Unsigned
+		}
+	}
+	return nil
+}
+
 type fetchRow struct {
 	ID         int64 `gorm:"primaryKey"`
 	AgentID    string
