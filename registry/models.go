@@ -72,6 +72,9 @@ type versionRow struct {
 	Problems        string // JSON []agentcard.Problem
 	Card            string // JSON agentcard.Card, or "null"
 	Diff            string // JSON []agentcard.Change from the previous version
+	// Reverify: the version is to be judged again from its bytes
+	// (migrations 00170, StoredToReverify); cleared by any new verdict.
+	Reverify bool
 }
 
 func (versionRow) TableName() string { return "card_versions" }
