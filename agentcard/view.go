@@ -12,7 +12,7 @@ import (
 // ViewJSON writes must increase ViewRevision: stored views of another
 // revision are then ignored and rendered again (TestViewRevisionPinned
 // fails until it is increased).
-const ViewRevision = 1
+const ViewRevision = 2
 
 // ViewJSON is the JSON of c.A2A(): the card as the API, the web UI and the
 // discovery surfaces show it, with encoding/json's HTML escaping. It is
