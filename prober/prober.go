@@ -399,10 +399,13 @@ func (p *Prober) Shutdown(ctx context.Context) error {
 func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeRound {
 	r := registry.ProbeRound{AgentID: d.ID, At: p.cfg.Now()}
 	var wait time.Duration
-	seen := map[[2]string]bool{}
+	// One probe per (URL, binding, protocol version): an interface listed
+	// for 1.0 and 0.3 at one URL answers each version on its own
+	// (docs/liveness.md).
+	seen := map[[3]string]bool{}
 	reachable := false
 	for _, it := range d.Interfaces {
-		k := [2]string{it.URL, strings.ToUpper(it.Binding)}
+		k := [3]string{it.URL, strings.ToUpper(it.Binding), it.ProtocolVersion}
 		if seen[k] {
 			continue
 		}

@@ -205,7 +205,7 @@ type probeIfaceRow struct {
 	AgentID         string `gorm:"primaryKey"`
 	URL             string `gorm:"column:url;primaryKey"`
 	Binding         string `gorm:"primaryKey"`
-	ProtocolVersion string
+	ProtocolVersion string `gorm:"primaryKey"` // migrations 00171
 	Outcome         string
 	ErrorClass      string
 	LatencyMS       int64 `gorm:"column:latency_ms"`

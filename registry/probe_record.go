@@ -99,10 +99,12 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 	if err := tx.Where("agent_id = ?", a.ID).Find(&prev).Error; err != nil {
 		return "", err
 	}
-	type key struct{ url, binding string }
+	// An interface is its URL, binding and protocol version: one URL
+	// listed for 1.0 and 0.3 is two interfaces (migrations 00171).
+	type key struct{ url, binding, version string }
 	old := make(map[key]probeIfaceRow, len(prev))
 	for _, p := range prev {
-		old[key{p.URL, p.Binding}] = p
+		old[key{p.URL, p.Binding, p.ProtocolVersion}] = p
 	}
 	rows := make([]probeRow, 0, len(r.Probes))
 	ifaces := make([]probeIfaceRow, 0, len(r.Probes))
@@ -114,7 +116,7 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 		ms := p.Latency.Milliseconds()
 		rows = append(rows, probeRow{AgentID: a.ID, At: at, URL: p.URL, Binding: p.Binding, ProtocolVersion: p.ProtocolVersion,
 			Outcome: p.Outcome, ErrorClass: p.ErrorClass, LatencyMS: ms, HTTPStatus: p.HTTPStatus, RPCCode: p.RPCCode, Message: msg})
-		k := key{p.URL, p.Binding}
+		k := key{p.URL, p.Binding, p.ProtocolVersion}
 		if keep[k] {
 			continue // the same interface listed twice is probed and kept once
 		}
