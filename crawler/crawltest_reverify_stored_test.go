@@ -2,8 +2,10 @@ package crawler_test
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,8 @@ func TestUpgradedDatabaseReverifiesCoverageVerdicts(t *testing.T) {
 	m.card(withMembers(signed, `"url":"http://127.0.0.1:1/steal","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"`))
 	st.later(t, 25*time.Hour, 1)
 
-	// What the earlier release stored, and its schema before 00170.
+	// What the earlier release stored, and its schema before 00170 (the
+	// column and index the migration adds are dropped, then it is run).
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "cardex.db")+"?_busy_timeout=5000")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +53,6 @@ func TestUpgradedDatabaseReverifiesCoverageVerdicts(t *testing.T) {
 	}{
 		{"DROP INDEX card_versions_reverify", nil},
 		{"ALTER TABLE card_versions DROP COLUMN reverify", nil},
-		{"DELETE FROM goose_db_version WHERE version_id = 170", nil},
 		{"UPDATE card_versions SET trust = 'invalid', verdict = ? WHERE agent_id = ? AND seq = 2", []any{old, id}},
 		{"UPDATE agents SET current_version_seq = 1, candidate_version_seq = 2, needs_review = 1, trust = 'verified' WHERE id = ?", []any{id}},
 	} {
@@ -65,7 +67,13 @@ func TestUpgradedDatabaseReverifiesCoverageVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Migrate(t.Context()); err != nil {
+	// Migration 00170 as the upgrade runs it.
+	up, err := os.ReadFile("../migrations/sqlite/00170_reverify_coverage_verdicts.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, _, _ := strings.Cut(string(up), "-- +goose Down")
+	if _, err := db.Exec(stmts); err != nil {
 		t.Fatal(err)
 	}
 	cardRequests := m.reqs.Load()
