@@ -164,7 +164,7 @@ func (c *Card) A2A() *AgentCard {
 	}
 	out := &AgentCard{
 		Name: c.Name, Description: c.Description, Version: c.Version,
-		DocumentationURL:    c.DocumentationURL, IconURL: c.IconURL,
+		DocumentationURL: c.DocumentationURL, IconURL: c.IconURL,
 		DefaultInputModes:  nonNilStrings(c.DefaultInputModes),
 		DefaultOutputModes: nonNilStrings(c.DefaultOutputModes),
 		Skills:             make([]AgentSkill, 0, len(c.Skills)),
