@@ -14,17 +14,19 @@ import (
 )
 
 // plan is what one round of an agent probes, in card order: each
-// interface once (URL and binding), only bindings Cardex speaks, at most
+// interface once (URL, binding and protocol version: one URL listed for 1.0
+// and 0.3 answers each version on its own, docs/liveness.md), only
+// bindings Cardex speaks, at most
 // MaxInterfaces, and interfaces off the card's registrable domain only
 // when a curator approved the agent, at most MaxOffDomain of them
 // (docs/liveness.md "What is probed", docs/threats.md K.98, K.99). A card
 // naming 500 interfaces, or a third party's webhook, gets no more.
 func (p *Prober) plan(d registry.DueProbe) (targets []agentcard.Interface, dropped int) {
-	seen := map[[2]string]bool{}
+	seen := map[[3]string]bool{}
 	home := domainOf(d.Host)
 	off := 0
 	for _, it := range d.Interfaces {
-		k := [2]string{it.URL, strings.ToUpper(it.Binding)}
+		k := [3]string{it.URL, strings.ToUpper(it.Binding), it.ProtocolVersion}
 		if seen[k] || !speaks(it.Binding) {
 			continue
 		}
@@ -147,7 +149,7 @@ func (p *Prober) leaseHeld(ctx context.Context, id string) bool {
 
 func appendTargets(dst []registry.ProbeTarget, its []agentcard.Interface) []registry.ProbeTarget {
 	for _, it := range its {
-		dst = append(dst, registry.ProbeTarget{URL: it.URL, Binding: it.Binding})
+		dst = append(dst, registry.ProbeTarget{URL: it.URL, Binding: it.Binding, ProtocolVersion: it.ProtocolVersion})
 	}
 	return dst
 }

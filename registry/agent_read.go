@@ -58,6 +58,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		var v verdict
 		if json.Unmarshal([]byte(cur.Verdict), &v) == nil && v.Signatures != nil {
 			a.Signatures = v.Signatures
+			a.NotCovered = v.notCovered()
 		}
 		var ps []agentcard.Problem
 		if json.Unmarshal([]byte(cur.Problems), &ps) == nil && ps != nil {

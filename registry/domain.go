@@ -100,13 +100,19 @@ type Agent struct {
 	// LastSuccessAt, FailingSince and ConsecutiveFailures are the fetch
 	// health history: when the card last loaded, since when every fetch has
 	// failed (nil while healthy) and how many failed in a row.
-	LastSuccessAt       *time.Time          `json:"lastSuccessAt"`
-	FailingSince        *time.Time          `json:"failingSince"`
-	ConsecutiveFailures int                 `json:"consecutiveFailures"`
-	VersionSeq          int64               `json:"versionSeq"`
-	Card                *agentcard.Card     `json:"card"`
-	Signatures          []SignatureResult   `json:"signatures"`
-	Problems            []agentcard.Problem `json:"problems"`
+	LastSuccessAt       *time.Time        `json:"lastSuccessAt"`
+	FailingSince        *time.Time        `json:"failingSince"`
+	ConsecutiveFailures int               `json:"consecutiveFailures"`
+	VersionSeq          int64             `json:"versionSeq"`
+	Card                *agentcard.Card   `json:"card"`
+	Signatures          []SignatureResult `json:"signatures"`
+	// NotCovered are the JSON pointers of the members of the current
+	// version that its verifying signature does not cover: not shown,
+	// served, indexed or probed — "not covered by the signature, ignored"
+	// (docs/verification.md). Empty when the signature covers everything
+	// Cardex reads, or nothing verified.
+	NotCovered []string            `json:"notCovered,omitempty"`
+	Problems   []agentcard.Problem `json:"problems"`
 	// CardView is the current version's stored view, set by ListedViews in
 	// place of Card (views.go).
 	CardView *CardView `json:"-"`
@@ -156,9 +162,11 @@ type SignatureResult struct {
 	Status     string `json:"status"` // verified, invalid, untrusted, error
 	Reason     string `json:"reason,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"` // RFC 7638, when verified
-	// Unsigned are the JSON pointers of members the profile leaves
-	// unsigned: agreeing ones when verified, disagreeing ones when they
-	// made the signature invalid (docs/verification.md).
+	// Unsigned are the JSON pointers of members Cardex reads that the
+	// profile of a verified signature leaves out: not covered by the
+	// signature, ignored (docs/verification.md). Versions judged by an
+	// earlier release may carry the disagreeing ones of an invalid
+	// signature until they are verified again (migrations 00170).
 	Unsigned []string `json:"unsigned,omitempty"`
 }
 

@@ -73,6 +73,9 @@ type versionRow struct {
 	Problems        string // JSON []agentcard.Problem
 	Card            string // JSON agentcard.Card, or "null"
 	Diff            string // JSON []agentcard.Change from the previous version
+	// Reverify: the version is to be judged again from its bytes
+	// (migrations 00170, StoredToReverify); cleared by any new verdict.
+	Reverify bool
 }
 
 func (versionRow) TableName() string { return "card_versions" }
@@ -99,6 +102,20 @@ type verdict struct {
 	Profile     string            `json:"profile,omitempty"`
 	Signatures  []SignatureResult `json:"signatures"`
 	Thumbprints []string          `json:"thumbprints"`
+}
+
+// notCovered is what the signature that makes Cardex's view of the card
+// (the verified one under the verdict's profile) leaves out.
+func (v verdict) notCovered() []string {
+	if v.Profile == "" {
+		return nil
+	}
+	for _, s := range v.Signatures {
+		if s.Status == string(TrustVerified) && s.Profile == v.Profile {
+			return s.Unsigned
+		}
+	}
+	return nil
 }
 
 type fetchRow struct {
@@ -194,7 +211,7 @@ type probeIfaceRow struct {
 	AgentID         string `gorm:"primaryKey"`
 	URL             string `gorm:"column:url;primaryKey"`
 	Binding         string `gorm:"primaryKey"`
-	ProtocolVersion string
+	ProtocolVersion string `gorm:"primaryKey"` // migrations 00171
 	Outcome         string
 	ErrorClass      string
 	LatencyMS       int64 `gorm:"column:latency_ms"`

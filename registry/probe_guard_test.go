@@ -83,7 +83,7 @@ func TestProbeRoundUnfinishedKeepsVerdicts(t *testing.T) {
 		probeOnce(t, svc, c, round(id, c.Now(), registry.OutcomeAnswering, registry.OutcomeUnreachable, registry.OutcomeAnswering))
 		c.Advance(15 * time.Minute)
 		r := round(id, c.Now(), registry.OutcomeAnswering)
-		r.Unfinished = []registry.ProbeTarget{{URL: "https://a.example.com/a2a/1", Binding: "JSONRPC"}}
+		r.Unfinished = []registry.ProbeTarget{{URL: "https://a.example.com/a2a/1", Binding: "JSONRPC", ProtocolVersion: "1.0"}}
 		probeOnce(t, svc, c, r)
 		a, err := svc.Get(t.Context(), admin, id)
 		if err != nil {

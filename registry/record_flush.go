@@ -58,7 +58,7 @@ func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
 		}
 	}
 	for _, v := range w.verdicts {
-		if err := tx.Exec("UPDATE card_versions SET trust = ?, verdict = ? WHERE agent_id = ? AND seq = ?",
+		if err := tx.Exec("UPDATE card_versions SET trust = ?, verdict = ?, reverify = FALSE WHERE agent_id = ? AND seq = ?",
 			v.trust, v.verdict, v.agentID, v.seq).Error; err != nil {
 			return err
 		}

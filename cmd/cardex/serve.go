@@ -227,6 +227,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	// Views of card versions stored before this release, or by one that
 	// rendered them otherwise (docs/operator-guide.md "Upgrading").
 	seeding.Go(func() { renderViews(seedCtx, svc, log) })
+	// Versions an earlier release judged by a rule since changed
+	// (migrations 00170; docs/verification.md), judged again from their
+	// stored bytes.
+	seeding.Go(func() { reverifyStored(seedCtx, cr.sched, svc, log) })
 	if demo == nil {
 		seeding.Go(catalogs)
 	} else {
@@ -387,6 +391,19 @@ func renderViews(ctx context.Context, svc *registry.Service, log *slog.Logger) {
 		log.Error("rendering stored card views", "err", err.Error(), "rendered", n)
 	case n > 0:
 		log.Info("rendered stored card views", "views", n, "took", time.Since(start).Round(time.Millisecond).String())
+	}
+}
+
+// reverifyStored judges again the stored versions an upgrade marked,
+// logging how many when there were any.
+func reverifyStored(ctx context.Context, sched *crawler.Scheduler, svc *registry.Service, log *slog.Logger) {
+	start := time.Now()
+	n, err := sched.ReverifyStored(ctx, svc)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Error("judging stored card versions again", "err", err.Error(), "judged", n)
+	case n > 0:
+		log.Info("judged stored card versions again", "versions", n, "took", time.Since(start).Round(time.Millisecond).String())
 	}
 }
 
