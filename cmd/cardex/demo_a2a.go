@@ -63,11 +63,15 @@ var demoA2AAgents = []a2aAgent{
 // on purpose; every other one answers.
 var demoNotAnswering = []string{"legacy-concierge", "night-shift"}
 
-// startA2AServer serves the fake A2A endpoints on the demo's first address,
-// on the ports a previous start recorded (want), else the usual ones, else
-// free ones.
+// startA2AServer serves the fake A2A endpoints on the address after the
+// fleet's (127.0.0.6), on the ports a previous start recorded (want), else
+// the usual ones, else free ones. Probes and fetches share a cap per host
+// (docs/liveness.md): on an address of their own, the probes of every
+// agent's interfaces never hold up the crawls the demo waits for.
 func (d *demoFleet) startA2AServer(want demoPorts, log *slog.Logger) error {
-	host := netip.MustParseAddrPort(d.fleet.Hosts()[0].Origin()[len("http://"):]).Addr().String()
+	hosts := d.fleet.Hosts()
+	addr := netip.MustParseAddrPort(hosts[len(hosts)-1].Origin()[len("http://"):]).Addr().Next()
+	host := addr.String()
 	srv, err := agentfleet.StartA2A(host, or(want.A2A, demoA2APort), or(want.GRPC, demoGRPCPort))
 	if err != nil {
 		log.Info("demo A2A endpoints: their usual ports are taken (another demo?), using free ports", "err", err)
@@ -76,6 +80,7 @@ func (d *demoFleet) startA2AServer(want demoPorts, log *slog.Logger) error {
 		}
 	}
 	d.a2a = srv
+	d.nets = append(d.nets, netip.PrefixFrom(addr, 32))
 	d.ports.A2A, d.ports.GRPC = portOf(srv.URL()), int(netip.MustParseAddrPort(srv.GRPCURL()[len("https://"):]).Port())
 	return nil
 }
