@@ -208,6 +208,9 @@ func rewriteJSON(data []byte, replace func(path []string, v string) (string, boo
 		before := dec.InputOffset()
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
+			if len(stack) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
 			break
 		}
 		if err != nil {

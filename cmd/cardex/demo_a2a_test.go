@@ -88,3 +88,33 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 		t.Errorf("a demo agent without a name: %q", names)
 	}
 }
+
+// rewriteJSON swaps only the values it is asked to, by path, and keeps
+// every other byte: member order, spacing, escapes.
+func TestDemoRewriteJSONKeepsBytes(t *testing.T) {
+	in := `{ "name" : "A \u0026 B",
+  "url":"https://a.example/a2a?x=1\u0026y=2",
+  "provider": {"url": "https://a.example/a2a?x=1&y=2"},
+  "additionalInterfaces": [ {"url" :"https://a.example/a2a?x=1&y=2", "transport": "JSONRPC"}, "x" ],
+  "n": [1, {"url": null}, true] }`
+	got, err := rewriteJSON([]byte(in), func(path []string, v string) (string, bool) {
+		switch p := strings.Join(path, "/"); {
+		case p == "name":
+			return "A & B <2>", true
+		case (p == "url" || p == "additionalInterfaces/[]/url") && v == "https://a.example/a2a?x=1&y=2":
+			return "http://127.0.0.6:1/a2a/x/0", true
+		}
+		return "", false
+	})
+	want := `{ "name" : "A & B <2>",
+  "url":"http://127.0.0.6:1/a2a/x/0",
+  "provider": {"url": "https://a.example/a2a?x=1&y=2"},
+  "additionalInterfaces": [ {"url" :"http://127.0.0.6:1/a2a/x/0", "transport": "JSONRPC"}, "x" ],
+  "n": [1, {"url": null}, true] }`
+	if err != nil || string(got) != want {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	if _, err := rewriteJSON([]byte(`{"a":`), func([]string, string) (string, bool) { return "", false }); err == nil {
+		t.Error("a cut document rewrites without an error")
+	}
+}
