@@ -91,8 +91,11 @@ func newLiveAgents(origin string, now func() time.Time, answer cardAnswer) (*liv
 	var c struct {
 		Interfaces []map[string]any `json:"supportedInterfaces"`
 	}
-	if err := json.Unmarshal(iface, &c); err != nil || len(c.Interfaces) != 1 {
-		return nil, fmt.Errorf("demo live agents: the changing card's interface: %v", err)
+	if err := json.Unmarshal(iface, &c); err != nil {
+		return nil, fmt.Errorf("demo live agents: the changing card: %w", err)
+	}
+	if len(c.Interfaces) != 1 {
+		return nil, fmt.Errorf("demo live agents: the changing card has %d interfaces, want 1", len(c.Interfaces))
 	}
 	l.changingInterface = c.Interfaces[0]
 	key, err := agentfleet.NewSigningKey()
