@@ -143,6 +143,9 @@ func TestJSONRPCBadInput(t *testing.T) {
 		{"admin filter", msg1(`"role":"ROLE_USER","parts":[{"data":{"status":["pending"]}}]`), v1, 200, codeInvalidParams, "admin token"},
 		{"bad page token", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageToken":"nope"}}]`), v1, 200, codeInvalidParams, "pageToken"},
 		{"page size", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":1000}}]`), v1, 200, codeInvalidParams, "pageSize"},
+		// 0 is not the default (docs/api.md "Page sizes").
+		{"page size 0", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":0}}]`), v1, 200, codeInvalidParams, "pageSize"},
+		{"page size 101", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":101}}]`), v1, 200, codeInvalidParams, "pageSize"},
 		{"long text", msg1(`"role":"ROLE_USER","parts":[{"text":"` + strings.Repeat("a", 600) + `"}]`), v1, 200, codeInvalidParams, "data.q"},
 		{"text and q", msg1(`"role":"ROLE_USER","parts":[{"text":"fx"},{"data":{"q":"fx"}}]`), v1, 200, codeInvalidParams, "not both"},
 		{"id and filters", msg1(`"role":"ROLE_USER","parts":[{"data":{"id":"x","tag":["a"]}}]`), v1, 200, codeInvalidParams, "alone"},

@@ -153,7 +153,10 @@ func TestTools(t *testing.T) {
 				page.Facets.Tags[0].Value != "finance" || page.Facets.Tags[0].Count != 1 {
 				t.Fatalf("search: %+v", page)
 			}
-			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card == nil || fx.Card.Name != "FX Converter" || len(fx.MatchedSkills) != 1 {
+			// A result carries the card's summary, not the card (docs/api.md
+			// "Lists and search"); get_agent has the card.
+			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card != nil || fx.Summary == nil || fx.Summary.Name != "FX Converter" ||
+				fx.Summary.SkillCount != len(fx.Summary.Skills) || len(fx.MatchedSkills) != 1 {
 				t.Fatalf("agent %+v", fx)
 			}
 
@@ -373,6 +376,58 @@ func TestHostRule(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+// One page-size rule on every face (docs/api.md "Page sizes"): the input
+// schemas declare 1 to 100, absent is 20, and 0, a negative size or more
+// than 100 is a tool error, never the default or the maximum.
+func TestPageSizeRule(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t))
+	for _, era := range eras {
+		cs := s.session(t, nil, era)
+		tools, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := 0
+		for _, tool := range tools.Tools {
+			if tool.Name != "search_agents" && tool.Name != "list_skills" {
+				continue
+			}
+			b, _ := json.Marshal(tool.InputSchema)
+			var schema struct {
+				Properties map[string]struct {
+					Type    any      `json:"type"`
+					Minimum *float64 `json:"minimum"`
+					Maximum *float64 `json:"maximum"`
+				} `json:"properties"`
+			}
+			if err := json.Unmarshal(b, &schema); err != nil {
+				t.Fatal(err)
+			}
+			ps := schema.Properties["pageSize"]
+			if ps.Type != "integer" || ps.Minimum == nil || *ps.Minimum != 1 || ps.Maximum == nil || *ps.Maximum != 100 {
+				t.Fatalf("%s: pageSize schema %s", tool.Name, b)
+			}
+			declared++
+		}
+		if declared != 2 {
+			t.Fatalf("%d tools declare pageSize", declared)
+		}
+		for _, tool := range []string{"search_agents", "list_skills"} {
+			for _, size := range []int{0, -1, 101} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"q": "ledger", "pageSize": size}})
+				if err == nil && (!res.IsError || !strings.Contains(errorText(res), "pageSize")) {
+					t.Fatalf("%s %s pageSize %d: %+v", era, tool, size, res)
+				}
+			}
+			for _, args := range []map[string]any{{"q": "ledger"}, {"q": "ledger", "pageSize": 1}, {"q": "ledger", "pageSize": 100}} {
+				if res := call(t, cs, tool, args, nil); res.IsError {
+					t.Fatalf("%s %s %v: %s", era, tool, args, errorText(res))
+				}
+			}
 		}
 	}
 }
