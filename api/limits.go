@@ -2,25 +2,48 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/search"
 )
 
 // limitReads applies --read-rate to anonymous reads (docs/threats.md I.82).
-// It runs after authenticate: a valid token is never limited.
+// It runs after authenticate: a valid token is never limited. A read
+// costs by the results it asks for (readCost, K.96).
 func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		m := c.Request().Method
 		if (m == http.MethodGet || m == http.MethodHead) && principal(c).Role == "" {
-			if ok, wait := s.limits.Read(s.clientKey(c.Request()), s.now()); !ok {
+			if ok, wait := s.limits.ReadN(s.clientKey(c.Request()), readCost(c), s.now()); !ok {
 				return rateLimited(wait, "too many requests from this address")
 			}
 		}
 		return next(c)
 	}
+}
+
+// readCost is what an anonymous read spends of the read budget: one unit
+// per ratelimit.ResultsPerRead results of the page it asks for (pageSize,
+// read as the page-size rule reads it; a size the rule refuses costs one
+// unit and answers 400).
+func readCost(c echo.Context) int {
+	vals := c.QueryParams()["pageSize"]
+	if len(vals) != 1 {
+		return 1
+	}
+	n, err := strconv.Atoi(vals[0])
+	if err != nil {
+		return 1
+	}
+	size, err := search.PageSize(&n)
+	if err != nil {
+		return 1
+	}
+	return ratelimit.ReadCost(size)
 }
 
 // limitSubmission applies --submit-rate to an anonymous submission

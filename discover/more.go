@@ -32,6 +32,9 @@ func (f Finder) Skills(ctx context.Context, caller registry.Principal, r Request
 	if err != nil {
 		return nil, err
 	}
+	if err := chargePage(ctx, q.PageSize); err != nil {
+		return nil, err
+	}
 	res, err := search.FindSkills(ctx, f.Index, summaries{f.Registry}, caller, search.SkillQuery{Q: q.Q, Filters: q.Filters,
 		PageSize: q.PageSize, PageToken: q.PageToken})
 	if err != nil {

@@ -114,6 +114,9 @@ func (f Finder) Search(ctx context.Context, caller registry.Principal, r Request
 	if err != nil {
 		return nil, err
 	}
+	if err := chargePage(ctx, q.PageSize); err != nil {
+		return nil, err
+	}
 	res, err := search.Find(ctx, f.Index, summaries{f.Registry}, caller, q)
 	if err != nil {
 		return nil, err

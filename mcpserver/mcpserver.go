@@ -122,7 +122,8 @@ func New(cfg Config) http.Handler {
 		if b == "" {
 			b = requestBase(r)
 		}
-		protected.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, requestInfo{caller: caller, base: b})))
+		ctx := cfg.Gate.WithReadBudget(r.Context(), r, caller)
+		protected.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, requestInfo{caller: caller, base: b})))
 	})
 }
 
@@ -274,6 +275,8 @@ func (t *tools) toolError(err error) error {
 	switch {
 	case errors.As(err, &fe):
 		return fe
+	case errors.Is(err, discover.ErrRateLimited):
+		return err
 	case errors.Is(err, registry.ErrNotFound):
 		return errors.New("no agent with this id")
 	case errors.Is(err, registry.ErrForbidden):

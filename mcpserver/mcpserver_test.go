@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -429,5 +430,69 @@ func TestPageSizeRule(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The server and its tool schemas are built once, not per request
+// (docs/threats.md K.96): answering tools/list allocates a small fraction
+// of what building the server with its four tools' schemas does.
+func TestServerBuiltOnce(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t))
+	h := s.srv.Config.Handler
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	serve := func() {
+		req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"search_agents"`) {
+			t.Fatalf("tools/list: %d %s", rec.Code, rec.Body)
+		}
+	}
+	perRequest := testing.AllocsPerRun(20, serve)
+	build := testing.AllocsPerRun(5, func() { (&tools{}).server("1") })
+	t.Logf("tools/list: %.0f allocations; building the server: %.0f", perRequest, build)
+	if perRequest >= build {
+		t.Fatalf("tools/list allocates %.0f, building the server %.0f: the server is built per request", perRequest, build)
+	}
+}
+
+// An anonymous search spends the read budget by the results it asks for,
+// as on the API (docs/threats.md K.96): with a burst of 10, two
+// search_agents calls of pageSize 100 (five units each) empty it, and the
+// next one is refused.
+func TestSearchChargesByPageSize(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t), func(c *Config) {
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1, Per: time.Hour, Burst: 10}}, 0)
+	})
+	search := func(size int) (int, string) {
+		code, _, body := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":%d}}}`, size),
+			"Mcp-Protocol-Version", "2025-11-25")
+		return code, body
+	}
+	for range 2 {
+		if code, body := search(100); code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("%d %s", code, body)
+		}
+	}
+	if code, body := search(100); code != http.StatusTooManyRequests {
+		t.Fatalf("third page of 100: %d %s", code, body)
+	}
+	// The charge past the request's own unit is a tool error when the
+	// budget has some units left but not enough.
+	s2 := newServer(t, registrytest.SQLite(t), func(c *Config) {
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1, Per: time.Hour, Burst: 3}}, 0)
+	})
+	code, _, body := s2.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":100}}}`,
+		"Mcp-Protocol-Version", "2025-11-25")
+	if code != http.StatusOK || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "smaller pages") {
+		t.Fatalf("page of 100 over a budget of 3: %d %s", code, body)
+	}
+	code, _, body = s2.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":20}}}`,
+		"Mcp-Protocol-Version", "2025-11-25")
+	if code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("page of 20 after the refusal: %d %s", code, body)
 	}
 }

@@ -65,13 +65,20 @@ func New(r Rate, maxKeys int) *Limiter {
 // Take spends one token of key's bucket. When it is empty, take spends
 // nothing and says how long until a token is available.
 func (l *Limiter) Take(key string, now time.Time) (ok bool, wait time.Duration) {
+	return l.TakeN(key, 1, now)
+}
+
+// TakeN spends n tokens of key's bucket at once (n above the burst is the
+// burst). When fewer are left it spends nothing and says how long until
+// there are.
+func (l *Limiter) TakeN(key string, n int, now time.Time) (ok bool, wait time.Duration) {
 	if l == nil {
 		return true, 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(key, now)
-	r := b.lim.ReserveN(now, 1)
+	r := b.lim.ReserveN(now, min(max(n, 1), l.burst))
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d
