@@ -25,6 +25,12 @@
 // when its mapping changed) and skips the slow setup. Everything listens on 127.0.0.0/8 and stops by
 // itself. Exit 1 when a step fails or any answer was a transport error or a
 // 5xx other than 503 with Retry-After.
+//
+// With -cost it measures instead what anonymous requests cost over 100
+// cards at the size limit (cost.go, docs/benchmarks.md "Cost of anonymous
+// requests"):
+//
+//	go run ./cmd/cardex-searchload -cost -agents 100 -hosts 10 -duration 60s
 package main
 
 import (
