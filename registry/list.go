@@ -348,9 +348,8 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, mod
 			r.View = &viewRow{AgentID: a.ID, Seq: a.CurrentVersionSeq, Rev: agentcard.ViewRevision, Rendered: rendered,
 				Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: *problems}
 		case mode == listSummaries && summary != nil && shape != nil && pvs != nil && verdict != nil:
-			// The summary is copied: the driver may reuse the scanned bytes.
 			r.View = &viewRow{AgentID: a.ID, Seq: a.CurrentVersionSeq, Rev: agentcard.ViewRevision,
-				Summary: append([]byte(nil), summary...), Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: "[]"}
+				Summary: summary, Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: "[]"}
 		}
 		if sc.Admits(a.audience().terms()) {
 			rows = append(rows, r)
