@@ -115,6 +115,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendSignature(dst, &a.Signatures[i])
 	}
 	dst = append(dst, ']')
+	if len(a.NotCovered) > 0 {
+		dst = appendJSONKey(dst, "notCovered", false)
+		dst = appendJSONStrings(dst, a.NotCovered)
+	}
 	dst = appendJSONKey(dst, "liveness", false)
 	var err error
 	if dst, err = appendLiveness(dst, a.Liveness); err != nil {

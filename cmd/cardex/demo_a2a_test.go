@@ -23,9 +23,9 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 		t.Fatalf("no admin token line: %q", s.stdout.String())
 	}
 	type agent struct {
-		Card struct {
+		Summary struct {
 			Name string `json:"name"`
-		} `json:"card"`
+		} `json:"summary"`
 		CardURL  string `json:"cardUrl"`
 		Status   string `json:"status"`
 		Liveness struct {
@@ -76,7 +76,7 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 	}
 	var names []string
 	for _, a := range list.Agents {
-		names = append(names, a.Card.Name)
+		names = append(names, a.Summary.Name)
 	}
 	sort.Strings(names)
 	for i := 1; i < len(names); i++ {
