@@ -89,11 +89,11 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 			return err
 		}
 		if Trust(out.Trust) != Trust(r.Trust) {
-			if err := s.addChange(tx, id, ChangeTrust, now); err != nil {
+			if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
 				return err
 			}
 		}
-		return s.addChange(tx, id, actionChange[a], now)
+		return s.addChange(tx, r, out, actionChange[a], now)
 	})
 	if err != nil {
 		return nil, err

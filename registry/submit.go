@@ -64,7 +64,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		if err := s.addAudit(tx, p, "submit", row.ID, "", map[string]any{"cardUrl": cu.URL, "visibility": vis}, now); err != nil {
 			return err
 		}
-		return s.addChange(tx, row.ID, ChangeSubmitted, now)
+		return s.addChange(tx, nil, &row, ChangeSubmitted, now)
 	})
 	if errors.Is(err, errUniqueViolation) {
 		// Lost a race with a concurrent submission (PostgreSQL blocks on the
