@@ -110,7 +110,7 @@ func call(t *testing.T, method, u, token, body string, header ...string) (int, s
 // what, face by face, through the whole server: a publisher token that a
 // host claim issued on 127.0.0.1 sees what an anonymous caller sees plus
 // 127.0.0.1's agents, never 127.0.0.2's internal one, on the API (list,
-// search, record, card, versions, fetches, skills, tags, changes), MCP
+// search, record, card, versions, probes, fetches, skills, tags, changes), MCP
 // (search_agents, get_agent), A2A (find-agents) and, for anonymous
 // callers, the web pages; an operator-made publisher token sees the same,
 // a reader token adds internal agents, an admin sees everything. The
@@ -200,13 +200,17 @@ func visibilityEveryFace(t *testing.T, store string) {
 	submit(other, "osprey", "public", true)
 	submit(other, "oriole", "public", false)
 	submit(other, "orca", "internal", true)
+	inIndex := func(name string) bool {
+		_, _, b := get(t, s.base+"/api/v1/agents?q=zephyr&pageSize=100", admin)
+		return strings.Contains(b, id[name])
+	}
+	// The index follows the log in order: once it holds orca, approved
+	// last, and then no longer holds it, removed last, it has applied
+	// every change before.
+	waitFor(t, "orca in the index", 20*time.Second, func() bool { return inIndex("orca") })
 	remove("oriole")
 	remove("orca")
-	// The index has followed the log once orca, removed last, left it.
-	waitFor(t, "the index", 20*time.Second, func() bool {
-		_, _, b := get(t, s.base+"/api/v1/agents?q=zephyr&pageSize=100", admin)
-		return strings.Contains(b, id["owlet"]) && strings.Contains(b, id["ocelot"]) && !strings.Contains(b, id["orca"])
-	})
+	waitFor(t, "orca out of the index", 20*time.Second, func() bool { return !inIndex("orca") })
 
 	all := []string{"owlet", "ocelot", "otter", "osprey", "oriole", "orca"}
 	type caller struct {
@@ -307,7 +311,7 @@ func visibilityEveryFace(t *testing.T, store string) {
 				if slices.Contains(c.reads, n) {
 					want = http.StatusOK
 				}
-				for _, p := range []string{"", "/card", "/versions", "/versions/1"} {
+				for _, p := range []string{"", "/card", "/versions", "/versions/1", "/probes"} {
 					if code, b := call(t, http.MethodGet, s.base+"/api/v1/agents/"+id[n]+p, c.token, ""); code != want {
 						t.Errorf("GET %s%s: %d, want %d: %.200s", n, p, code, want, b)
 					}
