@@ -13,7 +13,10 @@ import (
 // fetches, the web pages). docs/security.md "Who sees what" states it for
 // users; this file is its only implementation. The SQL scope, the index
 // terms and the Go predicates below are three spellings of it, held equal by
-// TestVisibilityRuleAgrees over every combination of the columns it reads.
+// TestVisibilityRuleAgrees over every combination of the columns it reads;
+// the change log's spelling (changeSQL, feedKind) is held to it by
+// TestChangeFeedRuleAgrees, and the backfill of migration 00120 by
+// TestVisibilityRuleAgrees.
 //
 // Listing (lists, search, /tags, /skills, the catalogue):
 //   - anonymous callers list approved, public agents whose health is not gone;
@@ -82,8 +85,8 @@ func (x audience) terms() []string { return x.reach().terms(x.host) }
 // lists an agent at one reach lists it at every greater reach too (the
 // publisher tokens of its host list whatever tokens and anonymous callers
 // list, and so on). The change log stores it for each side of a change
-// (migrations 00120), which is how the feed is filtered without the
-// agent's state at the time.
+// (migration 00120), which is how the feed is filtered by the agent's
+// state at the time of each change rather than now.
 type reach int
 
 const (
