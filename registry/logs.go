@@ -61,17 +61,17 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	db := s.store.read(ctx).Table("changes c").Where("c.seq > ?", after)
 	if cond, args := changeSQL(p); cond != "" {
 		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where(cond, args...).
-			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.host")
+			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.status, a.visibility, a.health, a.host")
 	} else {
-		db = db.Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, '' AS host")
+		db = db.Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after")
 	}
 	var rows []struct {
-		Seq        int64
-		AgentID    string
-		Kind       string
-		At         time.Time
-		ReachAfter int
-		Host       string
+		Seq                              int64
+		AgentID                          string
+		Kind                             string
+		At                               time.Time
+		ReachAfter                       int
+		Status, Visibility, Health, Host string
 	}
 	if err := db.Order("c.seq ASC").Limit(limit).Scan(&rows).Error; err != nil {
 		return nil, after, translate(err)
@@ -79,7 +79,7 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	out := make([]Change, len(rows))
 	next := after
 	for i, r := range rows {
-		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), r.Host), At: r.At.UTC()}
+		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}), At: r.At.UTC()}
 		next = r.Seq
 	}
 	return out, next, nil

@@ -15,7 +15,7 @@ import (
 // terms and the Go predicates below are three spellings of it, held equal by
 // TestVisibilityRuleAgrees over every combination of the columns it reads;
 // the change log's spelling (changeSQL, feedKind) is held to it by
-// TestChangeFeedRuleAgrees, and the backfill of migration 00120 by
+// TestChangeFeedRuleAgrees, and for rows older than migration 00120 by
 // TestVisibilityRuleAgrees.
 //
 // Listing (lists, search, /tags, /skills, the catalogue):
@@ -88,6 +88,12 @@ func (x audience) terms() []string { return x.reach().terms(x.host) }
 // (migration 00120), which is how the feed is filtered by the agent's
 // state at the time of each change rather than now.
 type reach int
+
+// reachUnknown marks a change-log row written before migration 00120. The
+// feed judges it by the agent's state now (listedSQL), which every caller
+// it admits can list now, so nothing a caller could never list shows; an
+// old change of an agent not listed now is hidden.
+const reachUnknown reach = -1
 
 const (
 	// reachAdmins: removed, or (before a submission) not there at all.
@@ -264,15 +270,15 @@ func scope(db *gorm.DB, p Principal) *gorm.DB {
 // changeSQL is the listing rule over the change log (alias c, joined to
 // the agents table as a for the host, which never changes): the condition
 // that p's scope admitted the agent before or after the change, or "" for
-// admins. A side's reach is NULL-free: 0 (reachAdmins) stands for "not
-// there", so a submission has nothing before it.
+// admins. 0 (reachAdmins) stands for "not there", so a submission has
+// nothing before it; a row of reachUnknown is judged by the agent now.
 func changeSQL(p Principal) (string, []any) {
 	s := ScopeOf(p)
 	if s.All {
 		return "", nil
 	}
-	var or []string
-	var args []any
+	now, args := listedSQL(p, "a")
+	or := []string{fmt.Sprintf("(c.reach_after = %d AND %s)", reachUnknown, now)}
 	for _, col := range []string{"c.reach_before", "c.reach_after"} {
 		var hosts []string
 		for _, term := range s.AnyOf() {
@@ -293,13 +299,17 @@ func changeSQL(p Principal) (string, []any) {
 	return "(" + strings.Join(or, " OR ") + ")", args
 }
 
-// feedKind is the kind p sees for a change of kind that left an agent of
-// host at reach after: the kind itself while p's scope still admits the
-// agent, and ChangeUnlisted once it does not. Whether the agent was
-// removed, suspended, made internal or went gone is then not p's to know;
-// that it left p's listing is all a mirror needs to drop it.
-func feedKind(p Principal, kind string, after reach, host string) string {
-	if ScopeOf(p).Admits(after.terms(host)) {
+// feedKind is the kind p sees for a change of kind that left the agent at
+// reach after (now is the agent's state now, for rows of reachUnknown):
+// the kind itself while p's scope still admits the agent, and
+// ChangeUnlisted once it does not. Whether the agent was removed,
+// suspended, made internal or went gone is then not p's to know; that it
+// left p's listing is all a mirror needs to drop it.
+func feedKind(p Principal, kind string, after reach, now audience) string {
+	if after == reachUnknown {
+		after = now.reach()
+	}
+	if ScopeOf(p).Admits(after.terms(now.host)) {
 		return kind
 	}
 	return ChangeUnlisted

@@ -3,9 +3,7 @@ package registry_test
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -110,56 +108,36 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 			}
 		}
 
-		// The backfill of migration 00120 (the change log's reach of rows
-		// written before it) spells the rule in SQL once more: each row
-		// gets the reach of its agent's state now.
+		// Change-log rows older than migration 00120 (reach -1) are judged
+		// by the agent's state now: each caller's feed shows the old
+		// submission of exactly the agents it lists now, as it was.
 		if err := s.WriteDB().Exec("UPDATE changes SET reach_before = -1, reach_after = -1").Error; err != nil {
 			t.Fatal(err)
 		}
-		if err := s.WriteDB().Exec(reachBackfill(t, s)).Error; err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range agents {
-			var rows []struct{ ReachBefore, ReachAfter int }
-			if err := s.WriteDB().Raw("SELECT reach_before, reach_after FROM changes WHERE agent_id = ?", a.ID).Scan(&rows).Error; err != nil {
+		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher()} {
+			var want, got []string
+			for _, a := range agents {
+				if oracleList(p, a) {
+					want = append(want, a.ID)
+				}
+			}
+			cs, _, err := svc.Changes(ctx, p, 0, 1000)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rows) != 1 || rows[0].ReachBefore != -1 || rows[0].ReachAfter != oracleReach(a) {
-				t.Errorf("backfill of %s %s %s: %+v, want after %d", a.Status, a.Visibility, a.Health, rows, oracleReach(a))
+			for _, c := range cs {
+				if c.Kind != registry.ChangeSubmitted {
+					t.Errorf("%s%v: old change shows as %q", p.Role, p.Hosts, c.Kind)
+				}
+				got = append(got, c.AgentID)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s%v: the feed shows %d old changes, the rule lists %d agents", p.Role, p.Hosts, len(got), len(want))
 			}
 		}
 	})
-}
-
-// oracleReach restates how far an agent is listed, as the change log
-// stores it: 0 admins only, 1 its host's publishers, 2 readers, 3 everyone.
-func oracleReach(a registry.Agent) int {
-	switch {
-	case oracleList(anonymous, a):
-		return 3
-	case oracleList(reader, a):
-		return 2
-	case oracleList(publisher(a.Host), a):
-		return 1
-	}
-	return 0
-}
-
-// reachBackfill is the backfill statement of migration 00120.
-func reachBackfill(t *testing.T, s *registry.Store) string {
-	t.Helper()
-	b, err := fs.ReadFile(s.EmbeddedMigrations(), "00120_change_reach.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up, _, _ := strings.Cut(string(b), "-- +goose Down")
-	for _, stmt := range strings.Split(up, ";") {
-		if i := strings.Index(stmt, "UPDATE changes"); i >= 0 {
-			return stmt[i:]
-		}
-	}
-	t.Fatal("migration 00120 has no backfill")
-	return ""
 }
 
 // TestChangeFeedRuleAgrees checks the change log's spelling of the rule

@@ -4,18 +4,13 @@
 -- tokens, 2 reader tokens, 3 everyone), so the change feed shows a caller
 -- only agents it could list at some point (docs/api.md "Feeds").
 --
--- Rows written before this migration are filled conservatively: the side
--- after each change gets the agent's state now, which every caller it
--- admits can list now; the side before gets 0. An old change of an agent
--- that is not listed now is therefore shown to admins only.
-ALTER TABLE changes ADD COLUMN reach_before INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE changes ADD COLUMN reach_after INTEGER NOT NULL DEFAULT 0;
-UPDATE changes c SET reach_after = CASE
-        WHEN a.status = 'removed' THEN 0
-        WHEN a.status <> 'approved' OR a.health = 'gone' THEN 1
-        WHEN a.visibility <> 'public' THEN 2
-        ELSE 3 END
-    FROM agents a WHERE a.id = c.agent_id;
+-- Rows written before this migration get -1 (unknown) on both sides and
+-- are judged by the agent's state now: a caller sees an old change only
+-- of an agent it can list now, and none of an agent it cannot. Adding a
+-- column with a constant default rewrites no row, so the upgrade takes no
+-- time however long the log is.
+ALTER TABLE changes ADD COLUMN reach_before INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE changes ADD COLUMN reach_after INTEGER NOT NULL DEFAULT -1;
 
 -- +goose Down
 ALTER TABLE changes DROP COLUMN reach_after;
