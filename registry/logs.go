@@ -79,7 +79,8 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	out := make([]Change, len(rows))
 	next := after
 	for i, r := range rows {
-		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}), At: r.At.UTC()}
+		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}
+		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), now), At: r.At.UTC()}
 		next = r.Seq
 	}
 	return out, next, nil
