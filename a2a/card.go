@@ -26,10 +26,12 @@ const cardMediaType = "application/a2a-agent-card+json"
 
 // cardJSON is Cardex's own Agent Card for the base URL: A2A 1.0 members
 // (supportedInterfaces, in order of preference: JSON-RPC 1.0, HTTP+JSON 1.0,
-// JSON-RPC 0.3) plus the 0.3 members (url, preferredTransport,
-// protocolVersion) so 0.3 clients, which read only those, find the 0.3
-// interface too.
-func cardJSON(base, version string) []byte {
+// JSON-RPC 0.3) plus, unless v1Only, the 0.3 members (url,
+// preferredTransport, protocolVersion, additionalInterfaces) so 0.3
+// clients, which read only those, find the 0.3 interface too. A client
+// that asks with A2A-Version: 1.0 gets the v1Only card, which the v1
+// schema validates.
+func cardJSON(base, version string, v1Only bool) []byte {
 	rpc, rest := base+JSONRPCPath, base+RESTPath
 	type iface struct {
 		URL             string `json:"url"`
@@ -50,10 +52,10 @@ func cardJSON(base, version string) []byte {
 		DefaultInputModes    []string          `json:"defaultInputModes"`
 		DefaultOutputModes   []string          `json:"defaultOutputModes"`
 		Skills               []agentcard.Skill `json:"skills"`
-		URL                  string            `json:"url"`
-		PreferredTransport   string            `json:"preferredTransport"`
-		ProtocolVersion      string            `json:"protocolVersion"`
-		AdditionalInterfaces []legacyIface     `json:"additionalInterfaces"`
+		URL                  string            `json:"url,omitempty"`
+		PreferredTransport   string            `json:"preferredTransport,omitempty"`
+		ProtocolVersion      string            `json:"protocolVersion,omitempty"`
+		AdditionalInterfaces []legacyIface     `json:"additionalInterfaces,omitempty"`
 	}{
 		Name: "Cardex",
 		Description: "A curated registry of A2A agents. Ask it for agents by what they can do: " +
@@ -88,10 +90,10 @@ func cardJSON(base, version string) []byte {
 			InputModes:  []string{"application/json"},
 			OutputModes: modes,
 		}},
-		URL:                  rpc,
-		PreferredTransport:   "JSONRPC",
-		ProtocolVersion:      "0.3.0",
-		AdditionalInterfaces: []legacyIface{{rpc, "JSONRPC"}},
+	}
+	if !v1Only {
+		card.URL, card.PreferredTransport, card.ProtocolVersion = rpc, "JSONRPC", "0.3.0"
+		card.AdditionalInterfaces = []legacyIface{{rpc, "JSONRPC"}}
 	}
 	b, err := json.Marshal(card)
 	if err != nil {
@@ -127,7 +129,7 @@ func (h *handler) serveCard(w http.ResponseWriter, r *http.Request) {
 	}
 	tag := etag(body)
 	hd.Set("ETag", tag)
-	hd.Set("Vary", "Accept")
+	hd.Set("Vary", "Accept, A2A-Version")
 	if h.base != "" {
 		hd.Set("Cache-Control", "public, max-age=300")
 	} else {
@@ -163,24 +165,31 @@ func etagMatch(header, tag string) bool {
 	return false
 }
 
-// card is the card bytes for r: built once for a configured base URL
-// (and signed, when a signer is set), else for the request's own origin.
+// card is the card bytes for r, in the rendering its A2A-Version asks
+// for (cardJSON): built once per rendering for a configured base URL (and
+// signed, when a signer is set), else for the request's own origin.
 func (h *handler) card(r *http.Request) ([]byte, error) {
+	v, _ := protocolVersion(r)
+	i := 0
+	if v == v10 {
+		i = 1
+	}
 	if h.base != "" {
-		h.once.Do(func() {
-			b := cardJSON(h.base, h.version)
+		c := &h.cards[i]
+		c.once.Do(func() {
+			b := cardJSON(h.base, h.version, i == 1)
 			if h.sign != nil {
-				b, h.cardErr = h.sign(b)
+				b, c.err = h.sign(b)
 			}
 			var out bytes.Buffer
-			if h.cardErr == nil {
-				h.cardErr = json.Indent(&out, b, "", "  ")
+			if c.err == nil {
+				c.err = json.Indent(&out, b, "", "  ")
 			}
-			h.cardBytes = out.Bytes()
+			c.bytes = out.Bytes()
 		})
-		return h.cardBytes, h.cardErr
+		return c.bytes, c.err
 	}
 	var out bytes.Buffer
-	err := json.Indent(&out, cardJSON(requestBase(r), h.version), "", "  ")
+	err := json.Indent(&out, cardJSON(requestBase(r), h.version, i == 1), "", "  ")
 	return out.Bytes(), err
 }

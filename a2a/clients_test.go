@@ -137,6 +137,40 @@ func TestV1ClientTaskMethods(t *testing.T) {
 			if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}); !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatalf("SendMessage with a task id: %v", err)
 			}
+			// A refused stream is an error the client sees, not an empty
+			// stream. The client falls back to SendMessage when the card
+			// says streaming is off, so this one is built from a card that
+			// says it is on (a client calling the method anyway).
+			hc := &http.Client{Timeout: 10 * time.Second}
+			card, err := agentcard.NewResolver(hc).Resolve(ctx, s.srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			card.Capabilities.Streaming = true
+			sc, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+				a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{tr}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Destroy()
+			events := 0
+			var streamErr error
+			for ev, err := range sc.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("fx"))}) {
+				if err != nil {
+					streamErr = err
+					break
+				}
+				events++
+				_ = ev
+			}
+			if events != 0 || !errors.Is(streamErr, a2a.ErrUnsupportedOperation) {
+				t.Fatalf("SendStreamingMessage: %d events, %v", events, streamErr)
+			}
+			// Invalid params are classified as such (reason INVALID_PARAMS).
+			bad := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tags": []string{"x"}}))
+			if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: bad}); !errors.Is(err, a2a.ErrInvalidParams) {
+				t.Fatalf("SendMessage with an unknown filter: %v", err)
+			}
 		})
 	}
 }

@@ -13,7 +13,6 @@ const (
 	codePushNotSupp    = -32003
 	codeUnsupported    = -32004
 	codeContentType    = -32005
-	codeExtCard        = -32007
 	codeVersion        = -32009
 )
 
@@ -28,8 +27,10 @@ type rpcError struct {
 	status     int // HTTP status when the error fixes one (413), else 0
 }
 
+// Reasons are the names the SDKs classify errors by (a2a-go's a2a.ErrorReason:
+// INVALID_PARAMS, PARSE_ERROR, UNSUPPORTED_OPERATION…).
 func invalidParams(msg string) *rpcError {
-	return &rpcError{code: codeInvalidParams, reason: "INVALID_ARGUMENT", message: msg}
+	return &rpcError{code: codeInvalidParams, reason: "INVALID_PARAMS", message: msg}
 }
 
 func unsupportedContent(msg string) *rpcError {
@@ -48,9 +49,24 @@ var (
 		message: "Cardex keeps no tasks to subscribe to"}
 	errPush = &rpcError{code: codePushNotSupp, reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
 		message: "push notifications are not supported"}
-	errExtCard = &rpcError{code: codeExtCard, reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-		message: "Cardex has no extended agent card"}
+	// Cardex's card says capabilities.extendedAgentCard: false, so the
+	// call is an unsupported operation (A2A 1.0.1 §3.3.4), not an extended
+	// card left unconfigured (-32007).
+	errExtCard = &rpcError{code: codeUnsupported, reason: "UNSUPPORTED_OPERATION",
+		message: "Cardex has no extended agent card (capabilities.extendedAgentCard is false)"}
 )
+
+// errRESTVersion answers an HTTP+JSON request of another version than 1.0:
+// a request without A2A-Version is 0.3, which Cardex speaks over JSON-RPC
+// only.
+func errRESTVersion(v string, missing bool) *rpcError {
+	msg := "the HTTP+JSON interface speaks A2A 1.0 only, and this request is A2A " + v
+	if missing {
+		msg = "the HTTP+JSON interface speaks A2A 1.0 only: send the header A2A-Version: 1.0 " +
+			"(a request without it is A2A 0.3, which Cardex speaks over JSON-RPC at " + JSONRPCPath + ")"
+	}
+	return &rpcError{code: codeVersion, reason: "VERSION_NOT_SUPPORTED", message: msg}
+}
 
 func errVersion(v string) *rpcError {
 	return &rpcError{code: codeVersion, reason: "VERSION_NOT_SUPPORTED",

@@ -38,9 +38,15 @@ type handler struct {
 	sign    func([]byte) ([]byte, error)
 	log     *slog.Logger
 
-	once      sync.Once
-	cardBytes []byte
-	cardErr   error
+	// cards are the built cards: [0] with the 0.3 members, [1] the v1
+	// rendering (A2A-Version: 1.0).
+	cards [2]builtCard
+}
+
+type builtCard struct {
+	once  sync.Once
+	bytes []byte
+	err   error
 }
 
 // New returns the handler of the card and both interfaces; mount it at
@@ -64,6 +70,8 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET "+CardPath, h.serveCard)
 	mux.HandleFunc("OPTIONS "+CardPath, h.serveCard)
 	mux.HandleFunc(JSONRPCPath, h.serveJSONRPC)
+	// The same endpoint with a trailing slash (the A2A TCK posts there).
+	mux.HandleFunc(JSONRPCPath+"/{$}", h.serveJSONRPC)
 	mux.HandleFunc(RESTPath+"/", h.serveREST)
 	return mux, nil
 }

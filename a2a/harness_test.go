@@ -92,6 +92,14 @@ func (s *server) rpc(body string, header ...string) (response, rpcEnvelope) {
 	s.t.Helper()
 	r := s.do("POST", JSONRPCPath, body, header...)
 	var env rpcEnvelope
+	if r.header.Get("Content-Type") == "text/event-stream" {
+		// A stream of one event (a refused streaming method).
+		data, ok := strings.CutPrefix(string(r.body), "data: ")
+		if !ok || !strings.HasSuffix(data, "\n\n") || strings.Count(data, "\n") != 2 {
+			s.t.Fatalf("not one event: %q", r.body)
+		}
+		r.body = []byte(strings.TrimSuffix(data, "\n\n"))
+	}
 	if len(r.body) > 0 {
 		if err := json.Unmarshal(r.body, &env); err != nil {
 			s.t.Fatalf("decode %s: %v", r.body, err)

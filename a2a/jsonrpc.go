@@ -49,6 +49,23 @@ var (
 	}
 )
 
+// streamingMethods answer with a server-sent event stream.
+var streamingMethods = map[string]bool{"SendStreamingMessage": true, "SubscribeToTask": true, "message/stream": true, "tasks/resubscribe": true}
+
+// checkContentType refuses a body that is not JSON (415, on both
+// bindings); a request without Content-Type is read as JSON.
+func checkContentType(r *http.Request) *rpcError {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "application/json" || mt == "application/a2a+json") {
+		return nil
+	}
+	return &rpcError{code: codeInvalidRequest, reason: "INVALID_REQUEST", status: http.StatusUnsupportedMediaType,
+		message: "the request must be application/json"}
+}
+
 // serveJSONRPC is the JSON-RPC binding of both versions at JSONRPCPath.
 func (h *handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	if cors(w, r, "POST") {
@@ -62,12 +79,9 @@ func (h *handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 			message: "JSON-RPC requests are POSTed"})
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && mt != "application/a2a+json") {
-			fail(http.StatusUnsupportedMediaType, nil, &rpcError{code: codeInvalidRequest, reason: "INVALID_REQUEST",
-				message: "the request must be application/json"})
-			return
-		}
+	if e := checkContentType(r); e != nil {
+		fail(e.status, nil, e)
+		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	var tooBig *http.MaxBytesError
@@ -143,6 +157,13 @@ func (h *handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		}
 		fail(http.StatusOK, id, &rpcError{code: codeMethodNotFound, reason: "METHOD_NOT_FOUND", message: msg})
 		return
+	case fixed != nil && streamingMethods[method]:
+		// A streaming method answers as a stream (A2A 1.0 §9.4.2); a
+		// refusal is one event carrying the error, which SDK clients read
+		// as the stream's error (an application/json answer reads to them
+		// as an empty stream).
+		writeRPCErrorStream(w, id, fixed, version)
+		return
 	case fixed != nil:
 		fail(http.StatusOK, id, fixed)
 		return
@@ -207,16 +228,35 @@ func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	writeJSON(w, http.StatusOK, "application/json", map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-// writeRPCError writes a JSON-RPC error. Its data is the ErrorInfo detail:
-// a list of details in 1.0, the one object in 0.3, whose clients read data
-// as an object.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError, version string) {
-	var data any = []any{e.errorInfo()}
-	if version == v03 {
-		data = e.errorInfo()
+// rpcErrorEnvelope is a JSON-RPC error response. In 1.0 its data is the
+// list of details (the ErrorInfo); 0.3 defines no shape for data and its
+// clients decode it each their own way, so a 0.3 error has none.
+func rpcErrorEnvelope(id json.RawMessage, e *rpcError, version string) map[string]any {
+	body := map[string]any{"code": e.code, "message": e.message}
+	if version != v03 {
+		body["data"] = []any{e.errorInfo()}
 	}
-	writeJSON(w, status, "application/json", map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": e.code, "message": e.message, "data": data}})
+	return map[string]any{"jsonrpc": "2.0", "id": id, "error": body}
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError, version string) {
+	writeJSON(w, status, "application/json", rpcErrorEnvelope(id, e, version))
+}
+
+// writeRPCErrorStream answers a streaming method with a stream of one
+// event: the JSON-RPC error.
+func writeRPCErrorStream(w http.ResponseWriter, id json.RawMessage, e *rpcError, version string) {
+	b, err := json.Marshal(rpcErrorEnvelope(id, e, version))
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte("data: "))
+	w.Write(b)
+	w.Write([]byte("\n\n"))
 }
 
 func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {

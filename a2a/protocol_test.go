@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,11 +9,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentcard/strictjson"
@@ -128,8 +131,8 @@ func TestJSONRPCBadInput(t *testing.T) {
 		{"0.3 streaming", `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{}}`, nil, 200, codeUnsupported, "streaming"},
 		{"resubscribe", `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"x"}}`, v1, 200, codeUnsupported, "tasks"},
 		{"push config", `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{}}`, v1, 200, codePushNotSupp, "push"},
-		{"extended card", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}`, v1, 200, codeExtCard, "extended"},
-		{"0.3 extended card", `{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`, nil, 200, codeExtCard, "extended"},
+		{"extended card", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}`, v1, 200, codeUnsupported, "extendedAgentCard is false"},
+		{"0.3 extended card", `{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`, nil, 200, codeUnsupported, "extendedAgentCard is false"},
 		{"GetTask without id", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}`, v1, 200, codeInvalidParams, "params.id"},
 		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":[1]}`, v1, 200, codeInvalidParams, "SendMessageRequest"},
 		{"no message", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`, v1, 200, codeInvalidParams, "params.message"},
@@ -154,8 +157,15 @@ func TestJSONRPCBadInput(t *testing.T) {
 			if r.status != tc.status || env.code(t) != tc.code || !strings.Contains(env.Error.Message, tc.msg) {
 				t.Fatalf("got %d %s, want %d %d %q", r.status, r.body, tc.status, tc.code, tc.msg)
 			}
-			if env.JSONRPC != "2.0" || !strings.Contains(string(env.Error.Data), `"domain":"a2a-protocol.org"`) {
+			// 1.0 errors carry the ErrorInfo list in data; 0.3 errors no
+			// data (0.3 defines no shape for it).
+			if v03 := tc.header == nil; env.JSONRPC != "2.0" || v03 != (env.Error.Data == nil) ||
+				(!v03 && !strings.HasPrefix(compact(t, env.Error.Data), `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"`)) {
 				t.Fatalf("envelope %s", r.body)
+			}
+			// Streaming methods answer as a stream, even to refuse.
+			if stream := strings.Contains(tc.name, "stream") || tc.name == "resubscribe"; stream != (r.header.Get("Content-Type") == "text/event-stream") {
+				t.Fatalf("%s answered as %s", tc.name, r.header.Get("Content-Type"))
 			}
 		})
 	}
@@ -165,13 +175,17 @@ func TestJSONRPCBadInput(t *testing.T) {
 	if r := s.do("POST", JSONRPCPath, "x", "Content-Type", "text/plain"); r.status != http.StatusUnsupportedMediaType {
 		t.Fatalf("text/plain: %d", r.status)
 	}
+	// The endpoint with a trailing slash is the same endpoint.
+	if r := s.do("POST", JSONRPCPath+"/", `{"jsonrpc":"2.0","id":1,"method":"ListTasks"}`, "A2A-Version", "1.0"); r.status != 200 ||
+		!strings.Contains(compact(t, r.body), `"result":{"nextPageToken":"","pageSize":0,"tasks":[],"totalSize":0}`) {
+		t.Fatalf("trailing slash: %d %s", r.status, r.body)
+	}
 	if r := s.do("POST", JSONRPCPath, `{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}`); r.status != http.StatusNoContent || len(r.body) != 0 {
 		t.Fatalf("notification: %d %q", r.status, r.body)
 	}
-	// 0.3 error data is one object, which 0.3 clients read.
+	// A 0.3 error has no data: 0.3 defines no shape for it.
 	r := s.do("POST", JSONRPCPath, `{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"id":"x"}}`)
-	if got := compact(t, r.body); !strings.Contains(got, `"data":{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND"}`) ||
-		!strings.Contains(got, `"id":"a"`) || !strings.Contains(got, `"code":-32001`) {
+	if got := compact(t, r.body); got != `{"error":{"code":-32001,"message":"task x not found: Cardex answers every message directly and keeps no tasks"},"id":"a","jsonrpc":"2.0"}` {
 		t.Fatalf("0.3 tasks/get: %s", got)
 	}
 }
@@ -191,7 +205,8 @@ func TestRESTBinding(t *testing.T) {
 		want                     string
 	}{
 		{"send", "POST", "/message:send", send, v1, 200, `"name":"Trip Planner"`},
-		{"no version", "POST", "/message:send", send, nil, 400, "VERSION_NOT_SUPPORTED"},
+		{"no version", "POST", "/message:send", send, nil, 400, `"message":"the HTTP+JSON interface speaks A2A 1.0 only: send the header A2A-Version: 1.0 (a request without it is A2A 0.3, which Cardex speaks over JSON-RPC at /a2a/jsonrpc)"`},
+		{"other version", "POST", "/message:send", send, []string{"A2A-Version", "2.0"}, 400, `"message":"the HTTP+JSON interface speaks A2A 1.0 only, and this request is A2A 2.0"`},
 		{"query version", "POST", "/message:send?A2A-Version=1.0", send, nil, 200, `"role":"ROLE_AGENT"`},
 		{"stream", "POST", "/message:stream", send, v1, 400, "UNSUPPORTED_OPERATION"},
 		{"get task", "GET", "/tasks/cardex-probe-1", "", v1, 404, "TASK_NOT_FOUND"},
@@ -199,11 +214,12 @@ func TestRESTBinding(t *testing.T) {
 		{"subscribe", "POST", "/tasks/t1:subscribe", "", v1, 400, "UNSUPPORTED_OPERATION"},
 		{"push configs", "GET", "/tasks/t1/pushNotificationConfigs", "", v1, 400, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 		{"list tasks", "GET", "/tasks", "", v1, 200, `"tasks":[]`},
-		{"extended card", "GET", "/extendedAgentCard", "", v1, 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+		{"extended card", "GET", "/extendedAgentCard", "", v1, 400, `{"error":{"code":400,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"UNSUPPORTED_OPERATION"}],"message":"Cardex has no extended agent card (capabilities.extendedAgentCard is false)","status":"FAILED_PRECONDITION"}}`},
 		{"wrong method", "GET", "/message:send", "", v1, 405, "takes POST"},
 		{"unknown path", "GET", "/nothing", "", v1, 404, "METHOD_NOT_FOUND"},
-		{"bad JSON", "POST", "/message:send", `{"message":`, v1, 400, "not valid JSON"},
-		{"body not object", "POST", "/message:send", `[]`, v1, 400, "JSON object"},
+		{"bad JSON", "POST", "/message:send", `{"message":`, v1, 400, `"reason":"PARSE_ERROR"`},
+		{"body not object", "POST", "/message:send", `[]`, v1, 400, `"reason":"INVALID_PARAMS"}],"message":"the body must be a JSON object","status":"INVALID_ARGUMENT"}}`},
+		{"text/plain", "POST", "/message:send", "trips", append([]string{"Content-Type", "text/plain"}, v1...), 415, `"message":"the request must be application/json"`},
 		{"oversized", "POST", "/message:send", `{"x":"` + strings.Repeat("a", maxBodyBytes) + `"}`, v1, 413, "larger than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -296,5 +312,79 @@ func TestInternalNeverAnonymous(t *testing.T) {
 	}
 	if d := res.Result.Message.Parts[1].Data; d == nil || d.TotalSize != 2 || ids(d.Agents) != "Trip Planner,FX Converter" {
 		t.Fatalf("everything, anonymously: %s", r.body)
+	}
+}
+
+// Asked with A2A-Version: 1.0, Cardex's card is a v1 AgentCard the v1
+// schema accepts (no 0.3 members); without it (a 0.3 client) it keeps the
+// 0.3 members such a client reads. Both renderings are signed.
+func TestCardPerProtocolVersion(t *testing.T) {
+	f, err := os.Open("../agentcard/testdata/schema/A2A_v1.0.1_GENERATED-from-proto_a2a.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("file:///a2a.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("file:///a2a.json#/$defs/AgentCard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(b []byte) ([]byte, error) {
+		return verifier.Sign(b, key, verifier.SignOptions{Profile: verifier.ProfileSpec})
+	}
+	pub := jose.JSONWebKey{Key: &key.PublicKey, Algorithm: "ES256"}
+	thumb, _ := pub.Thumbprint(crypto.SHA256)
+	pub.KeyID = base64.RawURLEncoding.EncodeToString(thumb)
+	jwks, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{pub}})
+	for _, signed := range []bool{false, true} {
+		s := sqliteServer(t, func(c *Config) {
+			if signed {
+				c.Sign, c.BaseURL = sign, "https://cardex.example.com"
+			}
+		})
+		for _, tc := range []struct {
+			header []string
+			v1     bool
+		}{{nil, false}, {[]string{"A2A-Version", "0.3"}, false}, {[]string{"A2A-Version", "1.0"}, true}} {
+			r := s.do("GET", CardPath, "", tc.header...)
+			if r.status != 200 || r.header.Get("Vary") != "Accept, A2A-Version" {
+				t.Fatalf("%v: %d %v", tc.header, r.status, r.header)
+			}
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			verr := schema.Validate(inst)
+			var card map[string]json.RawMessage
+			json.Unmarshal(r.body, &card)
+			if tc.v1 {
+				if verr != nil || card["url"] != nil || card["protocolVersion"] != nil {
+					t.Fatalf("signed %v, v1 card: %v\n%s", signed, verr, r.body)
+				}
+			} else if verr == nil || string(card["protocolVersion"]) != `"0.3.0"` || string(card["preferredTransport"]) != `"JSONRPC"` ||
+				!strings.HasSuffix(string(card["url"]), `/a2a/jsonrpc"`) {
+				t.Fatalf("signed %v, %v: the 0.3 members are missing\n%s", signed, tc.header, r.body)
+			}
+			if signed {
+				tree, err := strictjson.Parse(r.body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v := verifier.New(verifier.Config{}).Verify(t.Context(), tree, verifier.VerifyOptions{Pinned: jwks}); v.Status != verifier.StatusVerified {
+					t.Fatalf("%v: verdict %+v", tc.header, v)
+				}
+			}
+		}
 	}
 }

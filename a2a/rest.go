@@ -59,10 +59,8 @@ func (h *handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	}
 	// This binding speaks 1.0 only; a missing version means 0.3.
 	if v, ok := protocolVersion(r); !ok || v != v10 {
-		if v == v03 {
-			v = "0.3 (no A2A-Version header)"
-		}
-		writeRESTError(w, r, errVersion(v), 0)
+		missing := strings.TrimSpace(r.Header.Get("A2A-Version")) == "" && strings.TrimSpace(r.URL.Query().Get("A2A-Version")) == ""
+		writeRESTError(w, r, errRESTVersion(v, missing), 0)
 		return
 	}
 	switch route {
@@ -135,6 +133,9 @@ func restRoute(path string) (route, taskID string) {
 
 // readRESTBody reads a bounded, strictly parsed JSON object.
 func readRESTBody(w http.ResponseWriter, r *http.Request) ([]byte, *rpcError) {
+	if e := checkContentType(r); e != nil {
+		return nil, e
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -145,7 +146,7 @@ func readRESTBody(w http.ResponseWriter, r *http.Request) ([]byte, *rpcError) {
 	}
 	tree, err := strictjson.ParseWithLimits(body, strictjson.Limits{MaxBytes: maxBodyBytes, MaxDepth: maxBodyDepth})
 	if err != nil {
-		return nil, &rpcError{code: codeParse, reason: "INVALID_ARGUMENT", message: "the body is not valid JSON: " + err.Error()}
+		return nil, &rpcError{code: codeParse, reason: "PARSE_ERROR", message: "the body is not valid JSON: " + err.Error()}
 	}
 	if tree.Kind != strictjson.Object {
 		return nil, invalidParams("the body must be a JSON object")

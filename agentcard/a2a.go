@@ -164,8 +164,7 @@ func (c *Card) A2A() *AgentCard {
 	}
 	out := &AgentCard{
 		Name: c.Name, Description: c.Description, Version: c.Version,
-		SupportedInterfaces: make([]AgentInterface, 0, len(c.Interfaces)),
-		DocumentationURL:    c.DocumentationURL, IconURL: c.IconURL,
+		DocumentationURL: c.DocumentationURL, IconURL: c.IconURL,
 		DefaultInputModes:  nonNilStrings(c.DefaultInputModes),
 		DefaultOutputModes: nonNilStrings(c.DefaultOutputModes),
 		Skills:             make([]AgentSkill, 0, len(c.Skills)),
@@ -173,10 +172,7 @@ func (c *Card) A2A() *AgentCard {
 			ExtendedAgentCard: c.Capabilities.ExtendedAgentCard},
 		SecurityRequirements: a2aRequirements(c.SecurityRequirements),
 	}
-	for _, it := range c.Interfaces {
-		out.SupportedInterfaces = append(out.SupportedInterfaces, AgentInterface{URL: it.URL, ProtocolBinding: it.Binding,
-			Tenant: it.Tenant, ProtocolVersion: it.ProtocolVersion})
-	}
+	out.SupportedInterfaces = a2aInterfaces(c)
 	if c.Provider != nil {
 		out.Provider = &AgentProvider{URL: c.Provider.URL, Organization: c.Provider.Organization}
 	}
@@ -196,6 +192,41 @@ func (c *Card) A2A() *AgentCard {
 		out.Skills = append(out.Skills, AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description,
 			Tags: nonNilStrings(s.Tags), Examples: s.Examples, InputModes: s.InputModes, OutputModes: s.OutputModes,
 			SecurityRequirements: a2aRequirements(s.SecurityRequirements)})
+	}
+	return out
+}
+
+// a2aInterfaces are the interfaces an SDK can connect with, each with its
+// URL, binding and protocol version: an SDK rejects an interface with an
+// empty one (docs/verification.md "Serving cards"). An interface of another
+// protocol (an MCP endpoint), or without a URL or binding, is left out. One
+// without a protocol version is given the card's, when no interface of the
+// card declares one (the version Cardex normalised the card to: its
+// declared protocolVersion, else its shape's); otherwise it is left out.
+func a2aInterfaces(c *Card) []AgentInterface {
+	out := make([]AgentInterface, 0, len(c.Interfaces))
+	declared := false
+	for _, it := range c.Interfaces {
+		if it.IsA2A() && it.ProtocolVersion != "" {
+			declared = true
+		}
+	}
+	fallback := ""
+	if !declared && len(c.ProtocolVersions) > 0 {
+		fallback = c.ProtocolVersions[0]
+	}
+	for _, it := range c.Interfaces {
+		if it.URL == "" || it.Binding == "" || !it.IsA2A() {
+			continue
+		}
+		pv := it.ProtocolVersion
+		if pv == "" {
+			pv = fallback
+		}
+		if pv == "" {
+			continue
+		}
+		out = append(out, AgentInterface{URL: it.URL, ProtocolBinding: it.Binding, Tenant: it.Tenant, ProtocolVersion: pv})
 	}
 	return out
 }

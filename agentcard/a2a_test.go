@@ -145,3 +145,35 @@ func TestA2ARenderingOfAV03Card(t *testing.T) {
 		t.Fatal("signatures or nil card")
 	}
 }
+
+// The served card names no interface an SDK rejects: one of another
+// protocol, or without a URL, binding or protocol version, is left out;
+// a version missing everywhere is the card's.
+func TestA2AInterfacesAreUsable(t *testing.T) {
+	p, err := Parse([]byte(`{"name":"A","description":"d","version":"1","skills":[],"capabilities":{},
+		"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+		"supportedInterfaces":[
+			{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},
+			{"url":"https://a.example/mcp","protocolBinding":"JSONRPC","protocolVersion":"2025-06-18"},
+			{"url":"https://a.example/sse","protocolBinding":"SSE","protocolVersion":"1.0"},
+			{"url":"https://a.example/nobinding","protocolVersion":"1.0"},
+			{"url":"https://a.example/noversion","protocolBinding":"HTTP+JSON"},
+			{"url":"","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(p.Card.A2A().SupportedInterfaces)
+	if want := `[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]`; string(got) != want {
+		t.Fatalf("interfaces %s", got)
+	}
+	p, err = Parse([]byte(`{"name":"A","description":"d","version":"1","skills":[],"capabilities":{},"protocolVersion":"0.3.0",
+		"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+		"supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC"}]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = json.Marshal(p.Card.A2A().SupportedInterfaces)
+	if want := `[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]`; string(got) != want {
+		t.Fatalf("interfaces %s (versions %q)", got, p.Card.ProtocolVersions)
+	}
+}

@@ -2,6 +2,7 @@ package agentcard
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,22 +13,28 @@ import (
 // (docs/verification.md). A signature profile may sign fewer members than
 // the card holds: the spec-v1-only and sdk profiles sign only the members of
 // the v1 schema, so the v0.3 rendering of a hybrid card, vendor keys and
-// misspelled members ride along unsigned. An unsigned member that Cardex
-// reads, or that a client reads to connect, must state exactly what the
-// signed members state, or the signature vouches for something it never saw.
+// misspelled members ride along unsigned. Cardex's view of a verified card
+// is what its signature covers (SignedView): the uncovered members are
+// listed and ignored. Whether they agree with the signed members decides
+// only whether the agent's own v0.3 bytes may be served to v0.3 clients
+// as they are.
 type Coverage struct {
-	// Disagreeing are the JSON pointers of unsigned members that state
-	// something the signed members do not (another endpoint, provider,
-	// scheme, requirement, capability…). A signature whose coverage has any
-	// must not count as verifying the card.
+	// Uncovered are the JSON pointers of every member Cardex or a client
+	// reads that the signature does not cover, in document order: what
+	// the agent page and the API list as "not covered by the signature,
+	// ignored".
+	Uncovered []string `json:"uncovered,omitempty"`
+	// Disagreeing are those of Uncovered that state something the signed
+	// members do not (another endpoint, provider, scheme, requirement,
+	// capability…).
 	Disagreeing []string `json:"disagreeing,omitempty"`
-	// Unsigned are the JSON pointers of unsigned members that Cardex or a
-	// client reads and that agree with the signed members (the v0.3
-	// rendering of a legitimate hybrid card).
+	// Unsigned are those of Uncovered that agree with the signed members
+	// (the v0.3 rendering of a legitimate hybrid card).
 	Unsigned []string `json:"unsigned,omitempty"`
 }
 
-// Covered reports whether no unsigned member disagrees with the signed ones.
+// Covered reports whether no unsigned member disagrees with the signed ones:
+// the whole document restates what was signed.
 func (c Coverage) Covered() bool { return len(c.Disagreeing) == 0 }
 
 // maxCoveragePointers bounds the pointers one coverage check collects, so a
@@ -167,6 +174,7 @@ func CheckCoverage(full, signed *sj.Value) Coverage {
 		case u.top == "provider" && len(u.tokens) == 2 && u.tokens[1] == "name":
 			bad = bad || badProviderName
 		}
+		cov.Uncovered = append(cov.Uncovered, u.ptr)
 		if bad {
 			cov.Disagreeing = append(cov.Disagreeing, u.ptr)
 			named[u.top] = true
@@ -185,6 +193,9 @@ func CheckCoverage(full, signed *sj.Value) Coverage {
 	for _, m := range full.Object {
 		if name, ok := topName(m.Key); ok && failing[name] && !named[name] && w.tops[name] {
 			cov.Disagreeing = append(cov.Disagreeing, memberPtr("", m.Key))
+			if !slices.Contains(cov.Uncovered, memberPtr("", m.Key)) {
+				cov.Uncovered = append(cov.Uncovered, memberPtr("", m.Key))
+			}
 		}
 	}
 	return cov
@@ -324,6 +335,32 @@ func (w *unsignedWalk) value(f, sv *sj.Value, ptr string, c child) {
 			}
 		}
 	}
+}
+
+// blank reports whether v holds nothing once "", null, [] and {} are
+// removed recursively (what the sdk signers remove before signing).
+func blank(v *sj.Value) bool {
+	switch v.Kind {
+	case sj.Null:
+		return true
+	case sj.String:
+		return v.String == ""
+	case sj.Array:
+		for _, e := range v.Array {
+			if !blank(e) {
+				return false
+			}
+		}
+		return true
+	case sj.Object:
+		for _, m := range v.Object {
+			if !blank(m.Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // trivial reports whether v holds only a default: read as absent.
@@ -466,7 +503,17 @@ func sameScheme(legacy, signed []SecurityScheme, name string) bool {
 			s = &signed[i]
 		}
 	}
-	return l != nil && s != nil && reflect.DeepEqual(*l, *s)
+	if l == nil || s == nil {
+		return false
+	}
+	// HTTP authentication scheme names are case-insensitive (RFC 9110
+	// §11.1): "bearer" restates "Bearer".
+	if strings.EqualFold(l.Scheme, s.Scheme) {
+		lc := *l
+		lc.Scheme = s.Scheme
+		return reflect.DeepEqual(lc, *s)
+	}
+	return false
 }
 
 func sameRequirements(a, b []SecurityRequirement) bool {

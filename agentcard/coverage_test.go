@@ -163,3 +163,36 @@ func TestCoverageIsBounded(t *testing.T) {
 		t.Fatalf("%+v", cov.Disagreeing)
 	}
 }
+
+// HTTP authentication scheme names are case-insensitive: an unsigned v0.3
+// "bearer" restates the signed "Bearer" (as a2a-js hybrids write them).
+func TestCoverageBearerSpellings(t *testing.T) {
+	for _, spelling := range []string{"Bearer", "bearer", "BEARER"} {
+		full := mustTree(t, `{"name":"A","description":"d","version":"1",
+			"supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],
+			"securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"},"type":"http","scheme":"`+spelling+`"}},
+			"securityRequirements":[{"schemes":{"bearer":{"list":["read"]}}}],"security":[{"bearer":["read"]}],
+			"capabilities":{},"defaultInputModes":["text"],"defaultOutputModes":["text"],"skills":[],
+			"url":"https://a.example/a2a","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"}`)
+		signed := topLevelOnly(full, v1Members)
+		schemes := &sj.Value{Kind: sj.Object, Object: []sj.Member{{Key: "bearer",
+			Value: without(full.Get("securitySchemes").Get("bearer"), schemeSchema, "type", "scheme")}}}
+		for i, m := range signed.Object {
+			if m.Key == "securitySchemes" {
+				signed.Object[i].Value = schemes
+			}
+		}
+		cov := CheckCoverage(full, signed)
+		want := []string{"/securitySchemes/bearer/type", "/securitySchemes/bearer/scheme", "/security", "/url", "/preferredTransport", "/protocolVersion"}
+		if !cov.Covered() || !slices.Equal(cov.Uncovered, want) {
+			t.Fatalf("%s: %+v", spelling, cov)
+		}
+	}
+	full := mustTree(t, `{"name":"A","supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+		"securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"},"type":"http","scheme":"Basic"}}}`)
+	signed := mustTree(t, `{"name":"A","supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+		"securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"}}}}`)
+	if cov := CheckCoverage(full, signed); cov.Covered() {
+		t.Fatalf("Basic restates Bearer: %+v", cov)
+	}
+}

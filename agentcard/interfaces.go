@@ -43,6 +43,8 @@ func (n *normalizer) interfaces(top obj) ([]Interface, []string) {
 			}
 			if _, p := o.get("url"); it.URL != "" {
 				n.checkEndpointHost(p, n.checkURL(p, it.URL, urlEndpoint, it.Binding))
+			} else if n.dropEmpty {
+				continue
 			}
 			out = append(out, it)
 		}

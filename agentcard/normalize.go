@@ -15,6 +15,8 @@ type normalizer struct {
 	cardHost string
 	shape    string
 	schemes  map[string]bool // defined security scheme names
+	// dropEmpty: Options.DropEmpty (SignedView).
+	dropEmpty bool
 }
 
 func (n *normalizer) card(tree *sj.Value) *Card {
@@ -168,6 +170,9 @@ func (n *normalizer) modes(o obj, name string, required bool) []string {
 		n.requireArray(o, name)
 	}
 	out := o.strings(name)
+	if n.dropEmpty {
+		out = withoutEmpty(out)
+	}
 	if len(out) > MaxModes {
 		_, p := o.get(name)
 		n.c.warn(p, CodeTooMany, "%d media types, more than the %d allowed", len(out), MaxModes)
@@ -191,6 +196,23 @@ func (n *normalizer) signatures(top obj) []Signature {
 		o := n.c.open(e, itemPtr(ptr, i), signatureSchema)
 		h, _ := o.get("header")
 		out = append(out, Signature{Protected: o.str("protected"), Signature: o.str("signature"), Header: h})
+	}
+	return out
+}
+
+// withoutEmpty is list without its "" elements (nil stays nil).
+func withoutEmpty(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := list[:0:0]
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if out == nil {
+		out = []string{}
 	}
 	return out
 }

@@ -14,6 +14,10 @@ type Options struct {
 	// host are flagged (docs/threats.md C.35). Empty for local files: the
 	// host check is then skipped.
 	CardURL string
+	// DropEmpty (SignedView only): leave out interfaces without a URL,
+	// skills with nothing in them and "" among media types and examples,
+	// as the sdk signers did before signing.
+	DropEmpty bool
 }
 
 // Parsed is an accepted card: the bytes as received, the one strict tree

@@ -22,8 +22,8 @@ func (n *normalizer) skills(top obj) []Skill {
 	}
 	seen := make(map[string]bool, len(v.Array))
 	for i, e := range v.Array {
-		if e.Kind != sj.Object {
-			continue // warned as wrong-type
+		if e.Kind != sj.Object || (n.dropEmpty && blank(e)) {
+			continue // warned as wrong-type, or empty and never signed
 		}
 		o := n.c.open(e, itemPtr(ptr, i), skillSchema)
 		sk := Skill{
@@ -34,6 +34,9 @@ func (n *normalizer) skills(top obj) []Skill {
 			Examples:    o.strings("examples"),
 			InputModes:  n.modes(o, "inputModes", false),
 			OutputModes: n.modes(o, "outputModes", false),
+		}
+		if n.dropEmpty {
+			sk.Examples = withoutEmpty(sk.Examples)
 		}
 		n.requireText(o, "id")
 		n.requireText(o, "name")

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/registry"
 )
 
 // crawlAgent is POST /api/v1/agents/{id}/crawl {} (admin, or the owner's
@@ -16,6 +18,12 @@ func (s *server) crawlAgent(c echo.Context) error {
 	var req struct{}
 	if err := decodeObject(body, raw, &req); err != nil {
 		return err
+	}
+	if p := principal(c); p.Role == registry.RolePublisher {
+		// A crawl is an outbound fetch: a publisher spends its budget.
+		if err := s.limitToken(p); err != nil {
+			return err
+		}
 	}
 	a, err := s.svc.RequestCrawl(c.Request().Context(), principal(c), c.Param("id"))
 	if err != nil {

@@ -60,18 +60,24 @@ func (s *server) submitAgent(c echo.Context) error {
 
 // submitCatalog registers an AI Catalog and crawls it now (docs/discovery.md
 // "Submitting a catalog"): 202 with the agents it registered and the trace
-// of its entries. It spends the submission budget as a card URL does. The
+// of its entries. It spends the submission budget one unit per agent
+// registered (at least one, for the fetch), the submitter's and the
+// catalog's registrable domain's (catalogBudget). A catalog registered
+// already is answered 200 as its last crawl left it, for nothing. The
 // agents a catalog brings are public and pending, whoever submits it.
 func (s *server) submitCatalog(c echo.Context, rawURL string, vis registry.Visibility) error {
 	if vis != "" && vis != registry.VisibilityPublic {
 		return fieldProblem("/visibility", "enum", "a catalog's agents are registered public; an admin changes an agent's visibility afterwards")
 	}
-	if err := s.limitSubmission(c, rawURL); err != nil {
-		return err
-	}
-	sub, err := s.svc.SubmitCatalog(c.Request().Context(), principal(c), rawURL)
+	sub, err := s.svc.SubmitCatalog(c.Request().Context(), principal(c), rawURL, s.catalogBudget(c, rawURL))
 	if err != nil {
 		return err
+	}
+	if sub.Known {
+		return writeJSON(c, http.StatusOK, struct {
+			*registry.CatalogSubmission
+			Agents []agentView `json:"agents"`
+		}{sub, []agentView{}})
 	}
 	if len(sub.Agents) > 0 {
 		s.kick()

@@ -1,9 +1,17 @@
 package api
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -126,5 +134,79 @@ func TestRejectAndSuspendBoundToTheVersionGiven(t *testing.T) {
 		// Without versionSeq, as before: not bound.
 		b := h.submit("https://unbound.example.com/", "")
 		h.do(req{method: "POST", path: "/api/v1/agents/" + b.ID + "/reject", token: admin}).expectStatus(t, http.StatusOK)
+	})
+}
+
+// jsonLinesDecoder lets the OpenAPI check validate a JSON Lines body as
+// the array of its lines' values.
+func jsonLinesDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	var out []any
+	dec := json.NewDecoder(body)
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+}
+
+func init() { openapi3filter.RegisterBodyDecoder("application/jsonl", jsonLinesDecoder) }
+
+// GET /audit filters by time; GET /audit/export downloads what the
+// filters select as JSON Lines or CSV.
+func TestAuditTimeRangeAndExport(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *registry.Store) {
+		h := newHarness(t, store)
+		admin := h.token(registry.RoleAdmin)
+		a := h.submit("https://export-a.example.com/", "")
+		h.fetch(a.ID, h.cardBytes(cardV1))
+		h.do(req{method: "POST", path: "/api/v1/agents/" + a.ID + "/approve", token: admin, body: jsonBody(`{"versionSeq":1,"reason":"=HYPERLINK(1)"}`)}).
+			expectStatus(t, http.StatusOK)
+		var p auditPage
+		h.do(req{method: "GET", path: "/api/v1/audit?since=2000-01-01T00:00:00Z&until=2999-01-01T00:00:00Z", token: admin}).json(t, &p)
+		if len(p.Entries) != 3 { // token-create, submit, approve
+			t.Fatalf("range: %+v", p.Entries)
+		}
+		h.do(req{method: "GET", path: "/api/v1/audit?since=2999-01-01T00:00:00Z", token: admin}).json(t, &p)
+		if len(p.Entries) != 0 {
+			t.Fatalf("future: %+v", p.Entries)
+		}
+		r := h.do(req{method: "GET", path: "/api/v1/audit/export?agentId=" + a.ID, token: admin})
+		r.expectStatus(t, http.StatusOK)
+		if ct, cd := r.header.Get("Content-Type"), r.header.Get("Content-Disposition"); ct != "application/jsonl; charset=utf-8" || cd != `attachment; filename="cardex-audit.jsonl"` {
+			t.Fatalf("headers %q %q", ct, cd)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], `"action":"submit"`) || !strings.Contains(lines[1], `"action":"approve"`) {
+			t.Fatalf("jsonl %q", r.body)
+		}
+		r = h.do(req{method: "GET", path: "/api/v1/audit/export?format=csv&action=approve", token: admin})
+		r.expectStatus(t, http.StatusOK)
+		rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+		if err != nil || len(rows) != 2 || rows[1][4] != "approve" || rows[1][6] != "'=HYPERLINK(1)" {
+			t.Fatalf("csv %q: %v", r.body, err)
+		}
+		// Nothing selected: an empty file, still 200.
+		r = h.do(req{method: "GET", path: "/api/v1/audit/export?since=2999-01-01T00:00:00Z", token: admin})
+		r.expectStatus(t, http.StatusOK)
+		if len(r.body) != 0 {
+			t.Fatalf("empty export %q", r.body)
+		}
+		for _, bad := range []struct{ q, ptr string }{
+			{"format=xml", "/format"},
+			{"since=yesterday", "/since"},
+			{"since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z", "/until"},
+			{"format=csv&format=jsonl", "/format"},
+		} {
+			p := h.do(req{method: "GET", path: "/api/v1/audit/export?" + bad.q, token: admin}).expectProblem(t, http.StatusBadRequest, "validation-failed")
+			if len(p.Errors) != 1 || p.Errors[0].Pointer != bad.ptr {
+				t.Errorf("%s: %+v", bad.q, p.Errors)
+			}
+		}
+		h.do(req{method: "GET", path: "/api/v1/audit/export", token: h.token(registry.RoleReader)}).expectProblem(t, http.StatusForbidden, "forbidden")
+		h.do(req{method: "GET", path: "/api/v1/audit/export"}).expectProblem(t, http.StatusUnauthorized, "unauthorized")
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,7 +37,9 @@ func (nameResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 func TestSubmitCatalogURL(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		var origin string
+		var siteHits atomic.Int64
 		site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			siteHits.Add(1)
 			switch r.URL.Path {
 			case aicatalog.WellKnownPath:
 				w.Header().Set("Content-Type", aicatalog.MediaType)
@@ -135,13 +138,21 @@ func TestSubmitCatalogURL(t *testing.T) {
 		if len(page.Agents) != 0 {
 			t.Fatalf("anonymous list shows %d agents", len(page.Agents))
 		}
-		// The well-known path as cardUrl is the same catalog: crawled
-		// again, nothing new registered.
+		// The well-known path as cardUrl is the same catalog, known: 200,
+		// its last trace, nothing fetched or registered.
+		hits := siteHits.Load()
 		r = submit(`{"cardUrl":"` + cat + `"}`)
-		r.expectStatus(t, http.StatusAccepted)
-		r.json(t, &sub)
-		if sub.Catalog != cat || len(sub.Agents) != 0 {
-			t.Fatalf("second submission %s", r.body)
+		r.expectStatus(t, http.StatusOK)
+		var again struct {
+			Catalog    string `json:"catalog"`
+			Known      bool   `json:"known"`
+			Registered int    `json:"registered"`
+			Agents     []any  `json:"agents"`
+			Entries    []any  `json:"entries"`
+		}
+		r.json(t, &again)
+		if again.Catalog != cat || !again.Known || again.Registered != 0 || len(again.Agents) != 0 || len(again.Entries) != 3 || siteHits.Load() != hits {
+			t.Fatalf("second submission %s (%d requests to the site)", r.body, siteHits.Load()-hits)
 		}
 	})
 }

@@ -15,8 +15,8 @@ type claimRequest struct {
 }
 
 // createClaim is POST /api/v1/claims {"host", "scheme"}: issue a host claim
-// (docs/claims.md). Anyone may ask; anonymous callers are rate-limited like
-// submissions, per address and per registrable domain of the host.
+// (docs/claims.md). Anyone may ask; what it costs is limitClaim's, and the
+// registry caps each requester's unverified claims per host.
 func (s *server) createClaim(c echo.Context) error {
 	body, raw, err := readBody(c, true)
 	if err != nil {
@@ -29,10 +29,11 @@ func (s *server) createClaim(c echo.Context) error {
 	if req.Host == nil {
 		return fieldProblem("/host", "required", "host is required")
 	}
-	if err := s.limitSubmission(c, "https://"+*req.Host); err != nil {
+	requester, err := s.limitClaim(c, "claims")
+	if err != nil {
 		return err
 	}
-	cl, err := s.svc.CreateHostClaim(c.Request().Context(), registry.ClaimRequest{Host: *req.Host, Scheme: req.Scheme})
+	cl, err := s.svc.CreateHostClaim(c.Request().Context(), registry.ClaimRequest{Host: *req.Host, Scheme: req.Scheme, Requester: requester})
 	if err != nil {
 		return err
 	}
@@ -43,8 +44,9 @@ func (s *server) createClaim(c echo.Context) error {
 
 // verifyClaim is POST /api/v1/claims/{id}/verify: fetch the claim URL
 // through the crawler and, when it answers the token, return the publisher
-// token once. Each attempt is an outbound fetch, so anonymous attempts
-// spend the submission budget of the caller's address.
+// token once. Each attempt is an outbound fetch: it costs what limitClaim
+// says, and the registry spaces the attempts of one claim and the crawler
+// caps claim fetches in flight per host.
 func (s *server) verifyClaim(c echo.Context) error {
 	body, raw, err := readBody(c, false)
 	if err != nil {
@@ -54,10 +56,8 @@ func (s *server) verifyClaim(c echo.Context) error {
 	if err := decodeObject(body, raw, &req); err != nil {
 		return err
 	}
-	if principal(c).Role == "" {
-		if ok, wait := s.limits.SubmitAddr(s.clientKey(c.Request()), s.now()); !ok {
-			return rateLimited(wait, "too many claim verifications from this address")
-		}
+	if _, err := s.limitClaim(c, "claim verifications"); err != nil {
+		return err
 	}
 	ct, err := s.svc.VerifyHostClaim(c.Request().Context(), c.Param("id"))
 	if err != nil {

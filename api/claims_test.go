@@ -31,14 +31,17 @@ import (
 // all on the harness's Service clock.
 type claimEnv struct {
 	*harness
-	sched *crawler.Scheduler
-	want  int64
+	sched   *crawler.Scheduler
+	fetcher *crawler.Fetcher
+	want    int64
 	// dialed records every address the fetcher's dial check saw.
 	dialedMu sync.Mutex
 	dialed   []netip.AddrPort
 }
 
-func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove) *claimEnv {
+// opts are func(*registry.ServiceConfig) for the service and func(*Config)
+// for the API.
+func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove, opts ...any) *claimEnv {
 	t.Helper()
 	e := &claimEnv{}
 	pol := crawler.DefaultPolicy()
@@ -55,11 +58,18 @@ func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprov
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
+	e.fetcher = f
 	e.harness = newHarnessWith(t, store, func(c *registry.ServiceConfig) {
 		c.URLPolicy = registry.URLPolicy{AllowInsecureHTTP: true, AllowNetworks: pol.AllowNetworks}
 		c.ClaimFetcher = f
+		c.CatalogCrawler = crawler.CatalogCrawler{Fetcher: f}
 		c.AutoApprove = policy
-	})
+		for _, o := range opts {
+			if o, ok := o.(func(*registry.ServiceConfig)); ok {
+				o(c)
+			}
+		}
+	}, apiOpts(t, opts)...)
 	v := verifier.New(verifier.Config{Fetcher: f, Now: e.svcClock.Now})
 	e.sched, err = crawler.NewScheduler(crawler.SchedulerConfig{Registry: e.svc, Fetcher: f, Verifier: v, Now: e.svcClock.Now,
 		Rand: func() float64 { return 0.5 }, Tick: time.Hour, Workers: 2, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
@@ -181,11 +191,26 @@ func (e *claimEnv) publisher(s *site) claimedJSON {
 	e.t.Helper()
 	c := e.newClaim(s.host)
 	s.serve(c.Token + "\n")
-	r := e.do(req{method: "POST", path: "/api/v1/claims/" + c.ID + "/verify"})
+	return e.verify(c.ID)
+}
+
+// verify verifies a claim whose token is served and returns its token.
+func (e *claimEnv) verify(id string) claimedJSON {
+	e.t.Helper()
+	r := e.do(req{method: "POST", path: "/api/v1/claims/" + id + "/verify"})
 	r.expectStatus(e.t, http.StatusOK)
 	var out claimedJSON
 	r.json(e.t, &out)
 	return out
+}
+
+// fleetPublisher claims the origin of a fleet host (the host serves the
+// token as one more path) and returns the publisher token.
+func (e *claimEnv) fleetPublisher(fleet *agentfleet.Fleet, h *agentfleet.Host) claimedJSON {
+	e.t.Helper()
+	c := e.newClaim(strings.TrimPrefix(h.Origin(), "http://"))
+	fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: h, Path: registry.ClaimPath + c.Token, Card: []byte(c.Token)})
+	return e.verify(c.ID)
 }
 
 func (e *claimEnv) verifyFails(id, reason, class string) problem {
@@ -195,6 +220,8 @@ func (e *claimEnv) verifyFails(id, reason, class string) problem {
 	if p.Reason != reason || p.ErrorClass != class || p.Detail == "" {
 		e.t.Fatalf("claim-failed %+v, want reason %q class %q", p, reason, class)
 	}
+	// The claim's next attempt may come once the interval is over.
+	e.svcClock.Advance(registry.DefaultClaimAttemptInterval)
 	return p
 }
 
@@ -408,7 +435,7 @@ func TestClaimPublisherRights(t *testing.T) {
 		fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
 		mine := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[0]})
 		theirs := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: fleet.Hosts()[1]})
-		pub := e.publisher(newSite(t, "127.0.0.1"))
+		pub := e.fleetPublisher(fleet, fleet.Hosts()[0])
 		tok := pub.PublisherToken
 
 		a := e.submit(mine.URL(), tok)
@@ -507,7 +534,7 @@ func TestAutoApprovePolicies(t *testing.T) {
 				e := newClaimEnv(t, store, policy)
 				fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, Signer: fleetSigner})
 				home, away := fleet.Hosts()[0], fleet.Hosts()[1]
-				pub := e.publisher(newSite(t, "127.0.0.1"))
+				pub := e.fleetPublisher(fleet, home)
 				cli := e.token(registry.RolePublisher, "127.0.0.1")
 				agents := map[string]string{
 					"claimed unsigned":     e.submit(fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: home}).URL(), pub.PublisherToken).ID,
@@ -575,6 +602,8 @@ type mutableCard struct {
 	key  crypto.Signer
 	kid  string
 	card atomic.Pointer[[]byte]
+	// claim is the host-claim token served at its well-known path, if any.
+	claim atomic.Pointer[string]
 }
 
 func newMutableCard(t *testing.T, addr string) *mutableCard {
@@ -603,6 +632,10 @@ func newMutableCard(t *testing.T, addr string) *mutableCard {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/.well-known/jwks.json" {
 			w.Write(set)
+			return
+		}
+		if c := m.claim.Load(); c != nil && r.URL.Path == registry.ClaimPath+*c {
+			fmt.Fprint(w, *c)
 			return
 		}
 		w.Write(*m.card.Load())
@@ -637,7 +670,9 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 				m.serve(t, "1.0.0", true)
 				tok := ""
 				if policy == registry.AutoApproveClaimed {
-					tok = e.publisher(newSite(t, "127.0.0.1")).PublisherToken
+					c := e.newClaim(m.s.host)
+					m.claim.Store(&c.Token)
+					tok = e.verify(c.ID).PublisherToken
 				}
 				id := e.submit(m.url(), tok).ID
 				e.crawl(1)
@@ -668,8 +703,9 @@ func TestAutoApprovedTrustRegressionFlags(t *testing.T) {
 	}
 }
 
-// Verifications racing on one claim issue one token: both fetch the token,
-// the conditional update lets one through, the other is already-verified.
+// Verifications racing on one claim issue one token and fetch once: the
+// attempt is spent by a conditional update, so one goes through and the
+// others are told to wait (429) or, once it verified, already-verified.
 func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		e := newClaimEnv(t, store, registry.AutoApproveNever)
@@ -701,6 +737,9 @@ func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 					errs <- err
 					return
 				}
+				if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") != "5" {
+					errs <- fmt.Errorf("429 with Retry-After %q", res.Header.Get("Retry-After"))
+				}
 				if res.StatusCode == http.StatusConflict && body["reason"] != registry.ClaimReplayed {
 					errs <- fmt.Errorf("409 with reason %v", body["reason"])
 				}
@@ -717,8 +756,11 @@ func TestClaimConcurrentVerifyIssuesOneToken(t *testing.T) {
 		for st := range statuses {
 			count[st]++
 		}
-		if count[http.StatusOK] != 1 || count[http.StatusConflict] != n-1 {
-			t.Fatalf("statuses %v, want one 200 and %d 409", count, n-1)
+		if count[http.StatusOK] != 1 || count[http.StatusConflict]+count[http.StatusTooManyRequests] != n-1 {
+			t.Fatalf("statuses %v, want one 200 and %d 409 or 429", count, n-1)
+		}
+		if got := s.reqs.Load(); got != 1 {
+			t.Fatalf("the host was fetched %d times, want 1", got)
 		}
 		toks, err := e.svc.ListTokens(e.ctx())
 		if err != nil || len(toks) != 1 || toks[0].Role != registry.RolePublisher {
@@ -745,4 +787,19 @@ func TestExpiredClaimsAreDeleted(t *testing.T) {
 		// A verified claim stays: it answers already-verified, not not-found.
 		e.verifyFails(kept.ID, registry.ClaimReplayed, "")
 	})
+}
+
+// apiOpts picks the API options out of newClaimEnv's opts.
+func apiOpts(t *testing.T, opts []any) []func(*Config) {
+	var out []func(*Config)
+	for _, o := range opts {
+		switch o := o.(type) {
+		case func(*Config):
+			out = append(out, o)
+		case func(*registry.ServiceConfig):
+		default:
+			t.Fatalf("newClaimEnv: option of type %T", o)
+		}
+	}
+	return out
 }

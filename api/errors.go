@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/problems"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -53,6 +54,7 @@ func decorate(p *problem, err error) *problem {
 	var ve *registry.ValidationError
 	var ce *registry.ClaimError
 	var cate *registry.CatalogError
+	var re *registry.RetryError
 	if sp, ok := decorateSearch(p, err); ok {
 		return sp
 	}
@@ -68,6 +70,9 @@ func decorate(p *problem, err error) *problem {
 		p.Detail = ue.Reason
 	case errors.As(err, &ce):
 		p.Reason, p.ErrorClass, p.Detail = ce.Reason, ce.ErrorClass, ce.Detail
+	case errors.As(err, &re):
+		p.retryAfter = ratelimit.RetryAfter(re.Wait)
+		p.Detail = re.Detail
 	case errors.As(err, &cate):
 		p.Reason, p.ErrorClass, p.Detail = cate.Reason, cate.ErrorClass, cate.Detail
 	case errors.Is(err, registry.ErrCatalogsUnavailable):

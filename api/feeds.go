@@ -50,11 +50,13 @@ func (s *server) listAudit(c echo.Context) error {
 		return registry.ErrForbidden // before looking at the parameters
 	}
 	qv := c.QueryParams()
-	if err := checkParams(qv, "after", "before", "limit", "order", "agentId", "actor", "action"); err != nil {
+	if err := checkParams(qv, "after", "before", "limit", "order", "agentId", "actor", "action", "since", "until"); err != nil {
 		return err
 	}
-	var q registry.AuditQuery
-	var err error
+	q, err := auditFilters(c)
+	if err != nil {
+		return err
+	}
 	if q.After, err = cursorParam(c, "after", 0, 0); err != nil {
 		return err
 	}
@@ -79,15 +81,6 @@ func (s *server) listAudit(c echo.Context) error {
 	}
 	if !q.Newest && qv.Has("before") {
 		return fieldProblem("/before", "conflict", "before needs order=newest")
-	}
-	for _, name := range []string{"agentId", "actor"} {
-		if len(qv[name]) > 1 {
-			return fieldProblem("/"+name, "repeated", name+" may be given only once")
-		}
-	}
-	q.AgentID, q.Actor = clip(qv.Get("agentId"), 64), clip(qv.Get("actor"), 200)
-	if q.Actions, err = enumParam(c, "action", registry.AuditActions...); err != nil {
-		return err
 	}
 	page, err := s.svc.AuditLog(c.Request().Context(), principal(c), q)
 	if err != nil {

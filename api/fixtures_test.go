@@ -40,6 +40,13 @@ func (h *harness) fetch(agentID string, raw []byte) {
 // rendering of the card (the crawler's Outcome.Legacy).
 func (h *harness) fetchRenderings(agentID string, raw, legacy []byte) {
 	h.t.Helper()
+	h.fetchVerdict(agentID, raw, legacy, registry.TrustUnsigned)
+}
+
+// fetchVerdict records a fetch of raw with the verifier's verdict trust
+// and the thumbprints of the keys that verified it.
+func (h *harness) fetchVerdict(agentID string, raw, legacy []byte, trust registry.Trust, thumbs ...string) {
+	h.t.Helper()
 	ctx := h.ctx()
 	const owner = "api-test"
 	due, err := h.svc.ClaimDue(ctx, owner, time.Now().Add(time.Minute), time.Minute, 1000, 1000)
@@ -60,13 +67,14 @@ func (h *harness) fetchRenderings(agentID string, raw, legacy []byte) {
 		h.t.Fatalf("parse: %v", err)
 	}
 	err = h.svc.RecordFetch(ctx, owner, agentID, registry.FetchResult{
-		Attempt:    registry.FetchAttempt{At: time.Now(), URL: d.CardURL, HTTPStatus: 200, Bytes: int64(len(raw))},
-		FetchedURL: d.CardURL,
-		Raw:        raw,
-		LegacyRaw:  legacy,
-		Card:       parsed.Card,
-		Problems:   parsed.Problems,
-		Trust:      registry.TrustUnsigned,
+		Attempt:     registry.FetchAttempt{At: time.Now(), URL: d.CardURL, HTTPStatus: 200, Bytes: int64(len(raw))},
+		FetchedURL:  d.CardURL,
+		Raw:         raw,
+		LegacyRaw:   legacy,
+		Card:        parsed.Card,
+		Problems:    parsed.Problems,
+		Trust:       trust,
+		Thumbprints: thumbs,
 		// Due again at once, so a test can record the next version.
 		NextFetchAt: time.Now(),
 	})

@@ -49,7 +49,7 @@ var problemTypes = map[string]problemType{
 	"method-not-allowed": {"Method not allowed",
 		"The resource exists but does not support this method; the Allow header lists the methods it does support."},
 	"rate-limited": {"Too many requests",
-		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. Requests with a valid token are not rate-limited."},
+		"This client (or the registrable domain it submits) has sent too many requests. Wait the number of seconds in Retry-After. A token has a budget of its own; only admin tokens are not rate-limited."},
 	"unavailable": {"Service unavailable",
 		"The database is busy or cannot be written right now, the search index is being built, or a search ran too long. Nothing was changed; retry after the number of seconds in Retry-After. Without Retry-After, the feature (search, reindex) is not configured on this server."},
 	"claim-failed": {"Claim failed",

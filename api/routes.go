@@ -33,6 +33,7 @@ func (s *server) routes(e *echo.Echo) {
 
 	get(v1, "/agents", s.listAgents)
 	v1.POST("/agents", s.submitAgent)
+	v1.POST("/agents/bulk", s.bulkAct, admin)
 	get(v1, "/agents/:id", s.getAgent)
 	v1.PATCH("/agents/:id", s.updateAgent, admin)
 	v1.DELETE("/agents/:id", s.removeAgent, s.needs(registry.ActionNeed(registry.ActionRemove)))
@@ -50,6 +51,7 @@ func (s *server) routes(e *echo.Echo) {
 	v1.PUT("/agents/:id/probing", s.setProbing, admin)
 	get(v1, "/changes", s.listChanges)
 	get(v1, "/audit", s.listAudit, admin)
+	get(v1, "/audit/export", s.exportAudit, admin)
 	get(v1, "/catalogs", s.listCatalogs, admin)
 	get(v1, "/skills", s.listSkills)
 	get(v1, "/tags", s.listTags)

@@ -116,6 +116,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendSignature(dst, &a.Signatures[i])
 	}
 	dst = append(dst, ']')
+	if len(a.NotCovered) > 0 {
+		dst = appendJSONKey(dst, "notCovered", false)
+		dst = appendJSONStrings(dst, a.NotCovered)
+	}
 	dst = appendJSONKey(dst, "problems", false)
 	if v := a.CardView; v != nil {
 		dst = append(dst, v.Problems...)
@@ -142,6 +146,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 	if len(a.CatalogQueries) > 0 {
 		dst = appendJSONKey(dst, "catalogQueries", false)
 		dst = appendJSONStrings(dst, a.CatalogQueries)
+	}
+	if a.AutoApproveHeld != "" {
+		dst = appendJSONKey(dst, "autoApproveHeld", false)
+		dst = appendJSONString(dst, a.AutoApproveHeld)
 	}
 	if dst, err = cardMembers(append(dst, ','), a); err != nil {
 		return nil, err

@@ -232,3 +232,22 @@ func unhex(c byte) byte {
 func isUnreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
+
+// Origin is the origin (scheme://host[:port]) of a URL that Normalize
+// produced, spelled as Normalize spells it (the default port left out):
+// what a host claim's token is scoped to (docs/claims.md). It is "" for a
+// string that has no "scheme://authority".
+func Origin(normalized string) string {
+	i := strings.Index(normalized, "://")
+	if i <= 0 {
+		return ""
+	}
+	rest := normalized[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if rest == "" {
+		return ""
+	}
+	return normalized[:i+3] + rest
+}

@@ -142,3 +142,24 @@ func TestEquivalentSpellingsAreOneIdentity(t *testing.T) {
 		}
 	}
 }
+
+// Origin is what a claim's token is scoped to (docs/claims.md): the scheme
+// and authority of a normalized URL, the default port already left out.
+func TestOrigin(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://a.example.com/.well-known/agent-card.json": "https://a.example.com",
+		"http://127.0.0.2:9000/agents/1":                    "http://127.0.0.2:9000",
+		"https://[2001:db8::1]:8443/x?y=1":                  "https://[2001:db8::1]:8443",
+		"https://a.example.com?q":                           "https://a.example.com",
+		"a.example.com/x":                                   "",
+		"https:///x":                                        "",
+	} {
+		if got := cardurl.Origin(in); got != want {
+			t.Errorf("Origin(%q) = %q, want %q", in, got, want)
+		}
+	}
+	u, err := cardurl.Normalize("https://A.Example.COM:443/x", cardurl.Policy{})
+	if err != nil || cardurl.Origin(u.URL) != "https://a.example.com" {
+		t.Fatalf("Normalize then Origin: %q %v", cardurl.Origin(u.URL), err)
+	}
+}

@@ -1,7 +1,9 @@
 package cardurl
 
 import (
+	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -190,4 +192,60 @@ func CanonicalHost(h string) (string, bool) {
 		return "", false
 	}
 	return ascii, true
+}
+
+// HostKey is the one spelling of a host that per-host budgets are keyed on
+// (docs/security.md "Per-host politeness", docs/threats.md K.100): every
+// spelling that reaches the same host maps to one key. It takes a host as
+// a URL carries it (with or without IPv6 brackets, any case, a trailing
+// dot, Unicode or IDNA ASCII) or a whole URL, and answers the canonical
+// IP literal (IPv4-mapped IPv6 unmapped; the inet_aton forms 127.1,
+// 0x7f.0.0.1, 2130706433, which a system resolver would accept, read as
+// the IPv4 address they spell) or the lowercase IDNA ASCII name without
+// its trailing dot. Unlike Normalize it judges nothing: a host it cannot
+// read keys as its lowercase self.
+func HostKey(host string) string {
+	h := strings.TrimSpace(host)
+	if i := strings.Index(h, "://"); i >= 0 {
+		if u, err := url.Parse(h); err == nil {
+			h = u.Host
+		} else {
+			h = h[i+3:]
+			if j := strings.IndexAny(h, "/?#"); j >= 0 {
+				h = h[:j]
+			}
+		}
+	}
+	if i := strings.LastIndex(h, "@"); i >= 0 {
+		h = h[i+1:]
+	}
+	if hp, _, err := net.SplitHostPort(h); err == nil {
+		h = hp
+	}
+	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.WithZone("").Unmap().String()
+	}
+	if a, ok := parseLegacyIPv4(h); ok {
+		return a.String()
+	}
+	if k, ok := CanonicalHost(h); ok {
+		return k
+	}
+	return strings.ToLower(h)
+}
+
+// RegistrableDomain is the registrable domain (eTLD+1) of a host as
+// Normalize records it, or the host itself when it has none (an IP
+// literal, a bare public suffix): the unit the daily bound of automatic
+// approvals counts by (docs/claims.md), as ratelimit's domain key is for
+// submissions.
+func RegistrableDomain(host string) string {
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return host
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return d
+	}
+	return host
 }

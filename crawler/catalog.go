@@ -17,9 +17,13 @@ import (
 // Outcomes of a catalog entry in a crawl's trace (docs/discovery.md "Listing
 // several agents with one catalog").
 const (
-	CatalogAgent       = "agent"            // an A2A card URL on the catalog's registrable domain
-	CatalogInline      = "inline"           // a valid A2A card given inline, its endpoints on the catalog's registrable domain
-	CatalogOffDomain   = "off-domain"       // on another registrable domain: refused
+	CatalogAgent     = "agent"      // an A2A card URL on the catalog's own origin
+	CatalogInline    = "inline"     // a valid A2A card given inline, its endpoints on the catalog's registrable domain
+	CatalogOffDomain = "off-domain" // on another registrable domain: refused
+	CatalogOffOrigin = "off-origin" // on the catalog's registrable domain but another origin (scheme, host, port): refused
+	// CatalogWithheld is set by the registry (registry.CatalogWithheld):
+	// an agent entry not registered by this crawl, for the reason given.
+	CatalogWithheld    = registry.CatalogWithheld
 	CatalogUnsupported = "unsupported-type" // not an A2A card nor a catalog
 	CatalogInvalid     = "invalid"          // not a valid entry
 	CatalogNested      = "nested"           // a nested catalog, followed
@@ -62,7 +66,8 @@ type CatalogDocument struct {
 
 // CatalogCrawl is the trace of one crawl of a catalog and its nested ones.
 type CatalogCrawl struct {
-	Domain    string            `json:"domain"` // the registrable domain entries must be on
+	Domain    string            `json:"domain"` // the registrable domain inline cards' endpoints must be on
+	Origin    string            `json:"origin"` // the origin card URLs and nested catalogs must be on
 	Documents []CatalogDocument `json:"documents"`
 	Entries   []CatalogEntry    `json:"entries"`
 	// Truncated: the crawl stopped reading at MaxCatalogEntries, so it
@@ -73,7 +78,7 @@ type CatalogCrawl struct {
 }
 
 // Agents are the A2A entries the crawl found for registration: card URLs
-// and inline cards on the catalog's registrable domain, in listing order.
+// on the catalog's origin and inline cards, in listing order.
 func (c *CatalogCrawl) Agents() []registry.CatalogAgent { return c.agents }
 
 // Complete reports whether every document was read and parsed and no entry
@@ -112,9 +117,11 @@ func CatalogURL(raw string) (string, error) {
 }
 
 // CrawlCatalog fetches the catalog at root and the nested catalogs it lists
-// (on the same registrable domain, up to aicatalog.MaxNesting deep, each
-// once), every URL under the fetcher's network policy, and traces what
-// each entry is. etag makes the root fetch conditional; a 304 traces the
+// (on the same origin, up to aicatalog.MaxNesting deep, each once), every
+// URL under the fetcher's network policy, and traces what each entry is.
+// A catalog speaks for its own origin only (docs/threats.md K.102): a card
+// URL or nested catalog on another origin, even of the same registrable
+// domain (another subdomain, another port), is traced and not registered. etag makes the root fetch conditional; a 304 traces the
 // root as not modified and reads nothing. Only a failure of the root
 // document is an error; a failing nested one is traced.
 func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*CatalogCrawl, error) {
@@ -123,6 +130,9 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 		return nil, err
 	}
 	c := &CatalogCrawl{Domain: ratelimit.DomainKey(rootURL)}
+	if c.Origin, err = OriginOf(rootURL); err != nil {
+		return nil, ErrNotCatalogURL
+	}
 	visited := map[string]bool{}
 	read := 0
 	var walk func(u, etag string, depth int) error
@@ -177,6 +187,9 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
 					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", ratelimit.DomainKey(e.URL), c.Domain)
+				case !sameOrigin(e.URL, c.Origin):
+					te.Outcome = CatalogOffOrigin
+					te.Message = fmt.Sprintf("not on %s: a catalog lists the agents of its own origin only; another origin's agent is listed by that origin's catalog or submitted directly", c.Origin)
 				default:
 					te.Outcome, te.Agent = CatalogAgent, e.URL
 					c.agents = append(c.agents, registry.CatalogAgent{URL: e.URL, Identifier: e.Identifier, Queries: e.RepresentativeQueries})
@@ -188,6 +201,8 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 					te.Outcome, te.Message = CatalogNotFollowed, "a nested catalog needs an http(s) url"
 				case !f.sameDomain(nested, c.Domain):
 					te.Outcome, te.Message = CatalogOffDomain, "a nested catalog on "+ratelimit.DomainKey(nested)+" is not followed"
+				case !sameOrigin(nested, c.Origin):
+					te.Outcome, te.Message = CatalogOffOrigin, "a nested catalog not on "+c.Origin+" is not followed"
 				case visited[nested]:
 					te.Outcome, te.Message = CatalogNotFollowed, "already read in this crawl"
 				case depth+1 >= aicatalog.MaxNesting:
@@ -264,6 +279,13 @@ func (f *Fetcher) sameDomain(u, domain string) bool {
 		return false
 	}
 	return ratelimit.DomainKey(u) == domain
+}
+
+// sameOrigin reports whether u is on origin (scheme, host and port, as
+// Origin spells them).
+func sameOrigin(u, origin string) bool {
+	o, err := OriginOf(u)
+	return err == nil && o == origin
 }
 
 // CatalogCrawler crawls catalogs for the registry (registry.CatalogCrawler):

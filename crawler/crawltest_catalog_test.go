@@ -135,7 +135,7 @@ func TestCrawlCatalogAgentsLifecycle(t *testing.T) {
 		h.serve(entries...)
 		st := newStack(t, store, stackOptions{})
 		direct := st.submit(t, o+"/direct.json")
-		sub, err := st.svc.SubmitCatalog(t.Context(), registry.Anonymous, h.url())
+		sub, err := st.svc.SubmitCatalog(t.Context(), registry.Anonymous, h.url(), registry.CatalogBudget{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,10 @@ func TestCrawlCatalogAgentsLifecycle(t *testing.T) {
 		}
 
 		// A complete crawl without fx, trips and direct: fx and trips are
-		// missing (direct was submitted directly and stays as it is).
+		// missing (direct was submitted directly and stays as it is). The
+		// inline card trips has no other source: recorded as missing. fx
+		// has a URL of its own: its card is fetched, and as it still
+		// loads, leaving the catalog fails nothing (docs/threats.md K.102).
 		h.serve(dataEntry("far", far))
 		r := st.recrawl(t, h.url())
 		if len(r.Missing) != 2 {
@@ -223,24 +226,25 @@ func TestCrawlCatalogAgentsLifecycle(t *testing.T) {
 		}
 		fxHits := h.hit("/fx.json")
 		st.crawl(t, 2)
-		for _, id := range []string{fx, tr} {
-			a := st.get(t, id)
-			f := st.lastFetch(t, id)
-			if a.Health != registry.HealthFailing || !a.CatalogMissing || f.ErrorClass != crawler.ClassNotListed || a.Card == nil {
-				t.Fatalf("%s after delisting: health %s missing %v fetch %+v", id, a.Health, a.CatalogMissing, f)
-			}
+		if a, f := st.get(t, tr), st.lastFetch(t, tr); a.Health != registry.HealthFailing || !a.CatalogMissing || f.ErrorClass != crawler.ClassNotListed || a.Card == nil {
+			t.Fatalf("inline agent after delisting: health %s missing %v fetch %+v", a.Health, a.CatalogMissing, f)
 		}
-		if h.hit("/fx.json") != fxHits {
-			t.Fatal("a card its catalog no longer lists was fetched")
+		if a, f := st.get(t, fx), st.lastFetch(t, fx); a.Health != registry.HealthOK || !a.CatalogMissing || f.ErrorClass != "" || f.HTTPStatus != 200 {
+			t.Fatalf("fx after delisting: health %s missing %v fetch %+v", a.Health, a.CatalogMissing, f)
 		}
-		// Two more missing crawls: gone, as after three 404s.
+		if h.hit("/fx.json") != fxHits+1 {
+			t.Fatalf("fx's card was fetched %d times after delisting, want 1", h.hit("/fx.json")-fxHits)
+		}
+		// Two more missing crawls: the inline agent is gone, as after
+		// three 404s; fx, whose card loads, stays.
 		for range 2 {
 			st.later(t, 25*time.Hour, 3)
 		}
-		for _, id := range []string{fx, tr} {
-			if a := st.get(t, id); a.Health != registry.HealthGone {
-				t.Fatalf("%s: health %s after three missing crawls", id, a.Health)
-			}
+		if a := st.get(t, tr); a.Health != registry.HealthGone {
+			t.Fatalf("inline agent: health %s after three missing crawls", a.Health)
+		}
+		if a := st.get(t, fx); a.Health != registry.HealthOK || a.Status == registry.StatusRemoved {
+			t.Fatalf("fx: health %s status %s after three crawls off its catalog", a.Health, a.Status)
 		}
 		if a := st.get(t, direct); a.Health != registry.HealthOK || a.CatalogMissing {
 			t.Fatalf("the directly submitted agent: %s %v", a.Health, a.CatalogMissing)
@@ -296,7 +300,7 @@ func TestSubmitCatalogRefusals(t *testing.T) {
 			{o + "/samehost.json", registry.CatalogNotACatalog, crawler.ClassNotACatalog, ""},
 			{o + "/missing.json", registry.CatalogFetchFailed, crawler.ClassHTTPStatus, ""},
 		} {
-			_, err := st.svc.SubmitCatalog(ctx, registry.Anonymous, c.url)
+			_, err := st.svc.SubmitCatalog(ctx, registry.Anonymous, c.url, registry.CatalogBudget{})
 			var ce *registry.CatalogError
 			var ue *registry.URLError
 			switch {
@@ -310,7 +314,7 @@ func TestSubmitCatalogRefusals(t *testing.T) {
 				t.Errorf("%s: an anonymous caller sees %q", c.url, ce.Detail)
 			}
 		}
-		if _, err := st.svc.SubmitCatalog(ctx, registry.Anonymous, o+"/card.json"); err == nil ||
+		if _, err := st.svc.SubmitCatalog(ctx, registry.Anonymous, o+"/card.json", registry.CatalogBudget{}); err == nil ||
 			!strings.Contains(err.Error(), "it is an agent card (submit it as a card URL)") {
 			t.Errorf("agent card: %v", err)
 		}

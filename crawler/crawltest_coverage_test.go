@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/verifier"
@@ -33,11 +34,12 @@ func withMembers(card []byte, members string) []byte {
 }
 
 // A signature vouches only for the members it covers (docs/verification.md).
-// An approved, verified hybrid agent whose hosted file is edited by someone
-// without the key — unsigned url, preferredTransport and provider members
-// pointing elsewhere beside the valid v1 signature — is a trust regression:
-// the verified version stays current and the agent needs review, with the
-// unsigned members named on the candidate's signature.
+// A verified hybrid agent whose hosted file is edited by someone without
+// the key — unsigned url, preferredTransport, additionalInterfaces and
+// provider members pointing elsewhere beside the valid v1 signature — stays
+// verified, and the edit reaches no one: the card Cardex stores, shows and
+// probes is the signed projection, the unsigned members are listed as not
+// covered, and v0.3 clients get a v0.3 form written from the signed members.
 func TestCrawlUnsignedMembersBesideAValidSignature(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, store *registry.Store) {
 		k := newSigningKey(t)
@@ -46,7 +48,8 @@ func TestCrawlUnsignedMembersBesideAValidSignature(t *testing.T) {
 		signed := k.sign(t, hybridV1(m.Origin()), m.Origin()+"/.well-known/jwks.json")
 		// The legitimate hybrid: the v0.3 rendering restates the signed
 		// 0.3 interface, as the SDKs serve it.
-		m.card(withMembers(signed, `"url":"`+m.Origin()+`/a2a/v03","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"`))
+		legit := withMembers(signed, `"url":"`+m.Origin()+`/a2a/v03","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"`)
+		m.card(legit)
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())
 		st.crawl(t, 1)
@@ -61,38 +64,69 @@ func TestCrawlUnsignedMembersBesideAValidSignature(t *testing.T) {
 		if s := a.Signatures[0]; s.Profile != "spec-v1-only" || !slices.Equal(s.Unsigned, []string{"/url", "/preferredTransport", "/protocolVersion"}) {
 			t.Fatalf("legitimate hybrid signature %+v", s)
 		}
+		// Its own v0.3 members agree: v0.3 clients get its bytes.
+		if raw, _, _, err := st.svc.CardRendering(t.Context(), admin, id, true); err != nil || !bytes.Equal(raw, legit) {
+			t.Fatalf("legitimate hybrid, v0.3 rendering %s %v", raw, err)
+		}
+		pinned := verifier.VerifyOptions{Pinned: jwks(t, k)}
+		signedInterfaces := []string{m.Origin() + "/a2a/v1", m.Origin() + "/a2a/v03"}
 
 		m.card(withMembers(signed, `"url":"http://127.0.0.1:1/steal","preferredTransport":"JSONRPC","protocolVersion":"0.3.0",`+
 			`"additionalInterfaces":[{"url":"http://127.0.0.1:1/rest","transport":"HTTP+JSON"}]`))
 		st.later(t, 25*time.Hour, 1)
 		a = st.get(t, id)
-		if a.Trust != registry.TrustVerified || a.VersionSeq != 1 || !a.NeedsReview || a.Status != registry.StatusApproved {
+		if a.Trust != registry.TrustVerified || a.VersionSeq != 2 || a.NeedsReview || a.Status != registry.StatusApproved {
 			t.Fatalf("injected: trust %s current version %d needsReview %v status %s", a.Trust, a.VersionSeq, a.NeedsReview, a.Status)
 		}
-		if got := a.Card.Interfaces; len(got) != 2 || got[0].URL != m.Origin()+"/a2a/v1" {
-			t.Fatalf("the current card changed: %+v", got)
+		if got := interfaceURLs(a); !slices.Equal(got, signedInterfaces) {
+			t.Fatalf("the card shows unsigned endpoints: %q", got)
 		}
-		v := st.versions(t, id)
-		if len(v) != 2 || !v[0].Candidate || v[0].Trust != registry.TrustInvalid || !v[1].Current {
-			t.Fatalf("versions %+v", v)
-		}
-		s := v[0].Signatures[0]
 		want := []string{"/url", "/preferredTransport", "/protocolVersion", "/additionalInterfaces"}
-		if s.Status != "invalid" || s.Profile != "spec-v1-only" || !slices.Equal(s.Unsigned, want) ||
-			!strings.Contains(s.Reason, strings.Join(want, ", ")) {
-			t.Fatalf("candidate signature %+v", s)
+		if s := a.Signatures[0]; s.Status != "verified" || s.Profile != "spec-v1-only" || !slices.Equal(s.Unsigned, want) ||
+			!strings.Contains(s.Reason, "4 member(s) not covered by the signature, ignored") {
+			t.Fatalf("signature %+v", s)
+		}
+		// v0.3 clients of /card get the v0.3 form of the signed members,
+		// which still verifies.
+		raw, _, legacy, err := st.svc.CardRendering(t.Context(), admin, id, true)
+		if err != nil || !legacy || bytes.Contains(raw, []byte("127.0.0.1:1")) ||
+			!bytes.Contains(raw, []byte(`"url":"`+m.Origin()+`/a2a/v03","preferredTransport":"JSONRPC","protocolVersion":"0.3"`)) {
+			t.Fatalf("v0.3 rendering (legacy %v, %v): %s", legacy, err, raw)
+		}
+		if v := verifyBytes(t, raw, pinned); v.Status != verifier.StatusVerified || v.LegacyDisagrees {
+			t.Fatalf("the derived v0.3 rendering: %+v", v)
 		}
 
 		// The same edit on the provider: v0.3 readers take provider.name
-		// only without an organization, so the unsigned one must agree.
+		// only without an organization; Cardex shows the signed one.
 		m.card(bytes.Replace(signed, []byte(`"organization":"Example",`), []byte(`"organization":"Example","name":"Evil Corp",`), 1))
 		st.later(t, 25*time.Hour, 1)
-		v = st.versions(t, id)
-		if a := st.get(t, id); a.VersionSeq != 1 || !a.NeedsReview || len(v) != 3 || v[0].Trust != registry.TrustInvalid ||
-			!slices.Equal(v[0].Signatures[0].Unsigned, []string{"/provider/name"}) {
-			t.Fatalf("provider.name: current %d needsReview %v versions %+v", a.VersionSeq, a.NeedsReview, v)
+		a = st.get(t, id)
+		if a.VersionSeq != 3 || a.NeedsReview || a.Trust != registry.TrustVerified || a.Card.Provider == nil ||
+			a.Card.Provider.Organization != "Example" || !slices.Equal(a.Signatures[0].Unsigned, []string{"/provider/name"}) {
+			t.Fatalf("provider.name: current %d needsReview %v %+v %+v", a.VersionSeq, a.NeedsReview, a.Card.Provider, a.Signatures)
+		}
+		if raw, _, legacy, _ := st.svc.CardRendering(t.Context(), admin, id, true); !legacy || bytes.Contains(raw, []byte("Evil Corp")) {
+			t.Fatalf("provider.name reaches v0.3 clients: %s", raw)
 		}
 	})
+}
+
+func interfaceURLs(a *registry.Agent) []string {
+	var out []string
+	for _, it := range a.Card.Interfaces {
+		out = append(out, it.URL)
+	}
+	return out
+}
+
+func verifyBytes(t *testing.T, raw []byte, opts verifier.VerifyOptions) verifier.Verdict {
+	t.Helper()
+	tree, err := strictjson.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return verifier.New(verifier.Config{}).Verify(t.Context(), tree, opts)
 }
 
 // An agent that signs its card on every request (the a2a-js SDK does, with

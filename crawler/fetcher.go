@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/cardexhq/cardex/ratelimit"
 )
 
 // Config builds a Fetcher. Only Policy is required.
@@ -25,6 +27,12 @@ type Config struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// ClaimsPerHost caps host-claim fetches in flight per canonical host
+	// (FetchClaim; docs/claims.md); ≤ 0 means DefaultClaimsPerHost.
+	ClaimsPerHost int
+	// ClaimWait is how long a claim fetch waits for its host's slot before
+	// it fails with *HostBusyError; ≤ 0 means Policy.Timeout.
+	ClaimWait time.Duration
 }
 
 // Fetcher is the one hardened HTTP client for cards and key sets. It is safe
@@ -36,7 +44,16 @@ type Fetcher struct {
 	dialer    *dialer
 	log       *slog.Logger
 	now       func() time.Time
+	claims    *ratelimit.Slots // host-claim fetches in flight per canonical host
+	claimWait time.Duration
+	hosts     *HostSlots // the process's per-host budget, shared with crawls and probes (ShareHosts)
 }
+
+// ShareHosts makes claim fetches take their host's slot of hosts, the
+// per-host budget the scheduler and the prober share (docs/security.md
+// "Per-host politeness"), besides their own queue. Call it once, before
+// the fetcher serves claims.
+func (f *Fetcher) ShareHosts(hosts *HostSlots) { f.hosts = hosts }
 
 // New checks the configuration and builds a Fetcher.
 func New(cfg Config) (*Fetcher, error) {
@@ -75,7 +92,14 @@ func New(cfg Config) (*Fetcher, error) {
 		MaxIdleConnsPerHost: 2, // docs/security.md: 2 fetches in flight per host
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now}, nil
+	if cfg.ClaimsPerHost <= 0 {
+		cfg.ClaimsPerHost = DefaultClaimsPerHost
+	}
+	if cfg.ClaimWait <= 0 {
+		cfg.ClaimWait = cfg.Policy.Timeout
+	}
+	return &Fetcher{policy: cfg.Policy, check: cfg.CheckAddr, transport: t, dialer: d, log: cfg.Logger, now: time.Now,
+		claims: ratelimit.NewSlots(cfg.ClaimsPerHost), claimWait: cfg.ClaimWait}, nil
 }
 
 // Policy returns the policy the fetcher enforces.

@@ -170,9 +170,10 @@ func (p *Pipeline) Inline(ctx context.Context, t Target, card []byte) (out Outco
 // ErrNotListed: the catalog that brought an agent no longer lists it.
 var ErrNotListed = errors.New("the catalog no longer lists this agent")
 
-// NotListed is the outcome of crawling an agent its catalog no longer
-// lists: nothing is fetched, and the registry records it as missing, as
-// it records a 404 (docs/discovery.md).
+// NotListed is the outcome of crawling an inline agent its catalog no
+// longer lists: there is nothing to fetch, and the registry records it as
+// missing, as it records a 404 (docs/discovery.md). An agent with a card
+// URL of its own is fetched instead.
 func NotListed(cardURL, catalog string) Outcome {
 	now := time.Now()
 	return Outcome{Start: now, RequestedURL: cardURL, URL: cardURL,
@@ -197,9 +198,29 @@ func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Respo
 	}
 	out.Body, out.Parsed, out.Problems = resp.Body, parsed, parsed.Problems
 	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
+	out.Parsed = signedView(parsed, out.Verdict, resp.URL)
 	if variesOnVersion(resp.Header) {
 		out.Legacy = p.legacyRendering(ctx, out, resp.URL, origin, pinned)
 	}
+	if out.Legacy == nil && out.Verdict.LegacyDisagrees {
+		// The document's own v0.3 members say something its signature
+		// does not: v0.3 clients get the v0.3 form of the signed members
+		// instead (docs/verification.md "Serving cards").
+		out.Legacy = verifier.LegacyRendering(verifier.Profile(out.Verdict.Profile), parsed.Tree, out.Parsed.Card)
+	}
+}
+
+// signedView is parsed with Cardex's view of the card: for a verified
+// card, what its signature covers (verifier.View); the members it does not
+// cover are not stored, shown, indexed or probed (docs/verification.md).
+// The raw and spec profiles cover every member Cardex reads.
+func signedView(parsed *agentcard.Parsed, v verifier.Verdict, cardURL string) *agentcard.Parsed {
+	if !v.Verified() || v.Profile == string(verifier.ProfileRaw) || v.Profile == string(verifier.ProfileSpec) {
+		return parsed
+	}
+	view := *parsed
+	view.Card = verifier.View(verifier.Profile(v.Profile), parsed, agentcard.Options{CardURL: cardURL})
+	return &view
 }
 
 // variesOnVersion reports whether the answer depends on the request's
@@ -218,9 +239,10 @@ func variesOnVersion(h http.Header) bool {
 
 // legacyRendering fetches the card as a v0.3 client would and keeps it
 // when it is a card judged exactly as the main rendering: the same trust
-// and keys, so serving it to v0.3 clients vouches for nothing more
-// (unsigned members that disagree with its signed ones already made its
-// signature invalid). Failures leave the agent with its main rendering.
+// and keys, and, when verified, no member outside what its signature
+// covers stating something the signed members do not, so serving it to
+// v0.3 clients vouches for nothing more. Failures leave the agent with its
+// main rendering.
 func (p *Pipeline) legacyRendering(ctx context.Context, out *Outcome, u, origin string, pinned []byte) []byte {
 	resp, err := p.Fetcher.Fetch(ctx, Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin,
 		Header: http.Header{"A2A-Version": {"0.3"}}})
@@ -235,7 +257,7 @@ func (p *Pipeline) legacyRendering(ctx context.Context, out *Outcome, u, origin 
 		return nil
 	}
 	v := p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: pinned})
-	if v.Status != out.Verdict.Status || !sameKeys(v.Thumbprints, out.Verdict.Thumbprints) {
+	if v.Status != out.Verdict.Status || !sameKeys(v.Thumbprints, out.Verdict.Thumbprints) || v.LegacyDisagrees {
 		return nil
 	}
 	return resp.Body
@@ -268,6 +290,7 @@ func (p *Pipeline) reverify(ctx context.Context, out *Outcome, t Target, origin 
 	}
 	out.Reverified, out.Body, out.Parsed = true, t.Latest, parsed
 	out.Verdict = p.Verifier.Verify(ctx, parsed.Tree, verifier.VerifyOptions{Origin: origin, Pinned: t.Pinned})
+	out.Parsed = signedView(parsed, out.Verdict, u)
 }
 
 // parseError classifies a rejected body (docs/security.md "Network policy").

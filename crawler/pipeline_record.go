@@ -20,7 +20,11 @@ func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.Fe
 	}
 	var out Outcome
 	switch {
-	case a.CatalogMissing:
+	case a.CatalogMissing && a.CatalogCard != nil:
+		// An inline card has no other source than its catalog: dropped
+		// from it, the card is gone. A card with a URL of its own is
+		// fetched as always: leaving a catalog never fails an agent whose
+		// card still loads (docs/threats.md K.102).
 		out = NotListed(a.CardURL, a.Catalog)
 	case a.CatalogCard != nil:
 		out = s.pipe.Inline(ctx, t, a.CatalogCard)

@@ -14,9 +14,9 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime/debug"
 	"time"
 
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/cardurl"
 )
 
@@ -60,7 +60,7 @@ func DefaultPolicy() Policy {
 		MaxHeaderBytes:        64 << 10,
 		MaxRedirects:          3,
 		MaxLocationBytes:      2048,
-		UserAgent:             UserAgent(buildVersion()),
+		UserAgent:             UserAgent(buildinfo.Get().Version),
 	}
 }
 
@@ -68,13 +68,6 @@ func DefaultPolicy() Policy {
 // tell who is fetching and where to read about it.
 func UserAgent(version string) string {
 	return "Cardex/" + version + " (A2A agent card registry; +https://github.com/cardexhq/cardex)"
-}
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // Validate names the first setting that cannot work.

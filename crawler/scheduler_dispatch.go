@@ -3,7 +3,6 @@ package crawler
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cardexhq/cardex/registry"
@@ -115,10 +114,19 @@ func (s *Scheduler) run(a registry.DueAgent) {
 		s.log.Warn("claimed agent skipped: its lease ran out in the queue", "agent_id", a.ID)
 		return
 	}
-	s.hosts.Acquire(a.Host)
-	defer s.hosts.Release(a.Host)
 	ctx, cancel := context.WithTimeout(s.ctx, budget)
+	release, err := s.hosts.Acquire(ctx, a.Host, UseCrawl)
+	if err != nil {
+		cancel()
+		// The budget ran out waiting for the host's other crawls: not the
+		// host's fault, nothing to record; the lease expires and the agent
+		// is claimed again.
+		s.stats.expired.Add(1)
+		s.log.Warn("claimed agent skipped: its host stayed busy", "agent_id", a.ID)
+		return
+	}
 	res, ok := s.process(ctx, a)
+	release()
 	cancel()
 	if !ok {
 		return
@@ -130,48 +138,6 @@ func (s *Scheduler) run(a registry.DueAgent) {
 	s.settle(a.ID, res, s.cfg.Registry.RecordFetch(s.ctx, s.cfg.Owner, a.ID, res))
 }
 
-// HostSlots caps requests in flight per host within this process. The
-// scheduler builds its own unless SchedulerConfig.Hosts hands it one; the
-// server hands the same one to the crawler and the liveness prober, so
-// together they never hold more requests to one host than --crawl-per-host
-// (docs/security.md).
-type HostSlots struct {
-	limit int
-	mu    sync.Mutex
-	cond  *sync.Cond
-	n     map[string]int
-}
-
-// NewHostSlots allows limit requests in flight per host (≤ 0 means 2).
-func NewHostSlots(limit int) *HostSlots {
-	if limit <= 0 {
-		limit = 2
-	}
-	h := &HostSlots{limit: limit, n: map[string]int{}}
-	h.cond = sync.NewCond(&h.mu)
-	return h
-}
-
-// Acquire waits for a slot of host.
-func (h *HostSlots) Acquire(host string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for h.n[host] >= h.limit {
-		h.cond.Wait()
-	}
-	h.n[host]++
-}
-
-// Release gives back a slot Acquire took.
-func (h *HostSlots) Release(host string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.n[host]--; h.n[host] <= 0 {
-		delete(h.n, host)
-	}
-	h.cond.Broadcast()
-}
-
 // Stats are counters since the scheduler was built.
 type Stats struct {
 	ClaimRuns    int64 // claim transactions run
@@ -179,7 +145,7 @@ type Stats struct {
 	Recorded     int64 // results written
 	LeaseLost    int64 // results dropped because the agent was removed or taken over
 	RecordErrors int64 // results the registry refused for another reason
-	Expired      int64 // claimed agents skipped because their lease ran out in the queue
+	Expired      int64 // claimed agents skipped because their lease ran out in the queue or waiting for their host
 	// Abandoned counts results not recorded because Shutdown ran out of
 	// time while they were being written.
 	Abandoned int64

@@ -16,7 +16,8 @@ import (
 // Authorization header is the anonymous caller, whose requests spend the
 // same per-address read budget as the API's and the UI's (one
 // ratelimit.Limiters for every face); a bearer token maps to its Cardex
-// role; failed tokens go through the same failure guard.
+// role and, unless it is an admin's, spends its own read budget; failed
+// tokens go through the same failure guard.
 type Gate struct {
 	// Authenticate resolves a bearer token (registry.Service.Authenticate);
 	// registry.ErrUnauthorized means the token is not valid.
@@ -44,6 +45,7 @@ const (
 	msgTokenInURL   = "credentials are not accepted in the URL; send Authorization: Bearer <token>"
 	msgRateLimited  = "too many requests from this address; retry later or use a token"
 	msgAuthLimited  = "too many failed authentications from this address"
+	msgTokenLimited = "too many requests with this token; retry later"
 )
 
 // Caller is the principal of r, or why r is refused. err is a storage
@@ -75,6 +77,13 @@ func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
 	if wellFormed && g.Authenticate != nil {
 		p, err := g.Authenticate(r.Context(), token)
 		if err == nil {
+			// Only admin tokens are unlimited; any other token reads on a
+			// budget of its own (docs/security.md "Budgets per token kind").
+			if p.Role != registry.RoleAdmin {
+				if ok, wait := g.Limits.Read(ratelimit.TokenKey(p.TokenID), now); !ok {
+					return p, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgTokenLimited}, nil
+				}
+			}
 			return p, nil, nil
 		}
 		if !errors.Is(err, registry.ErrUnauthorized) {

@@ -321,9 +321,20 @@ func TestTransportLimits(t *testing.T) {
 	if code != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
 		t.Fatalf("over the budget: %d %v", code, h)
 	}
-	// A token is not limited; a bad one is 401.
-	if code, _, _ := s.post(initialize, "Authorization", "Bearer "+s.f.Reader); code != http.StatusOK {
-		t.Fatalf("with a token: %d", code)
+	// A reader token reads on a budget of its own (docs/threats.md K.99),
+	// an admin token is not limited; a bad one is 401.
+	for i := range 3 {
+		if code, _, _ := s.post(initialize, "Authorization", "Bearer "+s.f.Reader); code != http.StatusOK {
+			t.Fatalf("with a token, request %d: %d", i, code)
+		}
+	}
+	if code, h, _ := s.post(initialize, "Authorization", "Bearer "+s.f.Reader); code != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
+		t.Fatalf("a reader token past its own budget: %d %v", code, h)
+	}
+	for range 5 {
+		if code, _, _ := s.post(initialize, "Authorization", "Bearer "+s.f.Admin); code != http.StatusOK {
+			t.Fatalf("with an admin token: %d", code)
+		}
 	}
 	if code, h, _ := s.post(initialize, "Authorization", "Bearer cdx_nope"); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") == "" {
 		t.Fatalf("bad token: %d %v", code, h)

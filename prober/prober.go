@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +30,7 @@ type Registry interface {
 	ClaimProbes(ctx context.Context, owner string, now time.Time, leaseTTL time.Duration, limit, perHost int) ([]registry.DueProbe, error)
 	RecordProbes(ctx context.Context, owner string, rounds []registry.ProbeRound) ([]error, error)
 	ReleaseProbeLeases(ctx context.Context, owner string) error
+	ProbeLeaseHeld(ctx context.Context, owner, id string, now time.Time) (bool, error)
 	PruneProbes(ctx context.Context, now time.Time, keepProbes, keepDays time.Duration) (int64, error)
 }
 
@@ -42,9 +41,18 @@ type Config struct {
 	// Fetcher is the crawler's: every probe goes through its dialer and
 	// network policy.
 	Fetcher *crawler.Fetcher
-	// Hosts is the per-host cap shared with the crawler; nil builds one of
-	// PerHost slots.
+	// Hosts is the per-host politeness budget shared with the crawler and
+	// claim verification; nil builds one of PerHost slots. Probes take at
+	// most its Share() of a host's slots (docs/liveness.md).
 	Hosts *crawler.HostSlots
+	// MaxInterfaces caps the interfaces probed per agent and round
+	// (--probe-max-interfaces, default 8), MaxOffDomain those among them
+	// off the card's registrable domain (--probe-max-off-domain, default
+	// 2; negative: none), which are probed only for agents a curator
+	// approved (docs/liveness.md "What is probed", docs/threats.md K.98,
+	// K.99).
+	MaxInterfaces int
+	MaxOffDomain  int
 	// Interval between probes of an agent (--probe-interval, 15m),
 	// jittered by ±Jitter (default 0.1; negative disables).
 	Interval time.Duration
@@ -81,6 +89,12 @@ type Config struct {
 	Observe func(registry.ProbeResult)
 }
 
+// Defaults of the per-agent caps (docs/configuration.md).
+const (
+	DefaultMaxInterfaces = 8
+	DefaultMaxOffDomain  = 2
+)
+
 func (c *Config) withDefaults() error {
 	switch {
 	case c.Registry == nil:
@@ -116,6 +130,14 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 5 * time.Second
+	}
+	if c.MaxInterfaces <= 0 {
+		c.MaxInterfaces = DefaultMaxInterfaces
+	}
+	if c.MaxOffDomain < 0 {
+		c.MaxOffDomain = 0
+	} else if c.MaxOffDomain == 0 {
+		c.MaxOffDomain = DefaultMaxOffDomain
 	}
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 2 * time.Minute
@@ -175,7 +197,7 @@ type Prober struct {
 	started   atomic.Bool
 	lastPrune time.Time
 
-	stats struct{ claimed, recorded, leaseLost, probes atomic.Int64 }
+	stats struct{ claimed, recorded, leaseLost, probes, expired atomic.Int64 }
 }
 
 type round struct {
@@ -201,12 +223,15 @@ func (p *Prober) Owner() string { return p.cfg.Owner }
 // Stats are counters since the prober was built.
 type Stats struct {
 	Claimed, Recorded, LeaseLost, Probes int64
+	// Expired counts claimed agents skipped because too little of their
+	// lease was left when a worker took them.
+	Expired int64
 }
 
 // Stats returns the prober's counters.
 func (p *Prober) Stats() Stats {
 	return Stats{Claimed: p.stats.claimed.Load(), Recorded: p.stats.recorded.Load(),
-		LeaseLost: p.stats.leaseLost.Load(), Probes: p.stats.probes.Load()}
+		LeaseLost: p.stats.leaseLost.Load(), Probes: p.stats.probes.Load(), Expired: p.stats.expired.Load()}
 }
 
 // Start runs the prober until Shutdown. It is a no-op after the first call
@@ -303,6 +328,14 @@ func (p *Prober) work() {
 			continue // queued at shutdown: the lease is released
 		default:
 		}
+		if p.roundBudget(d) < p.cfg.Timeout {
+			// It waited in the queue until its lease is nearly gone: the
+			// lease expires and the agent is claimed again.
+			p.inFlight.Add(-1)
+			p.stats.expired.Add(1)
+			p.log.Warn("claimed agent skipped: its probe lease ran out in the queue", "agent_id", d.ID)
+			continue
+		}
 		r := p.Probe(p.ctx, d)
 		p.done <- round{r}
 	}
@@ -391,49 +424,6 @@ func (p *Prober) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Probe probes every interface of one leased agent, one at a time, each
-// under the per-host cap of its own host, and returns the round with the
-// agent's next probe time: Interval jittered; after a round in which no
-// interface answered, Interval × 2^failures (capped at MaxBackoff); never
-// before a Retry-After the agent sent.
-func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeRound {
-	r := registry.ProbeRound{AgentID: d.ID, At: p.cfg.Now()}
-	var wait time.Duration
-	seen := map[[2]string]bool{}
-	reachable := false
-	for _, it := range d.Interfaces {
-		k := [2]string{it.URL, strings.ToUpper(it.Binding)}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		host := hostOf(it.URL)
-		p.cfg.Hosts.Acquire(host)
-		res, ok := p.probeInterface(ctx, it)
-		p.cfg.Hosts.Release(host)
-		if !ok {
-			continue
-		}
-		p.stats.probes.Add(1)
-		if p.cfg.Observe != nil {
-			p.cfg.Observe(res.ProbeResult)
-		}
-		r.Probes = append(r.Probes, res.ProbeResult)
-		wait = max(wait, res.retryAfter)
-		reachable = reachable || res.Outcome != registry.OutcomeUnreachable
-	}
-	next := p.cfg.Interval
-	if len(r.Probes) > 0 && !reachable {
-		next = p.backoff(d.Failures + 1)
-	}
-	next = p.jitter(next)
-	if wait > next {
-		next = min(wait, max(p.cfg.MaxBackoff, 24*time.Hour))
-	}
-	r.Next = r.At.Add(next)
-	return r
-}
-
 // Round claims what is due now, probes it and records it, in the calling
 // goroutine: the whole pipeline once, for the CLI, tests and benchmarks.
 // It returns the number of rounds recorded.
@@ -480,17 +470,4 @@ func (p *Prober) jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return time.Duration(float64(d) * (1 + p.cfg.Jitter*(2*p.cfg.Rand()-1)))
-}
-
-// hostOf is the host an interface URL names (its own per-host slot), or
-// the raw URL when it does not parse.
-func hostOf(raw string) string {
-	if !strings.Contains(raw, "://") {
-		raw = "grpcs://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		return raw
-	}
-	return strings.ToLower(u.Hostname())
 }

@@ -97,6 +97,7 @@ var table = []struct {
 	{registry.ErrInvalidPageToken, ValidationFailed},
 	{registry.ErrUnavailable, Unavailable},
 	{registry.ErrClaimFailed, ClaimFailed},
+	{registry.ErrRateLimited, RateLimited},
 	{registry.ErrClaimsUnavailable, Unavailable},
 	{registry.ErrCatalogFailed, CatalogFailed},
 	{registry.ErrCatalogsUnavailable, Unavailable},

@@ -65,13 +65,23 @@ func New(r Rate, maxKeys int) *Limiter {
 // Take spends one token of key's bucket. When it is empty, take spends
 // nothing and says how long until a token is available.
 func (l *Limiter) Take(key string, now time.Time) (ok bool, wait time.Duration) {
-	if l == nil {
+	return l.TakeN(key, 1, now)
+}
+
+// TakeN spends n tokens of key's bucket at once, or none: when fewer are
+// available it says how long until n are. n larger than the burst can
+// never be spent and waits one whole burst's refill.
+func (l *Limiter) TakeN(key string, n int, now time.Time) (ok bool, wait time.Duration) {
+	if l == nil || n <= 0 {
 		return true, 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(key, now)
-	r := b.lim.ReserveN(now, 1)
+	if n > l.burst {
+		return false, l.idle
+	}
+	r := b.lim.ReserveN(now, n)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d
@@ -141,4 +151,26 @@ func (l *Limiter) Size() int {
 // §10.2.3 delay-seconds), for a Retry-After header.
 func RetryAfter(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// available is how many whole tokens key's bucket holds (math.MaxInt32 on
+// a nil Limiter) and how long until one more is there. l.mu is held.
+func (l *Limiter) available(key string, now time.Time) (int, time.Duration) {
+	if l == nil {
+		return math.MaxInt32, 0
+	}
+	tokens := float64(l.burst)
+	if b, ok := l.buckets[key]; ok {
+		tokens = b.lim.TokensAt(now)
+	}
+	n := max(0, int(math.Floor(tokens)))
+	return n, time.Duration((float64(n) + 1 - tokens) / float64(l.limit) * float64(time.Second))
+}
+
+// spend takes n tokens of key's bucket, which holds them. l.mu is held.
+func (l *Limiter) spend(key string, n int, now time.Time) {
+	if l == nil {
+		return
+	}
+	l.bucket(key, now).lim.ReserveN(now, n)
 }

@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -34,7 +36,9 @@ var actionChange = map[Action]string{
 	ActionRestore: ChangeRestored, ActionRemove: ChangeRemoved,
 }
 
-// Act applies a curation action (docs/api.md "Curation and visibility"), admins only. Repeating an
+// Act applies a curation action (docs/api.md "Curation and visibility"), admins only. Reject on
+// an approved agent flagged needsReview declines its candidate and keeps the
+// current version. Repeating an
 // action already in effect returns the agent and writes nothing
 // (docs/threats.md I.80): approve on an approved, unflagged agent; reject on
 // rejected; suspend on suspended; remove on removed; restore on an agent
@@ -48,58 +52,163 @@ var actionChange = map[Action]string{
 // audit entry names it. Every other action, and any action on another
 // host's agent, is ErrForbidden to it.
 func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req ActionRequest) (*Agent, error) {
-	if err := Authorize(p, ActionNeed(a)); err != nil {
+	if err := checkAct(p, a, req); err != nil {
 		return nil, err
-	}
-	withdraw := a == ActionRemove && p.Role == RolePublisher
-	if _, ok := actionChange[a]; !ok {
-		return nil, invalidField("/action", "enum", "unknown action "+string(a))
-	}
-	if a == ActionApprove && req.VersionSeq == nil {
-		return nil, invalidField("/versionSeq", "required", "versionSeq is required to approve")
 	}
 	var out *agentRow
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
-		r, err := s.lockAgent(tx, id)
-		if err != nil {
-			return err
-		}
-		if withdraw && !p.owns(r.Host) {
-			return ErrForbidden
-		}
-		out = r
-		now := s.now()
-		from := Status(r.Status)
-		upd, err := s.transition(tx, r, a, req, now)
-		if err != nil || upd == nil {
-			return err
-		}
-		upd["updated_at"] = now
-		if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
-			return err
-		}
-		detail := map[string]any{"from": from, "to": upd["status"]}
-		if req.VersionSeq != nil {
-			detail["versionSeq"] = *req.VersionSeq
-		}
-		if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
-			return err
-		}
-		if out, err = s.lockAgent(tx, id); err != nil {
-			return err
-		}
-		if Trust(out.Trust) != Trust(r.Trust) {
-			if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
-				return err
-			}
-		}
-		return s.addChange(tx, r, out, actionChange[a], now)
+		var err error
+		out, err = s.actIn(tx, p, id, a, req, s.now())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "curation action", "agent_id", id, "action", string(a), "status", out.Status, "actor", actorName(p))
 	return s.agentRecord(s.store.read(ctx), p, out)
+}
+
+// checkAct is what Act refuses before reading anything.
+func checkAct(p Principal, a Action, req ActionRequest) error {
+	if err := Authorize(p, ActionNeed(a)); err != nil {
+		return err
+	}
+	if _, ok := actionChange[a]; !ok {
+		return invalidField("/action", "enum", "unknown action "+string(a))
+	}
+	if a == ActionApprove && req.VersionSeq == nil {
+		return invalidField("/versionSeq", "required", "versionSeq is required to approve")
+	}
+	return nil
+}
+
+// actIn applies one curation action inside the write transaction tx and
+// returns the agent row after it. Refusals (not found, forbidden,
+// conflicts, invalid transitions) are returned before anything is written,
+// so a caller acting on many agents in one transaction (ActMany) can
+// record them per item and go on.
+func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time) (*agentRow, error) {
+	withdraw := a == ActionRemove && p.Role == RolePublisher
+	r, err := s.lockAgent(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if withdraw && !p.owns(r.Host, r.CardURL) {
+		return nil, ErrForbidden
+	}
+	from := Status(r.Status)
+	upd, err := s.transition(tx, r, a, req, now)
+	if err != nil || upd == nil {
+		return r, err
+	}
+	upd["updated_at"] = now
+	if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+		return nil, err
+	}
+	to, declined := upd["status"], a == ActionReject && from == StatusApproved
+	if declined {
+		to = from
+	}
+	detail := map[string]any{"from": from, "to": to}
+	if req.VersionSeq != nil {
+		detail["versionSeq"] = *req.VersionSeq
+	}
+	if declined {
+		detail["declinedVersionSeq"] = r.CandidateVersionSeq
+		detail["currentVersionSeq"] = r.CurrentVersionSeq
+	}
+	if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
+		return nil, err
+	}
+	out, err := s.lockAgent(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if Trust(out.Trust) != Trust(r.Trust) {
+		if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
+			return nil, err
+		}
+	}
+	if declined {
+		// Nothing anyone lists or reads changed: the current version,
+		// status and trust are as they were; the audit entry says who
+		// declined which version.
+		return out, nil
+	}
+	return out, s.addChange(tx, r, out, actionChange[a], now)
+}
+
+// MaxBulk is how many agents one ActMany takes (docs/api.md "Bulk
+// curation").
+const MaxBulk = 1000
+
+// BulkItem is one agent of a bulk action, at the version the caller saw.
+type BulkItem struct {
+	ID         string
+	VersionSeq *int64
+}
+
+// BulkResult is one item's outcome: the agent's curation state after the
+// action, or why it was refused (the errors Act returns).
+type BulkResult struct {
+	ID          string
+	Status      Status
+	VersionSeq  int64
+	NeedsReview bool
+	Trust       Trust
+	Err         error
+}
+
+// ActMany applies action a to every item in one write transaction, with
+// the same rules, audit entries and change-log entries as Act one by one:
+// an item that Act would refuse (not found, version conflict, invalid
+// transition) is refused alone and the others go ahead. Only a storage
+// failure fails the whole call, and then nothing is written. It holds the
+// write lock once for all items, which is what makes importing a
+// catalogue's approvals fast (docs/benchmarks.md).
+func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []BulkItem, reason string) ([]BulkResult, error) {
+	if len(items) == 0 || len(items) > MaxBulk {
+		return nil, invalidField("/items", "size", fmt.Sprintf("items must hold 1 to %d agents", MaxBulk))
+	}
+	if err := checkAct(p, a, ActionRequest{VersionSeq: new(int64)}); err != nil {
+		return nil, err
+	}
+	results := make([]BulkResult, len(items))
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		now := s.now()
+		for i, it := range items {
+			results[i] = BulkResult{ID: it.ID}
+			req := ActionRequest{Reason: reason, VersionSeq: it.VersionSeq}
+			if a == ActionApprove && it.VersionSeq == nil {
+				results[i].Err = invalidField(fmt.Sprintf("/items/%d/versionSeq", i), "required", "versionSeq is required to approve")
+				continue
+			}
+			r, err := s.actIn(tx, p, it.ID, a, req, now)
+			switch {
+			case err == nil:
+				results[i].Status, results[i].VersionSeq = Status(r.Status), r.CurrentVersionSeq
+				results[i].NeedsReview, results[i].Trust = r.NeedsReview, Trust(r.Trust)
+			case isRefusal(err):
+				results[i].Err = err
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "bulk curation action", "action", string(a), "items", len(items), "actor", actorName(p))
+	return results, nil
+}
+
+// isRefusal reports whether err is an item's own refusal rather than a
+// storage failure.
+func isRefusal(err error) bool {
+	var vc *VersionConflictError
+	return errors.As(err, &vc) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidTransition) ||
+		errors.Is(err, ErrForbidden) || errors.Is(err, ErrValidation)
 }
 
 // transition returns the column updates of action a on r, nil for a repeat
@@ -138,6 +247,16 @@ func (s *Service) transition(tx *gorm.DB, r *agentRow, a Action, req ActionReque
 			return nil, nil
 		case StatusPending:
 			return map[string]any{"status": string(StatusRejected)}, nil
+		case StatusApproved:
+			if r.NeedsReview && r.CandidateVersionSeq > 0 {
+				// Declining a flagged candidate (docs/api.md "Curation and
+				// visibility"): the agent stays approved on its last trusted
+				// version. The declined bytes stay the newest version, so
+				// crawls that bring them again are the same version and do
+				// not flag it again; a card that changes is a new version
+				// and is reviewed as any other.
+				return map[string]any{"candidate_version_seq": 0, "needs_review": false}, nil
+			}
 		}
 	case ActionSuspend:
 		switch st {

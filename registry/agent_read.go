@@ -40,7 +40,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		Signatures: []SignatureResult{}, Problems: []agentcard.Problem{},
 		Liveness: livenessOf(r),
 		Catalog:  r.CatalogURL, CatalogInline: r.CatalogCard != nil, CatalogMissing: r.CatalogMissing,
-		CatalogQueries: decodeQueries(r.CatalogQueries),
+		CatalogQueries: decodeQueries(r.CatalogQueries), AutoApproveHeld: r.AutoApproveHeld,
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)
@@ -58,6 +58,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		var v verdict
 		if json.Unmarshal([]byte(cur.Verdict), &v) == nil && v.Signatures != nil {
 			a.Signatures = v.Signatures
+			a.NotCovered = v.notCovered()
 		}
 		var ps []agentcard.Problem
 		if json.Unmarshal([]byte(cur.Problems), &ps) == nil && ps != nil {

@@ -3,10 +3,12 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // AutoApprove is the approval policy of `serve --auto-approve`
@@ -79,11 +81,63 @@ func (s *Service) autoApprove(tx *gorm.DB, r *agentRow, res FetchResult, upd map
 	default:
 		return "", nil
 	}
+	ok, err := s.countApproval(tx, r, detail, upd, now)
+	if err != nil || !ok {
+		return "", err
+	}
+	if r.AutoApproveHeld != "" {
+		upd["auto_approve_held"] = ""
+	}
 	upd["status"] = string(StatusApproved)
 	if err := s.addAudit(tx, Principal{Name: autoApproveActor}, ActionAutoApprove, r.ID, "", detail, now); err != nil {
 		return "", err
 	}
 	return ChangeApproved, nil
+}
+
+// DefaultAutoApprovePerDomain is how many agents of one registrable
+// domain the approval policy approves per UTC day by default
+// (--auto-approve-per-domain).
+const DefaultAutoApprovePerDomain = 20
+
+// ActionAutoApproveHeld is the audit action of an agent the policy would
+// have approved but for the daily bound of its registrable domain.
+const ActionAutoApproveHeld = "auto-approve-held"
+
+// countApproval counts one automatic approval against the daily bound of
+// the agent's registrable domain (docs/claims.md, docs/threats.md K.97):
+// a key a domain's owner holds, or a claim on it, approves at most
+// AutoApprovePerDomain of its agents a day. ok is false past the bound:
+// the agent stays pending, auto_approve_held says why, and the first time
+// it is held an audit entry records it for the curators.
+func (s *Service) countApproval(tx *gorm.DB, r *agentRow, detail map[string]any, upd map[string]any, now time.Time) (bool, error) {
+	domain, day := cardurl.RegistrableDomain(r.Host), now.UTC().Format(time.DateOnly)
+	ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&autoApprovalRow{Domain: domain, Day: day})
+	if ins.Error != nil {
+		return false, ins.Error
+	}
+	if ins.RowsAffected == 1 {
+		// A new day for this domain: the counts of past days are spent.
+		if err := tx.Where("domain = ? AND day < ?", domain, day).Delete(&autoApprovalRow{}).Error; err != nil {
+			return false, err
+		}
+	}
+	res := tx.Model(&autoApprovalRow{}).Where("domain = ? AND day = ? AND approvals < ?", domain, day, s.cfg.AutoApprovePerDomain).
+		Update("approvals", gorm.Expr("approvals + 1"))
+	if res.Error != nil {
+		return false, res.Error
+	}
+	if res.RowsAffected == 1 {
+		return true, nil
+	}
+	why := fmt.Sprintf("the policy approved the %d agents of %s it approves per day (%s UTC): a curator decides, or the policy at its next good fetch after the day",
+		s.cfg.AutoApprovePerDomain, domain, day)
+	if r.AutoApproveHeld == why {
+		return false, nil
+	}
+	upd["auto_approve_held"] = why
+	detail["to"], detail["domain"], detail["reason"] = StatusPending, domain, why
+	return false, s.addAudit(tx, Principal{Name: autoApproveActor}, ActionAutoApproveHeld, r.ID, "", detail, now)
 }
 
 // submittedByClaim reports whether the agent was submitted with a publisher
@@ -102,5 +156,6 @@ func (s *Service) submittedByClaim(tx *gorm.DB, r *agentRow, now time.Time) (boo
 		return false, err
 	}
 	live := t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
-	return live && t.ClaimID != "" && Role(t.Role) == RolePublisher && slices.Contains(parseList(t.Hosts), r.Host), nil
+	p := Principal{Role: Role(t.Role), Hosts: parseList(t.Hosts), Origin: t.Origin}
+	return live && t.ClaimID != "" && p.owns(r.Host, r.CardURL), nil
 }

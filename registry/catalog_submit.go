@@ -53,8 +53,25 @@ type CatalogSubmission struct {
 	// lists that were known already are in Entries only.
 	Registered int     `json:"registered"`
 	Agents     []Agent `json:"agents"`
+	// Withheld is how many new entries this crawl did not register: a
+	// cap or a budget ran out (their trace entries say which).
+	Withheld int `json:"withheld"`
+	// Known: the catalog was registered already. Nothing was fetched or
+	// registered; the answer is its last crawl's trace, and its schedule
+	// crawls it again (docs/threats.md K.97).
+	Known bool `json:"known"`
 	// Entries is the crawl's trace: what Cardex made of each entry.
 	Entries json.RawMessage `json:"entries"`
+}
+
+// CatalogBudget is what a catalog submission spends (docs/security.md
+// "Rate limits"); nil members spend nothing (an admin's submission).
+type CatalogBudget struct {
+	// Admit is asked before a new catalog is fetched; an error refuses the
+	// submission and is returned as it is.
+	Admit func() error
+	// Spend is CatalogCrawl.Spend for the submission's crawl.
+	Spend func(n int) (granted int, why string)
 }
 
 // SubmissionAgents is how many of the agents a submitted catalog
@@ -70,15 +87,18 @@ const SubmissionAgents = 100
 // catalog, or nothing is stored and the answer is a *CatalogError (a
 // refused address, redirect included, is a *URLError of code reserved).
 // A registered catalog is re-crawled on the crawler's schedule; submitting
-// a known one crawls it again now. Its A2A entries become pending agents
-// as in a scheduled crawl (RecordCatalog). A publisher token submits only
-// catalogs on its own hosts.
-func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string) (*CatalogSubmission, error) {
+// a known one is idempotent: it answers with the catalog as its last crawl
+// left it (Known), fetches nothing, registers nothing and spends nothing.
+// A new one spends b: Admit before the fetch, then Spend for its agents.
+// Its A2A entries become pending agents as in a scheduled crawl
+// (RecordCatalog). A publisher token submits only catalogs on its own
+// hosts.
+func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string, b CatalogBudget) (*CatalogSubmission, error) {
 	cu, err := cardurl.Normalize(rawURL, s.cfg.URLPolicy)
 	if err != nil {
 		return nil, err
 	}
-	if p.Role == RolePublisher && !p.owns(cu.Host) {
+	if p.Role == RolePublisher && !p.owns(cu.Host, cu.URL) {
 		return nil, ErrForbidden
 	}
 	if s.cfg.CatalogCrawler == nil {
@@ -88,7 +108,23 @@ func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string)
 	if cu.BareHost {
 		u = hostCatalogURL(cu.URL)
 	}
+	var known catalogRow
+	err = s.store.read(ctx).Where("url = ?", u).Take(&known).Error
+	switch {
+	case err == nil:
+		out := &CatalogSubmission{Catalog: u, Domain: known.Domain, Agents: []Agent{}, Known: true}
+		out.Entries = traceEntries(json.RawMessage(known.Trace))
+		return out, nil
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, translate(err)
+	}
+	if b.Admit != nil {
+		if err := b.Admit(); err != nil {
+			return nil, err
+		}
+	}
 	rec := s.cfg.CatalogCrawler.Crawl(ctx, u, "")
+	rec.Spend = b.Spend
 	if rec.Error != "" {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -105,14 +141,8 @@ func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string)
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "catalog submitted", "url", u, "agents", len(done.Registered), "actor", actorName(p))
-	out := &CatalogSubmission{Catalog: u, Domain: rec.Domain, Agents: []Agent{}, Entries: json.RawMessage("[]")}
-	var trace struct {
-		Entries json.RawMessage `json:"entries"`
-	}
-	if json.Unmarshal(rec.Trace, &trace) == nil && len(trace.Entries) > 0 && string(trace.Entries) != "null" {
-		out.Entries = trace.Entries
-	}
-	out.Registered = len(done.Registered)
+	out := &CatalogSubmission{Catalog: u, Domain: rec.Domain, Agents: []Agent{}, Entries: traceEntries(done.Trace)}
+	out.Registered, out.Withheld = len(done.Registered), done.Withheld
 	for _, id := range done.Registered[:min(len(done.Registered), SubmissionAgents)] {
 		a, err := s.Get(ctx, p, id)
 		if err != nil {
@@ -121,6 +151,17 @@ func (s *Service) SubmitCatalog(ctx context.Context, p Principal, rawURL string)
 		out.Agents = append(out.Agents, *a)
 	}
 	return out, nil
+}
+
+// traceEntries are the entries of a stored trace, [] when it has none.
+func traceEntries(trace json.RawMessage) json.RawMessage {
+	var t struct {
+		Entries json.RawMessage `json:"entries"`
+	}
+	if json.Unmarshal(trace, &t) == nil && len(t.Entries) > 0 && string(t.Entries) != "null" {
+		return t.Entries
+	}
+	return json.RawMessage("[]")
 }
 
 // catalogFailure words a failed crawl of a submitted catalog: a refused

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -105,7 +106,25 @@ type CatalogCrawl struct {
 	// is no longer listed. A failed or cut-short crawl withdraws nothing.
 	Complete    bool
 	NextCrawlAt time.Time
+	// Spend takes up to n units of the budgets registering agents spends,
+	// one per agent about to be registered, and returns how many it
+	// granted and, when fewer, why (docs/security.md "Rate limits"); nil
+	// spends nothing.
+	Spend func(n int) (granted int, why string)
 }
+
+// CatalogWithheld is the outcome of a trace entry whose agent this crawl
+// did not register: a cap (ServiceConfig.CatalogMaxNew, CatalogMaxAgents)
+// or a budget ran out, as its message says. A later crawl registers it
+// when the bounds allow.
+const CatalogWithheld = "withheld"
+
+// Defaults of ServiceConfig.CatalogMaxNew and CatalogMaxAgents
+// (docs/configuration.md "--catalog-max-new", "--catalog-max-agents").
+const (
+	DefaultCatalogMaxNew    = 100
+	DefaultCatalogMaxAgents = 1000
+)
 
 // ErrorClassNotACatalog is the class of a catalog document that was
 // fetched but is not a valid AI Catalog.
@@ -131,6 +150,10 @@ type CatalogRecord struct {
 	Registered []string // ids of the agents it registered
 	Missing    []string // ids of its agents it no longer lists (now missing)
 	Listed     []string // ids of its agents listed again after being missing
+	Withheld   int      // new entries not registered: a cap or a budget ran out
+	// Trace is the crawl's trace as stored: the crawler's, with withheld
+	// entries marked (CatalogWithheld).
+	Trace json.RawMessage
 }
 
 // identity is the card URL, host and bare-host flag an entry registers
@@ -181,10 +204,19 @@ type ownRow struct {
 //     changed gets the new ones (catalog_queries) and a change-log entry,
 //     so the search index reads them again;
 //   - after a Complete crawl, an agent of this catalog it does not list is
-//     marked missing and crawled at once: the crawler records it as
-//     missing, the way a card that answers 404 is recorded, so it goes
-//     failing and then gone by the one rule of recordFailure; an entry
-//     listed again clears the mark and its next crawl recovers it.
+//     marked missing and crawled at once: its card is fetched from its own
+//     URL and only a failing fetch counts, so leaving a catalog never
+//     fails an agent whose card still loads; an inline agent, whose only
+//     source is the catalog, is recorded as missing, the way a card that
+//     answers 404 is, and goes failing and then gone by the one rule of
+//     recordFailure; an entry listed again clears the mark.
+//
+// A catalog speaks for its own origin only: an entry whose card URL is on
+// another origin (scheme, host, port) registers nothing and takes nothing
+// over (docs/threats.md K.102). New agents are bounded per crawl
+// (CatalogMaxNew), per catalog in all (CatalogMaxAgents) and by c.Spend,
+// one unit per agent (docs/threats.md K.97); the entries past a bound are
+// marked withheld in the stored trace and wait for a later crawl.
 //
 // A failed crawl or a 304 changes no agent: a catalog that cannot be read
 // withdraws nothing.
@@ -197,9 +229,10 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 	read := !c.NotModified && c.Error == ""
 	if read {
 		upd["etag"] = c.ETag
-		upd["trace"] = string(c.Trace)
 	}
+	origin := cardurl.Origin(c.URL)
 	var out CatalogRecord
+	spent := 0 // units c.Spend granted: a retried transaction spends them again only past this
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		out = CatalogRecord{}
 		if err := tx.Model(&catalogRow{}).Where("url = ?", c.URL).Updates(upd).Error; err != nil {
@@ -218,27 +251,36 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 			mine[r.CardURL] = r
 		}
 		listed := map[string]bool{}
+		var entries []freshEntry
+		var unknown []string
 		for _, a := range c.Agents {
 			cardURL, host, bare, ok := s.identity(a)
-			if !ok || listed[cardURL] {
-				continue // the trace lists it; the URL policy refuses it here as it would a submission
+			if !ok || listed[cardURL] || cardurl.Origin(cardURL) != origin {
+				// The trace lists it; the URL policy refuses it here as it
+				// would a submission, and another origin's agent is not
+				// this catalog's to register, take over or describe.
+				continue
 			}
 			listed[cardURL] = true
+			entries = append(entries, freshEntry{cardURL, host, bare, a})
+			if _, ok := mine[cardURL]; !ok {
+				unknown = append(unknown, cardURL)
+			}
+		}
+		others, err := agentsByCardURL(tx, unknown)
+		if err != nil {
+			return err
+		}
+		var fresh []freshEntry
+		for _, e := range entries {
+			cardURL, a := e.cardURL, e.a
 			r, ok := mine[cardURL]
 			if !ok {
-				var other ownRow
-				err := tx.Model(&agentRow{}).Select(ownCols).
-					Where("card_url = ?", cardURL).Take(&other).Error
+				other, known := others[cardURL]
 				switch {
-				case errors.Is(err, gorm.ErrRecordNotFound):
-					id, err := s.registerFromCatalog(tx, c.URL, cardURL, host, bare, a, now)
-					if err != nil {
-						return err
-					}
-					out.Registered = append(out.Registered, id)
+				case !known:
+					fresh = append(fresh, e)
 					continue
-				case err != nil:
-					return err
 				case other.CatalogURL == "" || !other.CatalogMissing || Status(other.Status) == StatusRemoved:
 					continue // submitted directly, or listed by the catalog that brought it
 				}
@@ -275,6 +317,14 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 				}
 			}
 		}
+		withheld, err := s.registerFresh(tx, c, fresh, len(own), &spent, &out, now)
+		if err != nil {
+			return err
+		}
+		out.Trace = markWithheld(c.Trace, withheld)
+		if err := tx.Model(&catalogRow{}).Where("url = ?", c.URL).Update("trace", string(out.Trace)).Error; err != nil {
+			return err
+		}
 		if !c.Complete {
 			return nil
 		}
@@ -294,6 +344,133 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 		return CatalogRecord{}, translate(err)
 	}
 	return out, nil
+}
+
+// agentsByCardURL reads the agents with these card URLs, a bounded IN
+// list at a time: a catalog of thousands of entries costs a few queries,
+// not one per entry.
+func agentsByCardURL(tx *gorm.DB, urls []string) (map[string]ownRow, error) {
+	out := make(map[string]ownRow, len(urls))
+	for chunk := range slices.Chunk(urls, 500) {
+		var rows []ownRow
+		if err := tx.Model(&agentRow{}).Select(ownCols).Where("card_url IN ?", chunk).Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.CardURL] = r
+		}
+	}
+	return out, nil
+}
+
+// freshEntry is an agent entry of a crawl with the identity it registers
+// under.
+type freshEntry struct {
+	cardURL, host string
+	bare          bool
+	a             CatalogAgent
+}
+
+// registerFresh registers the crawl's new agents in listing order, as many
+// as the bounds allow: CatalogMaxNew per crawl, CatalogMaxAgents for the
+// catalog in all (owned: the agents it brought so far, removed ones
+// included), then c.Spend, one unit per agent. It returns why each entry
+// past a bound was withheld, by the entry's agent as the trace names it.
+// *spent carries what c.Spend granted over a retried transaction.
+func (s *Service) registerFresh(tx *gorm.DB, c CatalogCrawl, fresh []freshEntry, owned int, spent *int, out *CatalogRecord, now time.Time) (map[string]string, error) {
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	allowed, capWhy := len(fresh), ""
+	if n := s.cfg.CatalogMaxNew; n < allowed {
+		allowed, capWhy = n, fmt.Sprintf("this crawl registered the %d new agents a catalog may register per crawl; a later crawl registers more", n)
+	}
+	if n := max(0, s.cfg.CatalogMaxAgents-owned); n < allowed {
+		allowed, capWhy = n, fmt.Sprintf("the catalog has registered the %d agents a catalog may register in all", s.cfg.CatalogMaxAgents)
+	}
+	granted, budgetWhy := allowed, ""
+	if c.Spend != nil && allowed > *spent {
+		got, why := c.Spend(allowed - *spent)
+		*spent += got
+		if *spent < allowed {
+			budgetWhy = "the submission budget is spent (" + why + "); a later crawl registers more"
+		}
+	}
+	if c.Spend != nil {
+		granted = min(allowed, *spent)
+	}
+	withheld := map[string]string{}
+	for i, f := range fresh {
+		switch {
+		case i < granted:
+			id, err := s.registerFromCatalog(tx, c.URL, f.cardURL, f.host, f.bare, f.a, now)
+			if err != nil {
+				return nil, err
+			}
+			out.Registered = append(out.Registered, id)
+			continue
+		case i < allowed:
+			withheld[f.a.traceName()] = budgetWhy
+		default:
+			withheld[f.a.traceName()] = capWhy
+		}
+		out.Withheld++
+	}
+	return withheld, nil
+}
+
+// traceName is how the crawl's trace names the entry's agent: its URL as
+// listed, or for an inline entry aicatalog.InlineURL of its document.
+func (a CatalogAgent) traceName() string {
+	if a.Card != nil {
+		return aicatalog.InlineURL(a.URL, a.Identifier)
+	}
+	return a.URL
+}
+
+// traceEntry is an entry of the crawler's trace (crawler.CatalogEntry),
+// member for member, so a withheld one is rewritten in the same order.
+type traceEntry struct {
+	Catalog    string `json:"catalog"`
+	Index      int    `json:"index"`
+	Identifier string `json:"identifier,omitempty"`
+	Type       string `json:"type,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Outcome    string `json:"outcome"`
+	Message    string `json:"message,omitempty"`
+	Agent      string `json:"agent,omitempty"`
+}
+
+// markWithheld rewrites the entries of trace whose agent was withheld:
+// outcome CatalogWithheld, the reason as message. Other members are kept
+// as the crawler wrote them.
+func markWithheld(trace json.RawMessage, withheld map[string]string) json.RawMessage {
+	if len(withheld) == 0 {
+		return trace
+	}
+	var doc map[string]json.RawMessage
+	var entries []json.RawMessage
+	if json.Unmarshal(trace, &doc) != nil || json.Unmarshal(doc["entries"], &entries) != nil {
+		return trace
+	}
+	for i, raw := range entries {
+		var e traceEntry
+		if json.Unmarshal(raw, &e) != nil || e.Agent == "" {
+			continue
+		}
+		why, ok := withheld[e.Agent]
+		if !ok || (e.Outcome != "agent" && e.Outcome != "inline") {
+			continue
+		}
+		e.Outcome, e.Message = CatalogWithheld, why
+		entries[i], _ = json.Marshal(e)
+	}
+	doc["entries"], _ = json.Marshal(entries)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return trace
+	}
+	return out
 }
 
 // registerFromCatalog adds a pending public agent a catalog lists.

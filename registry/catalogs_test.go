@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -35,23 +36,25 @@ func TestCatalogRegistersAgents(t *testing.T) {
 		cat := due[0].URL
 		trace := json.RawMessage(`{"entries":[{"outcome":"agent"}]}`)
 		rec, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Domain: "example.com", ETag: `"v1"`, Trace: trace, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+			Agents: []registry.CatalogAgent{{URL: "https://acme.example.com/fx/card.json"}, {URL: "https://acme.example.com/"}, {URL: "not a url"},
+				{URL: "https://a2a.acme.example.com/fx/card.json"}, {URL: "https://acme.example.com:8443/fx/card.json"},
 				{URL: "https://acme.example.com/", Identifier: "inline", Card: []byte(`{}`)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids := rec.Registered
 		// acme.example.com/ is the agent submitted above: left alone; an
-		// inline entry on a bare host's URL names no document.
+		// inline entry on a bare host's URL names no document; entries on
+		// another origin of the domain are not the catalog's to register.
 		if len(ids) != 1 {
 			t.Fatalf("registered %v", ids)
 		}
 		a, err := svc.Get(ctx, admin, ids[0])
-		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://a2a.acme.example.com/fx/card.json" {
+		if err != nil || a.Catalog != cat || a.Status != registry.StatusPending || a.CardURL != "https://acme.example.com/fx/card.json" {
 			t.Fatalf("agent %+v %v", a, err)
 		}
 		rec2, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, NotModified: true, NextCrawlAt: c.Now().Add(time.Hour),
-			Agents: []registry.CatalogAgent{{URL: "https://a2a.acme.example.com/fx/card.json"}}})
+			Agents: []registry.CatalogAgent{{URL: "https://acme.example.com/fx/card.json"}}})
 		if err != nil || len(rec2.Registered) != 0 {
 			t.Fatalf("second crawl: %v %v", rec2, err)
 		}
@@ -240,6 +243,92 @@ func TestCatalogQueries(t *testing.T) {
 		check(nil)
 		if n := len(changes()); n != before+2 {
 			t.Fatalf("dropping the queries logged %d changes, want 1", n-before-1)
+		}
+	})
+}
+
+// Who may take a catalog's agent over by submitting its card URL
+// (docs/threats.md K.102): the origin's owner (an admin, a publisher token
+// scoped to the host) always; anyone when the catalog that registered it
+// is on another origin (a row from before catalogs were held to their
+// origin); nobody else, and nobody for an inline card, whose only source
+// is its catalog. A taken-over agent keeps its id and status, loses the
+// catalog and its phrases, and the catalog never lists it away again.
+func TestSubmitTakesOverCatalogAgent(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		cat := "https://acme.example.com/.well-known/ai-catalog.json"
+		if _, err := svc.Submit(ctx, admin, "acme.example.com", ""); err != nil {
+			t.Fatal(err)
+		}
+		agents := []registry.CatalogAgent{
+			{URL: "https://acme.example.com/a.json", Queries: []string{"find a"}},
+			{URL: "https://acme.example.com/b.json", Queries: []string{"find b"}},
+			{URL: "https://acme.example.com/c.json"},
+			{URL: cat, Identifier: "inline", Card: []byte(`{"name":"x"}`)},
+		}
+		rec, err := svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Trace: json.RawMessage(`{}`), Complete: true,
+			NextCrawlAt: c.Now().Add(time.Hour), Agents: agents})
+		if err != nil || len(rec.Registered) != 4 {
+			t.Fatalf("crawl %+v %v", rec, err)
+		}
+		ids := map[string]string{}
+		for _, id := range rec.Registered {
+			a, _ := svc.Get(ctx, admin, id)
+			ids[a.CardURL] = id
+		}
+		// Anonymous: a duplicate, the catalog on its own origin speaks for it.
+		var dup *registry.DuplicateError
+		if _, err := svc.Submit(ctx, anonymous, "https://acme.example.com/a.json", ""); !errors.As(err, &dup) || dup.AgentID != ids["https://acme.example.com/a.json"] {
+			t.Fatalf("anonymous: %v", err)
+		}
+		// An inline card: a duplicate even for an admin.
+		if _, err := svc.Submit(ctx, admin, cat+"#inline", ""); err == nil {
+			t.Fatal("an inline card's URL was taken over")
+		}
+		// The owner's publisher token, and an admin: taken over.
+		for url, p := range map[string]registry.Principal{"https://acme.example.com/a.json": publisher("acme.example.com"), "https://acme.example.com/b.json": admin} {
+			a, err := svc.Submit(ctx, p, url, "")
+			if err != nil || a.ID != ids[url] || a.Catalog != "" || len(a.CatalogQueries) != 0 || a.Status != registry.StatusPending {
+				t.Fatalf("%s by %s: %+v %v", url, p.Role, a, err)
+			}
+		}
+		// A row a catalog on another origin registered (before the origin
+		// rule): anyone's submission takes it over.
+		if err := s.WriteDB().Exec("UPDATE agents SET catalog_url = ? WHERE id = ?", "https://evil.example.com/.well-known/ai-catalog.json",
+			ids["https://acme.example.com/c.json"]).Error; err != nil {
+			t.Fatal(err)
+		}
+		if a, err := svc.Submit(ctx, anonymous, "https://acme.example.com/c.json", ""); err != nil || a.Catalog != "" {
+			t.Fatalf("legacy squat: %+v %v", a, err)
+		}
+		// The catalog drops a and b and lists b with new phrases: neither
+		// is its any more, so neither is missing nor described by it.
+		rec, err = svc.RecordCatalog(ctx, registry.CatalogCrawl{URL: cat, Trace: json.RawMessage(`{}`), Complete: true,
+			NextCrawlAt: c.Now().Add(time.Hour), Agents: []registry.CatalogAgent{{URL: "https://acme.example.com/b.json", Queries: []string{"stolen"}}, agents[3]}})
+		if err != nil || len(rec.Missing) != 0 || len(rec.Registered) != 0 {
+			t.Fatalf("recrawl %+v %v", rec, err)
+		}
+		for _, u := range []string{"https://acme.example.com/a.json", "https://acme.example.com/b.json"} {
+			if a, _ := svc.Get(ctx, admin, ids[u]); a.CatalogMissing || len(a.CatalogQueries) != 0 || a.Catalog != "" {
+				t.Fatalf("%s after the recrawl: %+v", u, a)
+			}
+		}
+		// The audit says who took each over, from which catalog.
+		entries, _, err := svc.Audit(ctx, admin, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := map[string]any{}
+		for _, e := range entries {
+			if e.Action == "submit" && e.Detail["fromCatalog"] != nil {
+				from[e.AgentID] = e.Detail["fromCatalog"]
+			}
+		}
+		if len(from) != 3 || from[ids["https://acme.example.com/a.json"]] != cat {
+			t.Fatalf("takeover audit entries %v", from)
 		}
 	})
 }

@@ -71,6 +71,10 @@ type Principal struct {
 	TokenID string   // "" for anonymous
 	Name    string   // the token's name, recorded in the audit log
 	Hosts   []string // publisher tokens: the hosts they may act on
+	// Origin, when set, narrows a publisher token to the agents whose card
+	// URL has this origin (scheme://host[:port]): a token a host claim
+	// issued (docs/claims.md).
+	Origin string
 }
 
 // Anonymous is the caller without a token.
@@ -96,13 +100,19 @@ type Agent struct {
 	// LastSuccessAt, FailingSince and ConsecutiveFailures are the fetch
 	// health history: when the card last loaded, since when every fetch has
 	// failed (nil while healthy) and how many failed in a row.
-	LastSuccessAt       *time.Time          `json:"lastSuccessAt"`
-	FailingSince        *time.Time          `json:"failingSince"`
-	ConsecutiveFailures int                 `json:"consecutiveFailures"`
-	VersionSeq          int64               `json:"versionSeq"`
-	Card                *agentcard.Card     `json:"card"`
-	Signatures          []SignatureResult   `json:"signatures"`
-	Problems            []agentcard.Problem `json:"problems"`
+	LastSuccessAt       *time.Time        `json:"lastSuccessAt"`
+	FailingSince        *time.Time        `json:"failingSince"`
+	ConsecutiveFailures int               `json:"consecutiveFailures"`
+	VersionSeq          int64             `json:"versionSeq"`
+	Card                *agentcard.Card   `json:"card"`
+	Signatures          []SignatureResult `json:"signatures"`
+	// NotCovered are the JSON pointers of the members of the current
+	// version that its verifying signature does not cover: not shown,
+	// served, indexed or probed — "not covered by the signature, ignored"
+	// (docs/verification.md). Empty when the signature covers everything
+	// Cardex reads, or nothing verified.
+	NotCovered []string            `json:"notCovered,omitempty"`
+	Problems   []agentcard.Problem `json:"problems"`
 	// CardView is the current version's stored view, set by ListedViews in
 	// place of Card (views.go).
 	CardView *CardView `json:"-"`
@@ -118,13 +128,19 @@ type Agent struct {
 	// entry's identifier).
 	CatalogInline bool `json:"catalogInline,omitempty"`
 	// CatalogMissing: the last complete crawl of the catalog no longer
-	// listed the agent; the crawler records it as missing, as it records
-	// a card that answers 404, until the entry is listed again.
+	// listed the agent. Its card is still fetched from its URL, and only
+	// a failing fetch counts; an inline agent, which has no other source,
+	// is recorded as missing, as a card that answers 404 is, until the
+	// entry is listed again.
 	CatalogMissing bool `json:"catalogMissing,omitempty"`
 	// CatalogQueries are the representativeQueries of the catalog entry
 	// that lists the agent (example questions people would ask to find
 	// it), within aicatalog's bounds; search indexes them as text.
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
+	// AutoApproveHeld says why the approval policy left the agent pending
+	// though its rule applied: its registrable domain had its automatic
+	// approvals of the day (docs/claims.md). A curator decides.
+	AutoApproveHeld string `json:"autoApproveHeld,omitempty"`
 }
 
 // FetchError is the last failed fetch of an agent.
@@ -146,9 +162,11 @@ type SignatureResult struct {
 	Status     string `json:"status"` // verified, invalid, untrusted, error
 	Reason     string `json:"reason,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"` // RFC 7638, when verified
-	// Unsigned are the JSON pointers of members the profile leaves
-	// unsigned: agreeing ones when verified, disagreeing ones when they
-	// made the signature invalid (docs/verification.md).
+	// Unsigned are the JSON pointers of members Cardex reads that the
+	// profile of a verified signature leaves out: not covered by the
+	// signature, ignored (docs/verification.md). Versions judged by an
+	// earlier release may carry the disagreeing ones of an invalid
+	// signature until they are verified again (migrations 00170).
 	Unsigned []string `json:"unsigned,omitempty"`
 }
 

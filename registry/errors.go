@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cardexhq/cardex/cardurl"
 )
@@ -28,7 +29,28 @@ var (
 	// ErrDataDirLocked is returned by Open when another server holds the
 	// data directory's lock file (docs/threats.md F.67).
 	ErrDataDirLocked = errors.New("data directory is locked by another Cardex server")
+	// ErrNoDatabase is returned by Open with OpenOptions.MustExist when
+	// the data directory or the PostgreSQL database holds no Cardex
+	// database yet: the tools that work on a server's store refuse to
+	// create a new, empty one (docs/configuration.md "Exit codes").
+	ErrNoDatabase = errors.New("no Cardex database")
 )
+
+// ErrRateLimited: the request would go past a limit of the registry's own
+// (a claim's verification attempts, a requester's unverified claims, a
+// host's claim fetches); answer 429 with Retry-After (*RetryError).
+var ErrRateLimited = errors.New("rate limited")
+
+// RetryError is ErrRateLimited with the wait and what the client is told.
+type RetryError struct {
+	Wait   time.Duration
+	Detail string
+}
+
+func (e *RetryError) Error() string { return "rate limited: " + e.Detail }
+
+// Is makes errors.Is(err, ErrRateLimited) true.
+func (e *RetryError) Is(target error) bool { return target == ErrRateLimited }
 
 // DuplicateError says the card URL is already registered as AgentID.
 type DuplicateError struct{ AgentID string }

@@ -24,7 +24,7 @@ func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
 var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}, &catalogRow{},
-	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}}
+	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}, &autoApprovalRow{}}
 
 // NormalizeCardURL exposes the URL normalization.
 func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {

@@ -33,12 +33,20 @@ const (
 	// characters, a trailing newline is forgiven, anything much larger is
 	// not a claim token and is not read (too_large).
 	MaxClaimBodyBytes = 256
+	// DefaultClaimAttemptInterval spaces the verification attempts of one
+	// claim: each is a request to the host.
+	DefaultClaimAttemptInterval = 5 * time.Second
+	// DefaultClaimsPending is how many unverified claims one requester may
+	// hold on one host at once.
+	DefaultClaimsPending = 3
 )
 
 // ClaimFetcher fetches a claim URL through the crawler's hardened fetcher
 // and network policy (reserved addresses refused, no redirect to another
 // origin, a body of at most MaxClaimBodyBytes). A failure's error carries
-// the crawler's error class through an ErrorClass method.
+// the crawler's error class through an ErrorClass method; a fetch not sent
+// because the host's claim fetches are at their cap carries a RetryAfter
+// method instead.
 type ClaimFetcher interface {
 	FetchClaim(ctx context.Context, url string) ([]byte, error)
 }
@@ -57,11 +65,17 @@ type HostClaim struct {
 
 // ClaimRequest asks for a claim on Host (host[:port], the port only where it
 // is not the scheme's default) served over Scheme ("https", the default, or
-// "http" where the network policy allows it).
+// "http" where the network policy allows it). Requester is who asks (the
+// rate-limit key of the client's address, or RequesterToken of a token);
+// "" (an admin) is not capped.
 type ClaimRequest struct {
-	Host   string
-	Scheme string
+	Host      string
+	Scheme    string
+	Requester string
 }
+
+// RequesterToken is the requester of a claim asked for with a token.
+func RequesterToken(tokenID string) string { return "token:" + tokenID }
 
 // ClaimedToken is the outcome of a verified claim: the publisher token,
 // shown once, and its record.
@@ -170,10 +184,13 @@ func (s *Service) CreateHostClaim(ctx context.Context, req ClaimRequest) (*HostC
 	var tok [32]byte
 	rand.Read(tok[:])
 	now := s.now()
-	row := hostClaimRow{ID: newID(), Host: authority, ScopeHost: host, Scheme: scheme,
+	row := hostClaimRow{ID: newID(), Host: authority, ScopeHost: host, Scheme: scheme, Requester: req.Requester,
 		Token: base64.RawURLEncoding.EncodeToString(tok[:]), CreatedAt: now, ExpiresAt: now.Add(s.cfg.ClaimTTL)}
 	err = s.store.tx(ctx, func(tx *gorm.DB) error {
 		if err := tx.Where("verified_at IS NULL AND expires_at < ?", now.Add(-claimKeep)).Delete(&hostClaimRow{}).Error; err != nil {
+			return err
+		}
+		if err := s.checkPendingClaims(tx, host, req.Requester, now); err != nil {
 			return err
 		}
 		return tx.Create(&row).Error
@@ -183,6 +200,23 @@ func (s *Service) CreateHostClaim(ctx context.Context, req ClaimRequest) (*HostC
 	}
 	s.log.InfoContext(ctx, "host claim issued", "claim_host", authority)
 	return toHostClaim(&row), nil
+}
+
+// checkPendingClaims refuses a claim past the requester's cap of
+// unverified, unexpired claims on the host (docs/claims.md "Who can stop
+// a claim"): the cap is the requester's own, so nobody else's claims ever
+// count against it. The wait is until the oldest of them expires.
+func (s *Service) checkPendingClaims(tx *gorm.DB, host, requester string, now time.Time) error {
+	if requester == "" {
+		return nil
+	}
+	var pending []time.Time
+	err := tx.Model(&hostClaimRow{}).Where("scope_host = ? AND requester = ? AND verified_at IS NULL AND expires_at > ?", host, requester, now).
+		Order("expires_at").Limit(s.cfg.ClaimsPendingPerRequester).Pluck("expires_at", &pending).Error
+	if err != nil || len(pending) < s.cfg.ClaimsPendingPerRequester {
+		return err
+	}
+	return &RetryError{Wait: pending[0].Sub(now), Detail: "too many unverified claims on this host from this client; verify one or let it expire"}
 }
 
 // HostClaim returns a claim by id (for the web UI's claim page): whoever
@@ -217,11 +251,18 @@ func (s *Service) VerifyHostClaim(ctx context.Context, id string) (*ClaimedToken
 	if !s.now().Before(row.ExpiresAt) {
 		return nil, &ClaimError{Reason: ClaimExpired, Detail: "the claim expired at " + row.ExpiresAt.UTC().Format(time.RFC3339) + "; ask for a new one"}
 	}
+	if err := s.spendClaimAttempt(ctx, &row); err != nil {
+		return nil, err
+	}
 	u := claimURL(&row)
 	body, err := s.cfg.ClaimFetcher.FetchClaim(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var busy interface{ RetryAfter() time.Duration }
+		if errors.As(err, &busy) {
+			return nil, &RetryError{Wait: busy.RetryAfter(), Detail: "too many claim verifications in flight to this host; try again later"}
 		}
 		ce := &ClaimError{Reason: ClaimFetchFailed, Detail: "fetching " + u + " failed"}
 		var classed interface{ ErrorClass() string }
@@ -238,7 +279,8 @@ func (s *Service) VerifyHostClaim(ctx context.Context, id string) (*ClaimedToken
 	}
 	now := s.now()
 	exp := now.Add(s.cfg.PublisherTokenTTL)
-	secret, tok, err := s.newToken(TokenRequest{Role: RolePublisher, Hosts: []string{row.ScopeHost}, ExpiresAt: &exp}, row.ID)
+	secret, tok, err := s.newToken(TokenRequest{Role: RolePublisher, Hosts: []string{row.ScopeHost}, ExpiresAt: &exp,
+		Origin: row.Scheme + "://" + row.Host}, row.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -258,4 +300,38 @@ func (s *Service) VerifyHostClaim(ctx context.Context, id string) (*ClaimedToken
 	}
 	s.log.InfoContext(ctx, "host claim verified", "claim_host", row.Host, "token_id", tok.ID)
 	return &ClaimedToken{Host: row.Host, PublisherToken: secret, Token: toToken(&tok)}, nil
+}
+
+// spendClaimAttempt records a verification attempt of the claim, or
+// refuses it when the last one is less than ClaimAttemptInterval ago: one
+// conditional update, so concurrent attempts (in this process or in
+// replicas sharing the database) cannot both pass. Only the holder of the
+// claim's id can spend its attempts.
+func (s *Service) spendClaimAttempt(ctx context.Context, row *hostClaimRow) error {
+	now := s.now()
+	every := s.cfg.ClaimAttemptInterval
+	var res *gorm.DB
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		res = tx.Model(&hostClaimRow{}).Where("id = ? AND verified_at IS NULL AND (last_attempt_at IS NULL OR last_attempt_at <= ?)", row.ID, now.Add(-every)).
+			Update("last_attempt_at", now)
+		return res.Error
+	})
+	if err != nil {
+		return translate(err)
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	var cur hostClaimRow
+	if err := s.store.read(ctx).Where("id = ?", row.ID).Take(&cur).Error; err != nil {
+		return translate(err)
+	}
+	if cur.VerifiedAt != nil {
+		return &ClaimError{Reason: ClaimReplayed, Detail: "this claim was verified already; a claim issues one token"}
+	}
+	wait := every
+	if cur.LastAttemptAt != nil {
+		wait = cur.LastAttemptAt.Add(every).Sub(now)
+	}
+	return &RetryError{Wait: max(wait, time.Second), Detail: "this claim was tried less than " + every.String() + " ago; try again later"}
 }

@@ -118,7 +118,7 @@ func (s *Service) RequestCrawl(ctx context.Context, p Principal, id string) (*Ag
 		return nil, err
 	}
 	return s.update(ctx, p, id, "crawl", "", nil, func(r *agentRow) (map[string]any, string, error) {
-		if !p.isAdmin() && !p.owns(r.Host) {
+		if !p.isAdmin() && !p.owns(r.Host, r.CardURL) {
 			return nil, "", ErrForbidden
 		}
 		if st := Status(r.Status); st == StatusRemoved || st == StatusRejected {

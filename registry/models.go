@@ -45,6 +45,7 @@ type agentRow struct {
 	CatalogCard         []byte    // an inline entry's card, from the catalog document (migrations 00080)
 	CatalogMissing      bool      // the catalog's last complete crawl did not list it (migrations 00080)
 	CatalogQueries      *string   // JSON array: the catalog entry's representativeQueries, nil when none (migrations 00100)
+	AutoApproveHeld     string    // why the approval policy left it pending (the daily bound per domain), "" otherwise (migrations 00140)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time
 	ProbeLeaseOwner string
@@ -72,6 +73,9 @@ type versionRow struct {
 	Problems        string // JSON []agentcard.Problem
 	Card            string // JSON agentcard.Card, or "null"
 	Diff            string // JSON []agentcard.Change from the previous version
+	// Reverify: the version is to be judged again from its bytes
+	// (migrations 00170, StoredToReverify); cleared by any new verdict.
+	Reverify bool
 }
 
 func (versionRow) TableName() string { return "card_versions" }
@@ -100,6 +104,20 @@ type verdict struct {
 	Thumbprints []string          `json:"thumbprints"`
 }
 
+// notCovered is what the signature that makes Cardex's view of the card
+// (the verified one under the verdict's profile) leaves out.
+func (v verdict) notCovered() []string {
+	if v.Profile == "" {
+		return nil
+	}
+	for _, s := range v.Signatures {
+		if s.Status == string(TrustVerified) && s.Profile == v.Profile {
+			return s.Unsigned
+		}
+	}
+	return nil
+}
+
 type fetchRow struct {
 	ID         int64 `gorm:"primaryKey"`
 	AgentID    string
@@ -126,6 +144,7 @@ type tokenRow struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	ClaimID    string // the host claim it was issued for, "" when an admin made it
+	Origin     string // scheme://host[:port] a claim's token acts on; "" is the whole host
 }
 
 func (tokenRow) TableName() string { return "tokens" }
@@ -141,6 +160,10 @@ type hostClaimRow struct {
 	ExpiresAt  time.Time
 	VerifiedAt *time.Time
 	TokenID    string // the publisher token issued at verification
+	// Requester is who asked: the rate-limit key of the client address, or
+	// token:{id}; unverified claims are capped per scope host and requester.
+	Requester     string
+	LastAttemptAt *time.Time // the last verification fetch, to space attempts
 }
 
 func (hostClaimRow) TableName() string { return "host_claims" }
@@ -192,7 +215,7 @@ type probeIfaceRow struct {
 	AgentID         string `gorm:"primaryKey"`
 	URL             string `gorm:"column:url;primaryKey"`
 	Binding         string `gorm:"primaryKey"`
-	ProtocolVersion string
+	ProtocolVersion string `gorm:"primaryKey"` // migrations 00171
 	Outcome         string
 	ErrorClass      string
 	LatencyMS       int64 `gorm:"column:latency_ms"`
@@ -216,3 +239,13 @@ type probeDayRow struct {
 }
 
 func (probeDayRow) TableName() string { return "probe_days" }
+
+// autoApprovalRow counts the automatic approvals of one registrable domain
+// on one UTC day (migrations 00140; autoapprove.go).
+type autoApprovalRow struct {
+	Domain    string `gorm:"primaryKey"`
+	Day       string `gorm:"primaryKey"`
+	Approvals int
+}
+
+func (autoApprovalRow) TableName() string { return "auto_approvals" }

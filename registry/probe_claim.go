@@ -46,6 +46,35 @@ type DueProbe struct {
 	Liveness   LivenessState
 	LeaseUntil time.Time
 	Interfaces []agentcard.Interface
+	// CuratorApproved is true when the approval that made the agent public
+	// was a curator's (an admin's approve or restore), not the
+	// --auto-approve policy's: only then are interfaces off the card's
+	// registrable domain probed (docs/liveness.md, docs/threats.md K.99).
+	CuratorApproved bool
+}
+
+// approvalActionsSQL reads the audit entries that can make an agent
+// approved, oldest first: the last one per agent says who approved it.
+const approvalActionsSQL = `SELECT agent_id, action FROM audit_log WHERE agent_id IN ? AND action IN ?
+	ORDER BY agent_id, seq`
+
+// curatorApproved maps each of ids to whether its latest approval was a
+// curator's: an `approve` or `restore` entry by a person or token, not an
+// `auto-approve` entry of the policy (docs/claims.md).
+func curatorApproved(tx *gorm.DB, ids []string) (map[string]bool, error) {
+	var rows []struct {
+		AgentID string
+		Action  string
+	}
+	actions := []string{string(ActionApprove), string(ActionRestore), ActionAutoApprove}
+	if err := tx.Raw(approvalActionsSQL, ids, actions).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ids))
+	for _, r := range rows {
+		out[r.AgentID] = r.Action != ActionAutoApprove
+	}
+	return out, nil
 }
 
 // ClaimProbes leases up to limit agents due for a liveness probe to owner
@@ -148,9 +177,14 @@ func probesClaimed(tx *gorm.DB, ids []string, owner string, until time.Time) ([]
 	if err != nil {
 		return nil, err
 	}
+	curated, err := curatorApproved(tx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]DueProbe, 0, len(rows))
 	for _, r := range rows {
-		d := DueProbe{ID: r.ID, Host: r.Host, Failures: r.ProbeFailures, Liveness: LivenessState(r.Liveness), LeaseUntil: until}
+		d := DueProbe{ID: r.ID, Host: r.Host, Failures: r.ProbeFailures, Liveness: LivenessState(r.Liveness), LeaseUntil: until,
+			CuratorApproved: curated[r.ID]}
 		var c agentcard.Card
 		if json.Unmarshal([]byte(r.Card), &c) == nil {
 			d.Interfaces = c.Interfaces
@@ -166,4 +200,16 @@ func (s *Service) ReleaseProbeLeases(ctx context.Context, owner string) error {
 	return s.store.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Exec("UPDATE agents SET probe_lease_owner = '', probe_lease_until = NULL WHERE probe_lease_owner = ?", owner).Error
 	})
+}
+
+// ProbeLeaseHeld reports whether owner still holds agent id's probe lease:
+// false once an admin turned its probing off, it left approval, or another
+// prober took it over. The prober asks between the interfaces of a round,
+// so turning probing off stops a round in flight within one probe timeout
+// (docs/liveness.md, docs/threats.md K.98).
+func (s *Service) ProbeLeaseHeld(ctx context.Context, owner, id string, now time.Time) (bool, error) {
+	var n int64
+	err := s.store.read(ctx).Raw(`SELECT COUNT(*) FROM agents WHERE id = ? AND probe_lease_owner = ? AND probe_lease_until > ?
+		AND status = 'approved' AND probe_disabled = ?`, id, owner, utc(now), false).Scan(&n).Error
+	return n > 0, translate(err)
 }

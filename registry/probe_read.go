@@ -26,7 +26,7 @@ const uptimeStripDays = 30
 func (s *Service) livenessDetail(db *gorm.DB, id string, l *Liveness) error {
 	now := s.now()
 	var ifaces []probeIfaceRow
-	if err := db.Where("agent_id = ?", id).Order("url, binding").Find(&ifaces).Error; err != nil {
+	if err := db.Where("agent_id = ?", id).Order("url, binding, protocol_version").Find(&ifaces).Error; err != nil {
 		return translate(err)
 	}
 	l.Interfaces = make([]InterfaceLiveness, len(ifaces))

@@ -29,6 +29,15 @@ type ProbeRound struct {
 	// back-off and Retry-After).
 	Next   time.Time
 	Probes []ProbeResult
+	// Unfinished are interfaces the round meant to probe but did not (its
+	// deadline came, or their host's share was taken): each keeps its last
+	// verdict instead of being dropped like an interface no longer probed.
+	Unfinished []ProbeTarget
+}
+
+// ProbeTarget names one interface of an agent.
+type ProbeTarget struct {
+	URL, Binding, ProtocolVersion string
 }
 
 // maxProbeMessage bounds the stored message of a probe.
@@ -99,10 +108,12 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 	if err := tx.Where("agent_id = ?", a.ID).Find(&prev).Error; err != nil {
 		return "", err
 	}
-	type key struct{ url, binding string }
+	// An interface is its URL, binding and protocol version: one URL
+	// listed for 1.0 and 0.3 is two interfaces (migrations 00171).
+	type key struct{ url, binding, version string }
 	old := make(map[key]probeIfaceRow, len(prev))
 	for _, p := range prev {
-		old[key{p.URL, p.Binding}] = p
+		old[key{p.URL, p.Binding, p.ProtocolVersion}] = p
 	}
 	rows := make([]probeRow, 0, len(r.Probes))
 	ifaces := make([]probeIfaceRow, 0, len(r.Probes))
@@ -114,7 +125,7 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 		ms := p.Latency.Milliseconds()
 		rows = append(rows, probeRow{AgentID: a.ID, At: at, URL: p.URL, Binding: p.Binding, ProtocolVersion: p.ProtocolVersion,
 			Outcome: p.Outcome, ErrorClass: p.ErrorClass, LatencyMS: ms, HTTPStatus: p.HTTPStatus, RPCCode: p.RPCCode, Message: msg})
-		k := key{p.URL, p.Binding}
+		k := key{p.URL, p.Binding, p.ProtocolVersion}
 		if keep[k] {
 			continue // the same interface listed twice is probed and kept once
 		}
@@ -148,6 +159,15 @@ func (s *Service) recordRound(tx *gorm.DB, a *agentRow, r ProbeRound) (LivenessS
 			day.Nonconformant++
 		default:
 			day.Down++
+		}
+	}
+	// Interfaces the round left keep their last verdict (ProbeRound.Unfinished).
+	for _, u := range r.Unfinished {
+		k := key{u.URL, u.Binding, u.ProtocolVersion}
+		if o, had := old[k]; had && !keep[k] {
+			keep[k] = true
+			ifaces = append(ifaces, o)
+			outcomes = append(outcomes, o.Outcome)
 		}
 	}
 	if len(rows) > 0 {

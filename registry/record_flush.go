@@ -58,7 +58,7 @@ func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
 		}
 	}
 	for _, v := range w.verdicts {
-		if err := tx.Exec("UPDATE card_versions SET trust = ?, verdict = ? WHERE agent_id = ? AND seq = ?",
+		if err := tx.Exec("UPDATE card_versions SET trust = ?, verdict = ?, reverify = FALSE WHERE agent_id = ? AND seq = ?",
 			v.trust, v.verdict, v.agentID, v.seq).Error; err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ var agentColumnTypes = map[string]string{
 	"fetched_url": "text", "health": "text", "trust": "text", "updated_at": "timestamptz",
 	"latest_version_seq": "bigint", "last_changed_at": "timestamptz", "candidate_version_seq": "bigint",
 	"needs_review": "boolean", "current_version_seq": "bigint", "verified_thumbprints": "text", "name": "text",
-	"status": "text", // approval by policy (autoapprove.go)
+	"status": "text", "auto_approve_held": "text", // approval by policy (autoapprove.go)
 }
 
 // updateAgents writes the batch's agent updates with one UPDATE … FROM a

@@ -347,3 +347,71 @@ func TestFailureDetailsAreForAdmins(t *testing.T) {
 		}
 	})
 }
+
+// Declining a flagged candidate (docs/api.md "Curation and visibility"):
+// reject with the candidate's versionSeq keeps the last verified version
+// current and the agent approved, clears the flag while the host keeps
+// serving the declined card, flags again when the card changes, and the
+// audit log says who declined which version.
+func TestDeclineFlaggedCandidate(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		a := mustSubmit(t, svc, "https://a.example.com/")
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON("A", "1"), registry.TrustVerified, "K1"))
+		if _, err := svc.Act(ctx, admin, a.ID, registry.ActionApprove, registry.ActionRequest{VersionSeq: seq(1)}); err != nil {
+			t.Fatal(err)
+		}
+		makeDue(c)
+		unsigned := cardJSON("A", "2-unsigned")
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), unsigned, registry.TrustUnsigned))
+		if got, _ := svc.Get(ctx, admin, a.ID); !got.NeedsReview || got.VersionSeq != 1 {
+			t.Fatalf("not flagged: %+v", got)
+		}
+		_, before := changeKinds(t, svc, 0)
+		// A decision bound to another version is a conflict, as for approve.
+		var vc *registry.VersionConflictError
+		if _, err := svc.Act(ctx, admin, a.ID, registry.ActionReject, registry.ActionRequest{VersionSeq: seq(1)}); !errors.As(err, &vc) || vc.CurrentVersionSeq != 2 {
+			t.Fatalf("decline of the current version: %v", err)
+		}
+		got, err := svc.Act(ctx, admin, a.ID, registry.ActionReject, registry.ActionRequest{VersionSeq: seq(2), Reason: "not signed by the publisher"})
+		if err != nil || got.Status != registry.StatusApproved || got.NeedsReview || got.VersionSeq != 1 ||
+			got.Trust != registry.TrustVerified || got.Card.Version != "1" {
+			t.Fatalf("decline: %+v, %v", got, err)
+		}
+		// Repeating it is a no-op: nothing is flagged any more.
+		if _, err := svc.Act(ctx, admin, a.ID, registry.ActionReject, registry.ActionRequest{}); !errors.Is(err, registry.ErrInvalidTransition) {
+			t.Fatalf("second decline: %v", err)
+		}
+		page, err := svc.AuditLog(ctx, admin, registry.AuditQuery{AgentID: a.ID, Actions: []string{"reject"}})
+		if err != nil || len(page.Entries) != 1 {
+			t.Fatalf("audit: %+v, %v", page, err)
+		}
+		e := page.Entries[0]
+		if e.ActorName != admin.Name || e.Reason != "not signed by the publisher" || e.Detail["from"] != "approved" || e.Detail["to"] != "approved" ||
+			e.Detail["declinedVersionSeq"] != float64(2) || e.Detail["currentVersionSeq"] != float64(1) {
+			t.Fatalf("audit entry %+v", e)
+		}
+		// Nothing listed or read changed: no change-log entry.
+		if kinds, _ := changeKinds(t, svc, before); len(kinds) != 0 {
+			t.Fatalf("decline wrote changes %v", kinds)
+		}
+		// The host keeps serving the declined card: still declined.
+		makeDue(c)
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), unsigned, registry.TrustUnsigned))
+		if got, _ := svc.Get(ctx, admin, a.ID); got.NeedsReview || got.VersionSeq != 1 {
+			t.Fatalf("the declined card flagged again: %+v", got)
+		}
+		// A card that changes again is reviewed again.
+		makeDue(c)
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON("A", "3-unsigned"), registry.TrustUnsigned))
+		if got, _ := svc.Get(ctx, admin, a.ID); !got.NeedsReview || got.VersionSeq != 1 {
+			t.Fatalf("a changed card is not flagged: %+v", got)
+		}
+		vs, _ := svc.Versions(ctx, admin, a.ID)
+		if vs[0].Seq != 3 || !vs[0].Candidate || !vs[len(vs)-1].Current {
+			t.Fatalf("versions %+v", vs)
+		}
+	})
+}

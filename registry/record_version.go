@@ -221,18 +221,23 @@ func reverify(r *agentRow, v *versionRow, res FetchResult, upd map[string]any, w
 
 // versionDiff is agentcard.Diff from the previous version, plus key-changed
 // when the keys that verified differ (agentcard compares declared kids
-// only). The previous card is re-parsed from its stored bytes so the diff
-// sees its signatures, which the stored JSON model leaves out.
+// only). The previous card's signatures, which the stored JSON model
+// leaves out, are re-parsed from its stored bytes.
 func versionDiff(prev *versionRow, card *agentcard.Card, thumbs []string) []agentcard.Change {
 	if prev == nil {
 		return nil
 	}
-	var old *agentcard.Card
+	// The stored card is Cardex's view of the version (for a verified
+	// card, what its signature covers: docs/verification.md); its
+	// signatures come from the stored bytes.
+	old := &agentcard.Card{}
+	stored := json.Unmarshal([]byte(prev.Card), old) == nil && prev.Card != "null"
 	if p, err := agentcard.Parse(prev.Raw, agentcard.Options{CardURL: prev.FetchedURL}); err == nil {
-		old = p.Card
-	} else {
-		old = &agentcard.Card{}
-		_ = json.Unmarshal([]byte(prev.Card), old)
+		if stored {
+			old.Signatures = p.Card.Signatures
+		} else {
+			old = p.Card
+		}
 	}
 	diff := agentcard.Diff(old, card)
 	var pv verdict

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/cardexhq/cardex/cardurl"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -34,14 +35,31 @@ type ServiceConfig struct {
 	// CatalogInterval is when a submitted catalog is crawled again (the
 	// crawler's interval, --crawl-interval). Zero means one hour.
 	CatalogInterval time.Duration
+	// CatalogMaxNew bounds the agents one crawl of a catalog registers
+	// (--catalog-max-new); CatalogMaxAgents the agents a catalog registers
+	// in all (--catalog-max-agents). Zero means the Default values
+	// (docs/threats.md K.97).
+	CatalogMaxNew    int
+	CatalogMaxAgents int
 	// ClaimTTL is how long a host claim may be verified. Zero means
 	// DefaultClaimTTL.
 	ClaimTTL time.Duration
 	// PublisherTokenTTL is the life of a publisher token issued by a
 	// verified claim. Zero means DefaultPublisherTokenTTL.
 	PublisherTokenTTL time.Duration
+	// ClaimAttemptInterval spaces the verification attempts of one claim
+	// (--claim-verify-interval). Zero means DefaultClaimAttemptInterval.
+	ClaimAttemptInterval time.Duration
+	// ClaimsPendingPerRequester caps the unverified, unexpired claims one
+	// requester (a client address or a token) holds on one host
+	// (--claim-pending-per-client). Zero means DefaultClaimsPending.
+	ClaimsPendingPerRequester int
 	// AutoApprove is the approval policy (--auto-approve); "" means never.
 	AutoApprove AutoApprove
+	// AutoApprovePerDomain bounds the automatic approvals per registrable
+	// domain and UTC day (--auto-approve-per-domain). Zero means
+	// DefaultAutoApprovePerDomain (docs/claims.md).
+	AutoApprovePerDomain int
 	// SessionIdle ends an admin web session after this long without a
 	// request (--session-idle). Zero means DefaultSessionIdle.
 	SessionIdle time.Duration
@@ -86,8 +104,23 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	if cfg.CatalogInterval <= 0 {
 		cfg.CatalogInterval = time.Hour
 	}
+	if cfg.CatalogMaxNew <= 0 {
+		cfg.CatalogMaxNew = DefaultCatalogMaxNew
+	}
+	if cfg.CatalogMaxAgents <= 0 {
+		cfg.CatalogMaxAgents = DefaultCatalogMaxAgents
+	}
+	if cfg.AutoApprovePerDomain <= 0 {
+		cfg.AutoApprovePerDomain = DefaultAutoApprovePerDomain
+	}
 	if cfg.ClaimTTL <= 0 {
 		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.ClaimAttemptInterval <= 0 {
+		cfg.ClaimAttemptInterval = DefaultClaimAttemptInterval
+	}
+	if cfg.ClaimsPendingPerRequester <= 0 {
+		cfg.ClaimsPendingPerRequester = DefaultClaimsPending
 	}
 	if cfg.PublisherTokenTTL <= 0 {
 		cfg.PublisherTokenTTL = DefaultPublisherTokenTTL
@@ -170,10 +203,13 @@ func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason str
 
 func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }
 
-// owns reports whether p is a publisher token scoped to host (docs/threats.md
-// I.79: exact host match).
-func (p Principal) owns(host string) bool {
-	return p.Role == RolePublisher && slices.Contains(p.Hosts, host)
+// owns reports whether p is a publisher token scoped to the agent with
+// this host and card URL (docs/threats.md I.79: exact host match; K.104: a
+// token a claim issued acts only on its claim's origin, scheme, host and
+// port).
+func (p Principal) owns(host, cardURL string) bool {
+	return p.Role == RolePublisher && slices.Contains(p.Hosts, host) &&
+		(p.Origin == "" || cardurl.Origin(cardURL) == p.Origin)
 }
 
 func jsonList(v []string) string {

@@ -37,6 +37,13 @@ type OpenOptions struct {
 	// holding the write lock before failing with ErrUnavailable (F.63).
 	// Zero means 5 s.
 	BusyTimeout time.Duration
+	// MustExist refuses to create a database: with SQLite the file
+	// {DataDir}/cardex.db must exist, with PostgreSQL the database must
+	// already carry Cardex's migrations; otherwise Open returns
+	// ErrNoDatabase. Tools that act on a server's store (token, reindex)
+	// set it, so a mistyped --data does not print a token for a database
+	// no server reads.
+	MustExist bool
 }
 
 // Dialect names.
@@ -70,6 +77,12 @@ func Open(ctx context.Context, o OpenOptions) (*Store, error) {
 		s   *Store
 		err error
 	)
+	if o.MustExist && o.DatabaseURL == "" {
+		path := filepath.Join(o.DataDir, sqliteFile)
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%w in --data %s (%s does not exist)", ErrNoDatabase, o.DataDir, path)
+		}
+	}
 	if o.DatabaseURL != "" {
 		s, err = openPostgres(o.DatabaseURL)
 	} else {
@@ -77,6 +90,12 @@ func Open(ctx context.Context, o OpenOptions) (*Store, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if o.MustExist && o.DatabaseURL != "" {
+		if err := s.mustBeMigrated(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.log = log
 	if err := s.Migrate(ctx); err != nil {
@@ -147,6 +166,24 @@ func sqliteDSN(path string, busy time.Duration, readOnly bool) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
+// sqliteFile is the SQLite database's name inside the data directory.
+const sqliteFile = "cardex.db"
+
+// mustBeMigrated returns ErrNoDatabase unless the PostgreSQL database
+// already holds goose's version table, i.e. Cardex migrated it before.
+func (s *Store) mustBeMigrated(ctx context.Context) error {
+	var n int64
+	err := s.rsql.QueryRowContext(ctx,
+		`SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'goose_db_version'`).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w in --database-url (no Cardex tables in that database)", ErrNoDatabase)
+	}
+	return nil
+}
+
 func openSQLite(o OpenOptions) (*Store, error) {
 	if o.DataDir == "" {
 		return nil, errors.New("open store: no data directory and no database URL")
@@ -166,7 +203,7 @@ func openSQLite(o OpenOptions) (*Store, error) {
 	if busy <= 0 {
 		busy = 5 * time.Second
 	}
-	path := filepath.Join(o.DataDir, "cardex.db")
+	path := filepath.Join(o.DataDir, sqliteFile)
 	w, err := sql.Open("sqlite3", sqliteDSN(path, busy, false))
 	if err != nil {
 		unlock()

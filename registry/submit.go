@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -16,6 +17,8 @@ import (
 // agent's URL answers ErrAgentRemoved until an admin restores it. Only
 // admins may submit with visibility internal; a publisher token only on its
 // own hosts, and the agent remembers it (approval by policy, autoapprove.go).
+// The origin's owner's submission of a URL a catalog registered takes the
+// agent over instead of answering a duplicate (takeOver).
 func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Visibility) (*Agent, error) {
 	switch vis {
 	case "":
@@ -32,7 +35,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	if err != nil {
 		return nil, err
 	}
-	if p.Role == RolePublisher && !p.owns(cu.Host) {
+	if p.Role == RolePublisher && !p.owns(cu.Host, cu.URL) {
 		// A publisher token acts on its own hosts only (docs/threats.md
 		// I.79), submissions included.
 		return nil, ErrForbidden
@@ -47,7 +50,16 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		Status: string(StatusPending), Visibility: string(vis), Health: string(HealthUnknown), Trust: string(TrustUnknown),
 		NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now,
 	}
+	taken := false
 	err = s.store.tx(ctx, func(tx *gorm.DB) error {
+		r, err := s.takeOver(tx, p, cu, submitter, now)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			taken, row = true, *r
+			return nil
+		}
 		if err := existing(tx, cu.URL); err != nil {
 			return err
 		}
@@ -77,8 +89,48 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	if err != nil {
 		return nil, err
 	}
-	s.log.InfoContext(ctx, "agent submitted", "agent_id", row.ID, "card_url", cu.URL, "actor", actorName(p))
+	s.log.InfoContext(ctx, "agent submitted", "agent_id", row.ID, "card_url", cu.URL, "actor", actorName(p), "taken_from_catalog", taken)
 	return s.agentRecord(s.store.read(ctx), p, &row)
+}
+
+// takeOver makes a catalog's agent directly submitted when its origin's
+// owner submits its card URL (docs/threats.md K.102): an admin, a
+// publisher token scoped to its host (a claim's token), or anyone when the
+// catalog that registered it is on another origin (registered before a
+// catalog was held to its own origin). The agent keeps its id, status and
+// history; it leaves the catalog, which no longer lists it away nor sets
+// its search phrases, and is fetched now. It returns nil when the URL is
+// not such an agent (the caller answers as for any known URL).
+func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, submitter string, now time.Time) (*agentRow, error) {
+	var r agentRow
+	err := tx.Where("card_url = ?", cu.URL).Take(&r).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case r.CatalogURL == "" || r.CatalogCard != nil || Status(r.Status) == StatusRemoved:
+		return nil, nil // submitted directly, an inline card (the catalog is its only source), or removed
+	case !p.isAdmin() && !p.owns(cu.Host, cu.URL) && cardurl.Origin(r.CatalogURL) == cardurl.Origin(cu.URL):
+		return nil, nil
+	}
+	upd := map[string]any{"catalog_url": "", "catalog_missing": false, "catalog_queries": nil,
+		"submitter_token_id": submitter, "next_fetch_at": now, "updated_at": now}
+	if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(upd).Error; err != nil {
+		return nil, err
+	}
+	detail := map[string]any{"cardUrl": cu.URL, "visibility": r.Visibility, "fromCatalog": r.CatalogURL}
+	if err := s.addAudit(tx, p, "submit", r.ID, "", detail, now); err != nil {
+		return nil, err
+	}
+	// Its catalog's search phrases leave the index with it.
+	if err := s.addChange(tx, &r, &r, ChangeChanged, now); err != nil {
+		return nil, err
+	}
+	if err := tx.Where("id = ?", r.ID).Take(&r).Error; err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // existing answers nil when no agent has this card URL, ErrAgentRemoved for

@@ -79,7 +79,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		return Principal{}, ErrUnauthorized
 	}
 	s.touchToken(ctx, &row, now)
-	return Principal{Role: Role(row.Role), TokenID: row.ID, Name: row.Name, Hosts: parseList(row.Hosts)}, nil
+	return Principal{Role: Role(row.Role), TokenID: row.ID, Name: row.Name, Hosts: parseList(row.Hosts), Origin: row.Origin}, nil
 }
 
 // touchToken records last use cheaply: skipped when this process or the
@@ -159,7 +159,7 @@ func (s *Service) newToken(req TokenRequest, claimID string) (string, tokenRow, 
 		return "", tokenRow{}, invalidField("/name", "pattern", "a token name is 1–64 letters, digits, '.', '_' or '-'")
 	}
 	row := tokenRow{ID: id, Name: name, Role: string(req.Role), Hosts: jsonList(hosts), Hash: hashSecret(secret),
-		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt), ClaimID: claimID}
+		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt), ClaimID: claimID, Origin: req.Origin}
 	return tokenPrefix + id + "_" + secret, row, nil
 }
 
@@ -173,6 +173,9 @@ func (s *Service) insertToken(tx *gorm.DB, actor Principal, row *tokenRow) error
 		return err
 	}
 	detail := map[string]any{"tokenId": row.ID, "name": row.Name, "role": row.Role, "hosts": parseList(row.Hosts)}
+	if row.Origin != "" {
+		detail["origin"] = row.Origin
+	}
 	if row.ClaimID != "" {
 		detail["claimId"] = row.ClaimID
 	}
@@ -188,7 +191,7 @@ func normalizeTokenHost(h string) (string, error) {
 }
 
 func toToken(r *tokenRow) Token {
-	return Token{ID: r.ID, Name: r.Name, Role: Role(r.Role), Hosts: parseList(r.Hosts), CreatedAt: r.CreatedAt.UTC(),
+	return Token{ID: r.ID, Name: r.Name, Role: Role(r.Role), Hosts: parseList(r.Hosts), Origin: r.Origin, CreatedAt: r.CreatedAt.UTC(),
 		LastUsedAt: utcPtr(r.LastUsedAt), ExpiresAt: utcPtr(r.ExpiresAt), RevokedAt: utcPtr(r.RevokedAt)}
 }
 

@@ -102,6 +102,7 @@ type Token struct {
 	Name       string     `json:"name"`
 	Role       Role       `json:"role"`
 	Hosts      []string   `json:"hosts"`
+	Origin     string     `json:"origin,omitempty"` // a claim's token: the one origin it acts on
 	CreatedAt  time.Time  `json:"createdAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	ExpiresAt  *time.Time `json:"expiresAt"`
@@ -115,6 +116,9 @@ type TokenRequest struct {
 	Name      string
 	Hosts     []string
 	ExpiresAt *time.Time
+	// Origin narrows a publisher token to one origin of its host (set for
+	// the token of a host claim).
+	Origin string
 }
 
 // AuditEntry is one admin action in the audit log.
@@ -150,8 +154,9 @@ type DueAgent struct {
 	// (nil otherwise): the crawler parses and verifies these bytes instead
 	// of fetching CardURL, which names the catalog entry, not a card.
 	CatalogCard []byte
-	// CatalogMissing: the agent's catalog no longer lists it; the crawler
-	// fetches nothing and records the attempt as ErrorClassNotListed.
+	// CatalogMissing: the agent's catalog no longer lists it. For an
+	// inline agent the crawler fetches nothing and records the attempt as
+	// ErrorClassNotListed; an agent with a card URL is fetched as always.
 	CatalogMissing bool
 	Catalog        string // the catalog that brought the agent, "" otherwise
 }

@@ -220,7 +220,8 @@ func (p Principal) mayRead(x audience) bool {
 	case x.status == StatusRemoved:
 		return false
 	case x.visibility == VisibilityInternal:
-		return p.Role == RoleReader || p.owns(x.host)
+		// The publisher tokens that list it (host terms) read it.
+		return p.Role == RoleReader || (p.Role == RolePublisher && slices.Contains(p.Hosts, x.host))
 	}
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentcard/strictjson"
 )
 
@@ -100,6 +101,20 @@ func SignedTree(profile Profile, card *strictjson.Value) *strictjson.Value {
 		return pruneMessage(card, agentCardMsg, true, true)
 	}
 	return withoutSignatures(card)
+}
+
+// View is Cardex's view of a card verified under profile
+// (docs/verification.md): the card normalized from the members the
+// signature covers (SignedTree), not from the whole document. Under the
+// sdk profiles, whose signers remove empty values before signing, empty
+// elements (an empty skill, an interface's empty URL, "" among modes) are
+// left out too: they were never signed.
+func View(profile Profile, parsed *agentcard.Parsed, opts agentcard.Options) *agentcard.Card {
+	if parsed == nil {
+		return nil
+	}
+	opts.DropEmpty = profile == ProfileSDK || profile == ProfilePythonLegacy
+	return agentcard.SignedView(parsed, SignedTree(profile, parsed.Tree), opts)
 }
 
 // jcsBytes serializes tree with RFC 8785 (members sorted by UTF-16 code

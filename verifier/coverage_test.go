@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,10 @@ func signedWith(t *testing.T, p Profile, card string) (string, []byte) {
 	return withSignatures(card, "["+sigEntry(prot, sig)+"]"), publicJWKS(t, k, "k1", "ES256")
 }
 
-func TestUnsignedMembersThatDisagreeMakeTheSignatureInvalid(t *testing.T) {
+// A signature that verifies is verified whatever the members it does not
+// cover say: they are listed, flagged as disagreeing, and left out of the
+// view (TestTheViewIsTheSignedProjection).
+func TestUnsignedMembersThatDisagreeAreIgnored(t *testing.T) {
 	cases := []struct {
 		name, members string
 		want          []string
@@ -51,17 +55,18 @@ func TestUnsignedMembersThatDisagreeMakeTheSignatureInvalid(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			signed, jwks := signedWith(t, ProfileSpec, coverageCard)
 			v := verifyString(t, New(Config{}), inject(signed, c.members), VerifyOptions{Pinned: jwks})
-			if v.Status != StatusInvalid || v.Profile != "" || len(v.Thumbprints) != 0 {
+			if v.Status != StatusVerified || v.Profile != string(ProfileSpecV1Only) || len(v.Thumbprints) != 1 ||
+				!slices.Equal(v.Uncovered, c.want) || !v.LegacyDisagrees {
 				t.Fatalf("verdict %+v", v)
 			}
 			s := v.Signatures[0]
-			if s.Status != StatusInvalid || s.Profile != string(ProfileSpecV1Only) || s.KeySource != SourcePinned || s.Thumbprint != "" {
+			if s.Status != StatusVerified || s.Profile != string(ProfileSpecV1Only) || s.KeySource != SourcePinned || s.Thumbprint == "" {
 				t.Fatalf("signature %+v", s)
 			}
 			if !slices.Equal(s.Unsigned, c.want) {
 				t.Fatalf("unsigned %q, want %q", s.Unsigned, c.want)
 			}
-			if !strings.Contains(s.Reason, "under profile spec-v1-only") || !strings.Contains(s.Reason, strings.Join(c.want, ", ")) {
+			if !strings.HasSuffix(s.Reason, fmt.Sprintf("under profile spec-v1-only; %d member(s) not covered by the signature, ignored (unsigned)", len(c.want))) {
 				t.Fatalf("reason %q", s.Reason)
 			}
 		})
@@ -109,7 +114,7 @@ func TestUnsignedProviderAndSchemeChangesAreNamed(t *testing.T) {
 				served = c.edit(served)
 			}
 			v := verifyString(t, New(Config{}), served, VerifyOptions{Pinned: jwks})
-			if v.Status != StatusInvalid || !slices.Equal(v.Signatures[0].Unsigned, c.want) {
+			if v.Status != StatusVerified || !v.LegacyDisagrees || !slices.Equal(v.Signatures[0].Unsigned, c.want) {
 				t.Fatalf("verdict %+v", v)
 			}
 		})
@@ -127,7 +132,7 @@ func TestAgreeingLegacyMembersStayVerified(t *testing.T) {
 	hybrid = strings.Replace(hybrid, `"tags":["t"],`, `"tags":["t"],"security":[{"bearer":["read"]}],`, 1)
 	hybrid = strings.Replace(hybrid, `"organization":"Example",`, `"organization":"Example","name":"Example",`, 1)
 	v := verifyString(t, New(Config{}), hybrid, VerifyOptions{Pinned: jwks})
-	if v.Status != StatusVerified || v.Profile != string(ProfileSpecV1Only) || len(v.Thumbprints) != 1 {
+	if v.Status != StatusVerified || v.Profile != string(ProfileSpecV1Only) || len(v.Thumbprints) != 1 || v.LegacyDisagrees {
 		t.Fatalf("verdict %+v", v)
 	}
 	want := []string{"/provider/name", "/securitySchemes/bearer/type", "/securitySchemes/bearer/scheme", "/skills/0/security",
@@ -148,13 +153,13 @@ func TestUnsignedEndpointBesideAnSDKSignature(t *testing.T) {
 	}
 	v = verifyString(t, New(Config{}), inject(signed, `"preferredTransport":"HTTP+JSON","url":"https://agent.example/a2a/v03"`), VerifyOptions{Pinned: jwks})
 	s := v.Signatures[0]
-	if v.Status != StatusInvalid || s.Profile != string(ProfileSDK) || !slices.Equal(s.Unsigned, []string{"/preferredTransport", "/url"}) {
+	if v.Status != StatusVerified || !v.LegacyDisagrees || s.Profile != string(ProfileSDK) || !slices.Equal(s.Unsigned, []string{"/preferredTransport", "/url"}) {
 		t.Fatalf("injected: %+v", v)
 	}
 }
 
-// A second signature whose profile covers the whole card still verifies
-// it: each signature is judged on what it covers.
+// With two verified signatures, the one whose profile covers the most
+// makes the view: here spec, which covers the added URL.
 func TestAnotherSignatureCoveringTheUnsignedMembersVerifies(t *testing.T) {
 	k := mustKey(t, "P-256")
 	hybrid := inject(coverageCard, `"url":"https://elsewhere.example/a2a"`)
@@ -162,8 +167,9 @@ func TestAnotherSignatureCoveringTheUnsignedMembersVerifies(t *testing.T) {
 	p2, s2 := signProfile(t, ProfileSpec, hybrid, k, "ES256", `{"alg":"ES256","kid":"k1","typ":"JOSE"}`)
 	card := withSignatures(hybrid, "["+sigEntry(p1, s1)+","+sigEntry(p2, s2)+"]")
 	v := verifyString(t, New(Config{}), card, VerifyOptions{Pinned: publicJWKS(t, k, "k1", "ES256")})
-	if v.Status != StatusVerified || v.Profile != string(ProfileSpec) || v.Signatures[0].Status != StatusInvalid ||
-		v.Signatures[1].Status != StatusVerified || len(v.Signatures[1].Unsigned) != 0 {
+	if v.Status != StatusVerified || v.Profile != string(ProfileSpec) || v.Signatures[0].Status != StatusVerified ||
+		!slices.Equal(v.Signatures[0].Unsigned, []string{"/url"}) || v.Signatures[1].Status != StatusVerified ||
+		len(v.Signatures[1].Unsigned) != 0 || len(v.Uncovered) != 0 || v.LegacyDisagrees {
 		t.Fatalf("%+v", v)
 	}
 }

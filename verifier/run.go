@@ -161,19 +161,20 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 		}
 		if p, ok := r.tryProfiles(jws, h.alg, key.pub); ok {
 			res.KeySource, res.Profile = src.name, string(p)
-			// A signature vouches only for what its profile signs: members
-			// left out that state something else make it invalid
+			// A signature vouches only for what its profile signs: Cardex's
+			// view of the card is those members, and the members left out
+			// are listed and ignored, whatever they say
 			// (docs/verification.md).
 			cov := r.covers(p)
-			if !cov.Covered() {
-				res.Unsigned = cov.Disagreeing
-				return fail(StatusInvalid, fmt.Sprintf("the signature verifies with key %q from %s under profile %s, but members outside what that profile signs state something the signed members do not: %s",
-					h.kid, describeSource(src), p, strings.Join(cov.Disagreeing, ", ")))
-			}
-			res.Unsigned = cov.Unsigned
+			res.Unsigned = cov.Uncovered
+			res.disagreeing = len(cov.Disagreeing) > 0
 			res.Status = StatusVerified
 			res.Thumbprint = thumbprint(key)
-			res.Reason = joinReason(fmt.Sprintf("verified with key %q from %s under profile %s", h.kid, describeSource(src), p), notes)
+			reason := fmt.Sprintf("verified with key %q from %s under profile %s", h.kid, describeSource(src), p)
+			if len(cov.Uncovered) > 0 {
+				reason += fmt.Sprintf("; %d member(s) not covered by the signature, ignored (unsigned)", len(cov.Uncovered))
+			}
+			res.Reason = joinReason(reason, notes)
 			return res
 		}
 		invalidReason, invalidSource = fmt.Sprintf("no canonicalization profile (%s) verifies under key %q from %s", profileList(), h.kid, describeSource(src)), src.name

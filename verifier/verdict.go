@@ -20,10 +20,19 @@ const (
 // Verdict is the result of verifying one card. Its JSON is the shape
 // `cardex verify --json` prints and the API stores (docs/verification.md).
 type Verdict struct {
-	Status      string            `json:"status"`
-	Profile     string            `json:"profile"` // of the first verified signature, else ""
+	Status string `json:"status"`
+	// Profile is that of the verified signature whose profile covers the
+	// most (ViewTree: Cardex's view of the card), else "".
+	Profile     string            `json:"profile"`
 	Signatures  []SignatureResult `json:"signatures"`
 	Thumbprints []string          `json:"thumbprints"` // RFC 7638 SHA-256 of keys that verified
+	// Uncovered are the JSON pointers of the members Cardex reads that
+	// Profile does not cover: not shown, served, indexed or probed.
+	Uncovered []string `json:"uncovered,omitempty"`
+	// LegacyDisagrees: some of Uncovered state something the signed
+	// members do not, so the document as received must not reach a v0.3
+	// client (docs/verification.md "Serving cards").
+	LegacyDisagrees bool `json:"-"`
 }
 
 // SignatureResult is the outcome for one entry of the card's `signatures`.
@@ -38,10 +47,11 @@ type SignatureResult struct {
 	JKU        string `json:"jku,omitempty"`
 	Thumbprint string `json:"thumbprint,omitempty"`
 	// Unsigned are the JSON pointers of members Cardex reads that the
-	// profile does not sign: for a verified signature those that agree
-	// with the signed members (a hybrid card's v0.3 rendering), for one
-	// made invalid by them those that disagree (docs/verification.md).
+	// profile of a verified signature does not sign: not covered by the
+	// signature, ignored (docs/verification.md).
 	Unsigned []string `json:"unsigned,omitempty"`
+
+	disagreeing bool // some of Unsigned disagree with the signed members
 }
 
 // rank orders statuses for the card verdict: verified > error > untrusted >
@@ -60,3 +70,16 @@ func rank(status string) int {
 
 // Verified reports whether at least one signature verified.
 func (v Verdict) Verified() bool { return v.Status == StatusVerified }
+
+// breadth orders profiles by how much of a card they cover: raw and spec
+// every member, spec-v1-only the v1 members, the sdk profiles the v1
+// members with a value.
+func breadth(p string) int {
+	switch Profile(p) {
+	case ProfileRaw, ProfileSpec:
+		return 3
+	case ProfileSpecV1Only:
+		return 2
+	}
+	return 1
+}

@@ -126,8 +126,8 @@ func (v *Verifier) Verify(ctx context.Context, card *strictjson.Value, opts Veri
 		}
 		verdict.Signatures = append(verdict.Signatures, r)
 		if r.Status == StatusVerified {
-			if verdict.Profile == "" {
-				verdict.Profile = r.Profile
+			if verdict.Profile == "" || breadth(r.Profile) > breadth(verdict.Profile) {
+				verdict.Profile, verdict.Uncovered, verdict.LegacyDisagrees = r.Profile, r.Unsigned, r.disagreeing
 			}
 			if r.Thumbprint != "" && !contains(verdict.Thumbprints, r.Thumbprint) {
 				verdict.Thumbprints = append(verdict.Thumbprints, r.Thumbprint)

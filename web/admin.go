@@ -85,7 +85,9 @@ func actionsFor(a *registry.Agent) []registry.Action {
 		out = []registry.Action{registry.ActionApprove, registry.ActionReject}
 	case registry.StatusApproved:
 		if a.NeedsReview {
-			out = append(out, registry.ActionApprove)
+			// Accept the candidate, or decline it and keep the current
+			// version (reject on a flagged agent).
+			out = append(out, registry.ActionApprove, registry.ActionReject)
 		}
 		out = append(out, registry.ActionSuspend)
 	case registry.StatusSuspended, registry.StatusRejected, registry.StatusRemoved:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cardexhq/cardex/registry"
 )
@@ -16,7 +17,10 @@ const auditPageSize = 50
 type auditView struct {
 	Entries              []auditRow
 	Agent, Actor, Action string
+	From, To             string // the date range, YYYY-MM-DD (UTC), To inclusive
 	AgentName            string // the agent filtered on, by name
+	ExportJSONL          string // the export of what the filters select
+	ExportCSV            string
 	Actions              []string
 	Next, First          string
 	Filtered             bool
@@ -30,20 +34,16 @@ type auditRow struct {
 	ActorURL   string // the log filtered on this entry's actor
 }
 
-// auditPage is GET /admin/audit?agent=&actor=&action=&before=: the audit
-// log newest first, in pages of 50, filterable by agent, actor (token id or
-// name) and action.
+// auditPage is GET /admin/audit?agent=&actor=&action=&from=&to=&before=:
+// the audit log newest first, in pages of 50, filterable by agent, actor
+// (token id or name), action and a range of days (UTC, both inclusive).
 func (u *ui) auditPage(w http.ResponseWriter, r *http.Request) error {
-	in := r.URL.Query()
-	v := auditView{Agent: in.Get("agent"), Actor: in.Get("actor"), Action: in.Get("action"), Actions: registry.AuditActions}
-	if len(v.Agent) > 64 || len(v.Actor) > 200 || (v.Action != "" && !slices.Contains(registry.AuditActions, v.Action)) {
-		return errBadRequest
+	v, q, err := auditFilter(r)
+	if err != nil {
+		return err
 	}
-	q := registry.AuditQuery{Newest: true, Limit: auditPageSize, AgentID: v.Agent, Actor: v.Actor}
-	if v.Action != "" {
-		q.Actions = []string{v.Action}
-	}
-	if s := in.Get("before"); s != "" {
+	q.Newest, q.Limit = true, auditPageSize
+	if s := r.URL.Query().Get("before"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 1 {
 			return errBadRequest
@@ -54,13 +54,16 @@ func (u *ui) auditPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	kept := url.Values{}
-	for k, val := range map[string]string{"agent": v.Agent, "actor": v.Actor, "action": v.Action} {
-		if val != "" {
-			kept.Set(k, val)
-		}
-	}
+	kept := v.kept()
 	v.Filtered = len(kept) > 0
+	for _, f := range []struct {
+		format string
+		dst    *string
+	}{{registry.AuditJSONLines, &v.ExportJSONL}, {registry.AuditCSV, &v.ExportCSV}} {
+		ex := cloneValues(kept)
+		ex.Set("format", f.format)
+		*f.dst = "/admin/audit/export?" + ex.Encode()
+	}
 	names, err := u.agentNames(r, page.Entries, v.Agent)
 	if err != nil {
 		return err
@@ -172,4 +175,99 @@ func number(v any) float64 {
 		return f
 	}
 	return 0
+}
+
+// auditFilter reads the audit page's filters, shared by the page and its
+// export.
+func auditFilter(r *http.Request) (auditView, registry.AuditQuery, error) {
+	in := r.URL.Query()
+	v := auditView{Agent: in.Get("agent"), Actor: in.Get("actor"), Action: in.Get("action"), From: in.Get("from"), To: in.Get("to"),
+		Actions: registry.AuditActions}
+	if len(v.Agent) > 64 || len(v.Actor) > 200 || (v.Action != "" && !slices.Contains(registry.AuditActions, v.Action)) {
+		return v, registry.AuditQuery{}, errBadRequest
+	}
+	q := registry.AuditQuery{AgentID: v.Agent, Actor: v.Actor}
+	if v.Action != "" {
+		q.Actions = []string{v.Action}
+	}
+	for _, d := range []struct {
+		text string
+		dst  *time.Time
+		days int
+	}{{v.From, &q.Since, 0}, {v.To, &q.Until, 1}} {
+		if d.text == "" {
+			continue
+		}
+		day, err := time.Parse(time.DateOnly, d.text)
+		if err != nil {
+			return v, q, errBadRequest
+		}
+		*d.dst = day.AddDate(0, 0, d.days) // "to" includes its whole day
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
+		return v, q, errBadRequest
+	}
+	return v, q, nil
+}
+
+// kept is the filters as query parameters, for links that keep them.
+func (v auditView) kept() url.Values {
+	kept := url.Values{}
+	for k, val := range map[string]string{"agent": v.Agent, "actor": v.Actor, "action": v.Action, "from": v.From, "to": v.To} {
+		if val != "" {
+			kept.Set(k, val)
+		}
+	}
+	return kept
+}
+
+// auditExport is GET /admin/audit/export?format=jsonl|csv with the page's
+// filters: every entry they select, oldest first, as a download (the same
+// export as the API's GET /api/v1/audit/export).
+func (u *ui) auditExport(w http.ResponseWriter, r *http.Request) error {
+	_, q, err := auditFilter(r)
+	if err != nil {
+		return err
+	}
+	format := r.URL.Query().Get("format")
+	ctype := map[string]string{registry.AuditJSONLines: "application/jsonl; charset=utf-8", registry.AuditCSV: "text/csv; charset=utf-8"}[format]
+	if ctype == "" {
+		return errBadRequest
+	}
+	h := w.Header()
+	h.Set("Content-Disposition", `attachment; filename="cardex-audit.`+format+`"`)
+	h.Set("Cache-Control", "no-store")
+	out := &downloadWriter{w: w, ctype: ctype}
+	n, err := u.svc.ExportAudit(r.Context(), principal(r), q, format, out)
+	switch {
+	case err != nil && !out.started:
+		h.Del("Content-Disposition")
+		return err
+	case err != nil:
+		u.log.WarnContext(r.Context(), "audit export ended early", "entries", n, "err", err)
+	case !out.started:
+		out.start()
+	}
+	return nil
+}
+
+// downloadWriter sends the status and content type at the first write, so
+// a download that fails before its first byte still gets an error page.
+type downloadWriter struct {
+	w       http.ResponseWriter
+	ctype   string
+	started bool
+}
+
+func (d *downloadWriter) start() {
+	d.started = true
+	d.w.Header().Set("Content-Type", d.ctype)
+	d.w.WriteHeader(http.StatusOK)
+}
+
+func (d *downloadWriter) Write(p []byte) (int, error) {
+	if !d.started {
+		d.start()
+	}
+	return d.w.Write(p)
 }

@@ -230,18 +230,23 @@ func (u *ui) bulkAct(w http.ResponseWriter, r *http.Request) error {
 		ts = append(ts, target{id, seq})
 	}
 	reason := form.Get("reason")
-	done, stale := 0, []string{}
-	for _, t := range ts {
+	items := make([]registry.BulkItem, len(ts))
+	for i, t := range ts {
 		seq := t.seq
-		_, err := u.svc.Act(r.Context(), principal(r), t.id, a, registry.ActionRequest{Reason: reason, VersionSeq: &seq})
-		var vc *registry.VersionConflictError
-		switch {
-		case err == nil:
+		items[i] = registry.BulkItem{ID: t.id, VersionSeq: &seq}
+	}
+	// One transaction for the page, each agent at the version shown
+	// (registry.ActMany); an agent that changed since is listed back.
+	res, err := u.svc.ActMany(r.Context(), principal(r), a, items, reason)
+	if err != nil {
+		return err
+	}
+	done, stale := 0, []string{}
+	for _, it := range res {
+		if it.Err == nil {
 			done++
-		case errors.As(err, &vc), errors.Is(err, registry.ErrInvalidTransition), errors.Is(err, registry.ErrNotFound):
-			stale = append(stale, t.id)
-		default:
-			return err
+		} else {
+			stale = append(stale, it.ID)
 		}
 	}
 	back, err := url.Parse(form.Get("back"))

@@ -40,7 +40,7 @@ func (u *ui) review(w http.ResponseWriter, r *http.Request) error {
 }
 
 var doneWords = map[string]string{
-	"approve": "Approved.", "reject": "Rejected.", "suspend": "Suspended.", "restore": "Restored.",
+	"approve": "Approved.", "reject": "Rejected.", "decline": "Declined: the last trusted version stays current.", "suspend": "Suspended.", "restore": "Restored.",
 	"remove": "Removed.", "keys": "Keys pinned; the agent will be fetched again.", "unpin": "Pinned keys removed.",
 	"crawl": "A fetch was requested.", "visibility": "Visibility changed.",
 	"probing": "Liveness probing changed.",
@@ -114,14 +114,18 @@ func (u *ui) act(w http.ResponseWriter, r *http.Request) error {
 		}
 		req.VersionSeq = &n
 	}
-	_, err = u.svc.Act(r.Context(), principal(r), id, a, req)
+	after, err := u.svc.Act(r.Context(), principal(r), id, a, req)
 	var vc *registry.VersionConflictError
 	switch {
 	case err == nil:
 		if a == registry.ActionRestore {
 			u.kick()
 		}
-		return seeOther(w, r, "/admin/agents/"+id+"?done="+string(a))
+		done := string(a)
+		if a == registry.ActionReject && after.Status == registry.StatusApproved {
+			done = "decline"
+		}
+		return seeOther(w, r, "/admin/agents/"+id+"?done="+done)
 	case errors.As(err, &vc) && vc.CurrentVersionSeq == 0:
 		return u.reviewError(w, r, id, http.StatusConflict, "Nothing has been fetched yet: there is no version to approve.")
 	case errors.As(err, &vc):

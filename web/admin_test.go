@@ -143,8 +143,11 @@ func TestAdminQueueAndReview(t *testing.T) {
 	if v, _ := attr(d.one(`form.action-approve input[name=versionSeq]`), "value"); v != "2" {
 		t.Errorf("approve is bound to version %q, want 2", v)
 	}
-	if got := texts(d.all("#decide form.action button")); strings.Join(got, ",") != "approve,suspend,remove" {
+	if got := texts(d.all("#decide form.action button")); strings.Join(got, ",") != "accept this version,decline this version,suspend,remove" {
 		t.Errorf("actions %v", got)
+	}
+	if v, _ := attr(d.one(`form.action-reject input[name=versionSeq]`), "value"); v != "2" {
+		t.Errorf("decline is bound to version %q, want 2", v)
 	}
 	if got := d.text("header.agent-head p.meta"); !strings.Contains(got, "needs review") {
 		t.Errorf("review header %q does not say the agent needs review", got)
@@ -407,5 +410,75 @@ func TestAdminLoginWarnsOnPlainHTTP(t *testing.T) {
 	b, _ = io.ReadAll(res.Body)
 	if strings.Contains(string(b), `id="plain-http"`) {
 		t.Error("a warning behind a trusted TLS proxy")
+	}
+}
+
+// A curator declines a flagged candidate from the review page: the agent
+// stays approved on its last verified version, the flag clears, and the
+// page and audit log say so.
+func TestAdminDeclinesFlaggedCandidate(t *testing.T) {
+	e := newEnv(t)
+	flagged := flaggedAgent(e, "flagged.example.com")
+	tok := e.adminToken()
+	r := e.do("POST", "/admin/agents/"+flagged+"/act", url.Values{"action": {"reject"}, "versionSeq": {"2"}, "reason": {"unsigned copy"}}, e.asAdmin(tok))
+	wantStatus(t, r, 303)
+	if loc := r.Header.Get("Location"); loc != "/admin/agents/"+flagged+"?done=decline" {
+		t.Fatalf("redirect %q", loc)
+	}
+	got, _ := e.svc.Get(t.Context(), registry.Principal{Role: registry.RoleAdmin}, flagged)
+	if got.Status != registry.StatusApproved || got.NeedsReview || got.VersionSeq != 1 || got.Trust != registry.TrustVerified {
+		t.Fatalf("after decline: %+v", got)
+	}
+	d := parse(t, e.do("GET", "/admin/agents/"+flagged+"?done=decline", nil, e.asAdmin(tok)))
+	if got := d.text("#done"); got != "Declined: the last trusted version stays current." {
+		t.Errorf("done %q", got)
+	}
+	if got := texts(d.all("#decide form.action button")); strings.Join(got, ",") != "suspend,remove" {
+		t.Errorf("actions after decline %v", got)
+	}
+	if n := len(resultRowIDs(parse(t, e.do("GET", "/admin?view=flagged", nil, e.asAdmin(tok))))); n != 0 {
+		t.Errorf("%d agents still flagged", n)
+	}
+	audit := parse(t, e.do("GET", "/admin/audit?action=reject", nil, e.asAdmin(tok))).text("main")
+	if !strings.Contains(audit, "ui-admin") || !strings.Contains(audit, "unsigned copy") {
+		t.Errorf("audit page %q", audit)
+	}
+}
+
+// The audit page filters by a range of days and links downloads of what
+// its filters select; the action column is plain table text.
+func TestAuditPageRangeAndExport(t *testing.T) {
+	e := newEnv(t)
+	tok := e.adminToken()
+	a := e.submit("audited.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "hotel.json")})
+	e.approve(a.ID)
+	today := e.clk.Now().UTC().Format(time.DateOnly)
+	d := parse(t, e.do("GET", "/admin/audit?action=approve&from="+today+"&to="+today, nil, e.asAdmin(tok)))
+	if n := d.count("tr.audit-entry"); n != 1 {
+		t.Fatalf("%d entries for today's approvals", n)
+	}
+	href, _ := attr(d.one("#audit-export a"), "href")
+	if href != "/admin/audit/export?action=approve&format=jsonl&from="+today+"&to="+today {
+		t.Fatalf("export link %q", href)
+	}
+	r := e.do("GET", href, nil, e.asAdmin(tok))
+	wantStatus(t, r, 200)
+	if ct := r.Header.Get("Content-Type"); ct != "application/jsonl; charset=utf-8" || strings.Count(r.body, "\n") != 1 || !strings.Contains(r.body, `"action":"approve"`) {
+		t.Fatalf("export %q %q", ct, r.body)
+	}
+	r = e.do("GET", "/admin/audit/export?format=csv&agent="+a.ID, nil, e.asAdmin(tok))
+	wantStatus(t, r, 200)
+	if !strings.HasPrefix(r.body, "seq,at,actorId,actorName,action,agentId,reason,detail\n") || strings.Count(r.body, "\n") != 3 {
+		t.Fatalf("csv %q", r.body)
+	}
+	yesterday := e.clk.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	if n := parse(t, e.do("GET", "/admin/audit?to="+yesterday, nil, e.asAdmin(tok))).count("tr.audit-entry"); n != 0 {
+		t.Fatalf("%d entries before today", n)
+	}
+	wantStatus(t, e.do("GET", "/admin/audit?from=tomorrow", nil, e.asAdmin(tok)), 400)
+	wantStatus(t, e.do("GET", "/admin/audit/export?format=xml", nil, e.asAdmin(tok)), 400)
+	if r := e.do("GET", "/admin/audit/export?format=csv", nil, nil); r.StatusCode == 200 {
+		t.Fatal("the export answers without signing in")
 	}
 }

@@ -191,6 +191,21 @@ func TestAgentPageNamesUnsignedMembers(t *testing.T) {
 	}
 }
 
+// A verified signature's uncovered members are listed as ignored
+// (docs/verification.md): Cardex's view of the card leaves them out.
+func TestAgentPageListsMembersNotCoveredAsIgnored(t *testing.T) {
+	e := newEnv(t)
+	a := e.submit("geo.example.com")
+	e.record(a.ID, fetched{raw: readCard(t, "geospatial.json"), trust: registry.TrustVerified, thumbs: []string{"tp"},
+		signatures: []registry.SignatureResult{{Index: 0, Kid: "key-1", Alg: "ES256", KeySource: "jku", Profile: "sdk",
+			Status: "verified", Reason: "verified", Thumbprint: "tp", Unsigned: []string{"/url", "/preferredTransport"}}}})
+	e.approve(a.ID)
+	d := parse(t, e.get("/agents/"+a.ID))
+	if got := d.text("table.signatures span.unsigned"); got != "Not covered by the signature, ignored: /url, /preferredTransport" {
+		t.Errorf("unsigned %q", got)
+	}
+}
+
 // An internal agent's page is not shown to anonymous visitors even with its
 // id (docs/security.md "Who sees what"); a signed-in admin sees it.
 func TestInternalAgentPageNeedsSignIn(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/registry"
 )
 
 // rateLimited is a refusal by a rate limit; it is errRateLimited, and says
@@ -19,8 +20,12 @@ func (e rateLimited) Is(target error) bool { return target == errRateLimited }
 // retryAfter is the Retry-After of a rate-limit error, 0 when it has none.
 func retryAfter(err error) int {
 	var rl rateLimited
-	if errors.As(err, &rl) {
+	var re *registry.RetryError
+	switch {
+	case errors.As(err, &rl):
 		return ratelimit.RetryAfter(rl.wait)
+	case errors.As(err, &re):
+		return ratelimit.RetryAfter(re.Wait)
 	}
 	return 0
 }

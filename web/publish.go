@@ -83,10 +83,7 @@ func (u *ui) publishSubmit(w http.ResponseWriter, r *http.Request) error {
 // catalogUrl, docs/discovery.md): the page lists the agents it registered,
 // each with its status page, and what Cardex made of every entry.
 func (u *ui) publishCatalog(w http.ResponseWriter, r *http.Request, in string) error {
-	if err := u.allowSubmission(r, in); err != nil {
-		return err
-	}
-	sub, err := u.svc.SubmitCatalog(r.Context(), principal(r), in)
+	sub, err := u.svc.SubmitCatalog(r.Context(), principal(r), in, u.catalogBudget(r, in))
 	if err == nil {
 		if len(sub.Agents) > 0 {
 			u.kick()
@@ -142,6 +139,32 @@ func (u *ui) allowSubmission(r *http.Request, rawURL string) error {
 		return rateLimited{refused.Wait}
 	}
 	return nil
+}
+
+// catalogBudget is the API's budget of a catalog submission (api
+// catalogBudget, docs/threats.md K.97): nothing for a signed-in admin, one
+// unit per agent registered of the client's and the catalog's domain's
+// buckets for anyone else.
+func (u *ui) catalogBudget(r *http.Request, catalogURL string) registry.CatalogBudget {
+	if principal(r).Role == registry.RoleAdmin {
+		return registry.CatalogBudget{}
+	}
+	b := u.limits.Agents(u.clientKey(r), catalogURL)
+	return registry.CatalogBudget{
+		Admit: func() error {
+			if refused := b.Admit(u.cfg.Now()); refused != nil {
+				return rateLimited{refused.Wait}
+			}
+			return nil
+		},
+		Spend: func(n int) (int, string) {
+			got, refused := b.Spend(n, u.cfg.Now())
+			if refused != nil {
+				return got, refused.Detail
+			}
+			return got, ""
+		},
+	}
 }
 
 // publishStatus is GET /publish/{id}: what happened to a submission. The

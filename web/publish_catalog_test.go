@@ -84,4 +84,13 @@ func TestPublishCatalog(t *testing.T) {
 	if got := d.text("#catalog"); !strings.Contains(got, origin+aicatalog.WellKnownPath) || !strings.Contains(got, "card given inline in the catalog") {
 		t.Errorf("agent page catalog: %q", got)
 	}
+
+	// Submitted again: known, nothing registered, its last trace shown
+	// (docs/threats.md K.97).
+	r = e.do("POST", "/publish", url.Values{"catalogUrl": {origin}}, nil)
+	wantStatus(t, r, 200)
+	d = parse(t, r)
+	if got := d.text("#catalog-new"); got != "0" || d.count("#catalog-known") != 1 || d.count("#catalog-entries tbody tr") != 3 || e.kicks != 1 {
+		t.Fatalf("again: new %q, known %d, %d entries, kicks %d", got, d.count("#catalog-known"), d.count("#catalog-entries tbody tr"), e.kicks)
+	}
 }

@@ -20,18 +20,20 @@ type claimView struct {
 }
 
 // claimStart is POST /claims {host}: issue a host claim
-// (docs/claims.md) and show its page. Anonymous callers spend the same
-// submission budget as a card submission.
+// (docs/claims.md) and show its page. Anonymous callers spend what the
+// API's claims spend (allowClaim), and the registry caps their unverified
+// claims per host.
 func (u *ui) claimStart(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		return errBadRequest
 	}
 	host := strings.TrimSpace(r.PostForm.Get("host"))
-	if err := u.allowSubmission(r, "https://"+host); err != nil {
+	requester, err := u.allowClaim(r)
+	if err != nil {
 		return err
 	}
-	c, err := u.svc.CreateHostClaim(r.Context(), registry.ClaimRequest{Host: host, Scheme: r.PostForm.Get("scheme")})
+	c, err := u.svc.CreateHostClaim(r.Context(), registry.ClaimRequest{Host: host, Scheme: r.PostForm.Get("scheme"), Requester: requester})
 	var ve *registry.ValidationError
 	var ue *registry.URLError
 	switch {
@@ -63,10 +65,8 @@ func (u *ui) claimPage(w http.ResponseWriter, r *http.Request) error {
 // URL through its crawler; on success the page shows the publisher token,
 // this once.
 func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
-	if principal(r).Role == "" {
-		if ok, wait := u.limits.SubmitAddr(u.clientKey(r), u.cfg.Now()); !ok {
-			return rateLimited{wait}
-		}
+	if _, err := u.allowClaim(r); err != nil {
+		return err
 	}
 	c, err := u.hostClaim(r)
 	if err != nil {
@@ -87,6 +87,21 @@ func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
 	c.VerifiedAt = &verified
 	u.render(w, r, http.StatusOK, "publish_claim", "Claim "+c.Host, claimView{Claim: c, PublisherToken: ct.PublisherToken, TokenID: ct.Token.ID})
 	return nil
+}
+
+// allowClaim spends what a claim or a verification costs an anonymous
+// visitor: the per-address budget only, never the per-domain one others
+// could exhaust against the host's owner (docs/claims.md "Who can stop a
+// claim"). Signed-in admins are not limited. It returns the requester.
+func (u *ui) allowClaim(r *http.Request) (string, error) {
+	if principal(r).Role != "" {
+		return "", nil
+	}
+	key := u.clientKey(r)
+	if ok, wait := u.limits.SubmitAddr(key, u.cfg.Now()); !ok {
+		return "", rateLimited{wait}
+	}
+	return key, nil
 }
 
 // hostClaim reads the claim named in the path; an unknown one is a claim

@@ -16,9 +16,10 @@ import (
 // drift from the API.
 
 type refDoc struct {
-	Title, Version, Description string
-	Groups                      []refGroup
-	Schemas                     []refSchema
+	Title, Version string
+	Description    prose
+	Groups         []refGroup
+	Schemas        []refSchema
 }
 
 type refGroup struct {
@@ -27,30 +28,35 @@ type refGroup struct {
 }
 
 type refOp struct {
-	Anchor, Method, Path, Summary, Description string
-	Params                                     []refParam
-	Body                                       string // the request schema's name or shape
-	BodyRequired                               bool
-	Responses                                  []refResponse
+	Anchor, Method, Path, Summary string
+	Description                   prose
+	Params                        []refParam
+	Body                          string // the request schema's name or shape
+	BodyRequired                  bool
+	Responses                     []refResponse
 }
 
 type refParam struct {
-	Name, In, Description, Type string
-	Required                    bool
+	Name, In, Type string
+	Description    proseLine
+	Required       bool
 }
 
 type refResponse struct {
-	Status, Description, Schema string
+	Status, Schema string
+	Description    proseLine
 }
 
 type refSchema struct {
-	Name, Description string
-	Props             []refProp
+	Name        string
+	Description prose
+	Props       []refProp
 }
 
 type refProp struct {
-	Name, Type, Description string
-	Required                bool
+	Name, Type  string
+	Description proseLine
+	Required    bool
 }
 
 // oaNode is the slice of OpenAPI 3.1 the page shows.
@@ -124,7 +130,7 @@ func parseReference(doc []byte) (*refDoc, error) {
 	if err := yaml.Unmarshal(doc, &d); err != nil {
 		return nil, errors.Join(errReference, err)
 	}
-	out := &refDoc{Title: d.Info.Title, Version: d.Info.Version, Description: d.Info.Description}
+	out := &refDoc{Title: d.Info.Title, Version: d.Info.Version, Description: parseProse(d.Info.Description)}
 	byTag := map[string]*refGroup{}
 	var tags []string
 	for _, t := range d.Tags {
@@ -192,10 +198,10 @@ func parseReference(doc []byte) (*refDoc, error) {
 		if err := s.val.Decode(&sc); err != nil {
 			return nil, errors.Join(errReference, err)
 		}
-		rs := refSchema{Name: s.key, Description: sc.Description}
+		rs := refSchema{Name: s.key, Description: parseProse(sc.Description)}
 		for _, name := range sortedKeys(sc.Properties) {
 			p := sc.Properties[name]
-			rs.Props = append(rs.Props, refProp{Name: name, Type: schemaType(p), Description: p.Description,
+			rs.Props = append(rs.Props, refProp{Name: name, Type: schemaType(p), Description: inlineProse(p.Description),
 				Required: slices.Contains(sc.Required, name)})
 		}
 		out.Schemas = append(out.Schemas, rs)
@@ -204,7 +210,7 @@ func parseReference(doc []byte) (*refDoc, error) {
 }
 
 func (d *oaDoc) op(method, path string, op oaOp, shared []oaParam) (refOp, error) {
-	ro := refOp{Anchor: op.OperationID, Method: method, Path: path, Summary: op.Summary, Description: op.Description}
+	ro := refOp{Anchor: op.OperationID, Method: method, Path: path, Summary: op.Summary, Description: parseProse(op.Description)}
 	if ro.Anchor == "" {
 		ro.Anchor = strings.ToLower(method) + strings.NewReplacer("/", "-", "{", "", "}", "").Replace(path)
 	}
@@ -215,7 +221,7 @@ func (d *oaDoc) op(method, path string, op oaOp, shared []oaParam) (refOp, error
 		if p.Name == "" {
 			continue
 		}
-		ro.Params = append(ro.Params, refParam{Name: p.Name, In: p.In, Description: p.Description,
+		ro.Params = append(ro.Params, refParam{Name: p.Name, In: p.In, Description: inlineProse(p.Description),
 			Type: schemaType(p.Schema), Required: p.Required})
 	}
 	if rb := op.RequestBody; rb != nil {
@@ -237,7 +243,7 @@ func (d *oaDoc) op(method, path string, op oaOp, shared []oaParam) (refOp, error
 		if resp.Ref != "" {
 			resp = d.Components.Responses[refName(resp.Ref)]
 		}
-		rr := refResponse{Status: r.key, Description: resp.Description}
+		rr := refResponse{Status: r.key, Description: inlineProse(resp.Description)}
 		for _, ct := range sortedKeys(resp.Content) {
 			rr.Schema = ct + ": " + schemaType(resp.Content[ct].Schema)
 			break

@@ -73,6 +73,34 @@ func TestAPIReferencePage(t *testing.T) {
 	if got := text(d.one("section#getAgent ul.responses")); !strings.Contains(got, "200") || !strings.Contains(got, "Agent") {
 		t.Errorf("getAgent responses %q", got)
 	}
+	// Descriptions are rendered, not shown as raw Markdown: backticks
+	// become code elements, paragraphs paragraphs.
+	intro := d.one("details.ref-intro")
+	if n := len(all(intro, "p")); n < 3 {
+		t.Errorf("the introduction has %d paragraphs", n)
+	}
+	if got := text(intro); strings.Contains(got, "`") {
+		t.Errorf("raw Markdown in the introduction: %q", got)
+	}
+	var codes []string
+	for _, c := range all(d.one("section#listAgents div.ref-text"), "code") {
+		codes = append(codes, text(c))
+	}
+	if !slices.Contains(codes, "gone") || !slices.Contains(codes, "reader") {
+		t.Errorf("listAgents description code spans %q", codes)
+	}
+	checked := 0
+	for _, sel := range []string{"div.ref-text", "table.params td", "ul.responses li", "table.props td"} {
+		for _, s := range d.all(sel) {
+			checked++
+			if got := text(s); strings.Count(got, "`") >= 2 {
+				t.Errorf("raw Markdown on the page (%s): %q", sel, got)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d described elements checked", checked)
+	}
 	if n := d.count("section#schema-Agent table.props tr"); n < 15 {
 		t.Errorf("the Agent schema shows %d properties", n)
 	}

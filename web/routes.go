@@ -41,6 +41,7 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/admin/agents/{id}/visibility", on{"POST", u.admin(u.setVisibility)})
 	r.handle("/admin/agents/{id}/probing", on{"POST", u.admin(u.setProbing)})
 	r.handle("/admin/audit", on{"GET", u.admin(u.auditPage)})
+	r.handle("/admin/audit/export", on{"GET", u.admin(u.auditExport)})
 	r.handle("/admin/tokens", on{"GET", u.admin(u.tokensPage)}, on{"POST", u.admin(u.createToken)})
 	r.handle("/admin/tokens/{id}/revoke", on{"POST", u.admin(u.revokeToken)})
 	r.handle("/static/{name}", on{"GET", u.assets.serve})

@@ -67,6 +67,13 @@ func TestBadgesSayWhatTheyMeasureAndTheLegendExplainsThem(t *testing.T) {
 	for _, v := range []string{"approved", "pending", "rejected", "suspended", "removed"} {
 		l.one("dt#status-" + v)
 	}
+	// The lede counts the badges the legend explains (it said "three"
+	// while explaining four).
+	words := map[int]string{3: "three", 4: "four", 5: "five"}
+	badges := l.count("dl.legend-list")
+	if got := l.text("p.lede"); badges != 4 || !strings.Contains(got, "Every agent shows "+words[badges]+" badges.") {
+		t.Errorf("legend lede %q does not count %d badges", got, badges)
+	}
 	if got := l.text("#signature"); !strings.Contains(got, "/.well-known/jwks.json") {
 		t.Errorf("the legend does not say which keys Cardex trusts: %q", got)
 	}

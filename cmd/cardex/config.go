@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -41,15 +42,33 @@ type serveConfig struct {
 	AllowInsecureHTTP bool
 	SubmitRate        int // anonymous submissions per minute per client address; 0 disables
 	ReadRate          int // anonymous reads per second per client address; 0 disables
-	GoneAfter         time.Duration
-	SessionIdle       time.Duration // admin web sessions end after this long without a request
-	SessionMaxAge     time.Duration // admin web sessions end this long after sign-in
-	TrustedProxies    prefixList
+	// PublisherSubmitRate is each publisher token's own budget of
+	// submissions, claims and crawl requests per minute; 0 disables.
+	PublisherSubmitRate int
+	// Host claims (docs/claims.md "Who can stop a claim").
+	ClaimFetchesPerHost int           // claim fetches in flight per canonical host
+	ClaimVerifyInterval time.Duration // least time between two verification attempts of one claim
+	ClaimPending        int           // unverified claims per host and client
+	GoneAfter           time.Duration
+	SessionIdle         time.Duration // admin web sessions end after this long without a request
+	SessionMaxAge       time.Duration // admin web sessions end this long after sign-in
+	TrustedProxies      prefixList
 	// CardKey signs Cardex's own agent card (docs/discovery.md).
 	CardKey string
 	// AutoApprove is the approval policy: never, claimed or verified
 	// (docs/claims.md).
 	AutoApprove string
+	// AutoApprovePerDomain bounds the policy's approvals per registrable
+	// domain and UTC day (docs/claims.md).
+	AutoApprovePerDomain int
+	// CatalogMaxNew and CatalogMaxAgents bound the agents one crawl of a
+	// catalog registers and the agents a catalog registers in all
+	// (docs/discovery.md).
+	CatalogMaxNew    int
+	CatalogMaxAgents int
+	// limiters are the rate-limit buckets handler built, shared with the
+	// scheduled catalog crawl (crawlCatalogs).
+	limiters *ratelimit.Limiters
 
 	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
@@ -83,6 +102,10 @@ type serveConfig struct {
 	ProbeInterval time.Duration
 	ProbeWorkers  int
 	ProbeHistory  time.Duration
+	// Per-agent caps of a probe round (docs/liveness.md, docs/threats.md
+	// K.98, K.99).
+	ProbeMaxInterfaces int
+	ProbeMaxOffDomain  int
 }
 
 // Defaults of the crawler settings (docs/configuration.md).
@@ -127,14 +150,21 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.CAFile, "ca-file", "", "extra trusted root certificates (`PEM` file) for card and key-set fetches")
 	fs.StringVar(&c.SearchSynonyms, "search-synonyms", "", "`file` of synonym groups for search, one group of comma-separated words per line (# comments); added to the built-in list")
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
-	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; 0 disables")
+	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; each reader or publisher token has the same budget of its own; 0 disables")
+	fs.IntVar(&c.PublisherSubmitRate, "publisher-submit-rate", 10, "submissions, host claims, claim verifications and crawl requests per minute per publisher token; 0 disables")
+	fs.IntVar(&c.ClaimFetchesPerHost, "claim-fetches-per-host", crawler.DefaultClaimsPerHost, "host-claim fetches in flight per host; the others wait their turn")
+	fs.DurationVar(&c.ClaimVerifyInterval, "claim-verify-interval", registry.DefaultClaimAttemptInterval, "least time between two verification attempts of one host claim")
+	fs.IntVar(&c.ClaimPending, "claim-pending-per-client", registry.DefaultClaimsPending, "unverified host claims one client address (or publisher token) may hold on one host")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
 	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "an admin web session ends after this long without a request")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "an admin web session ends this long after sign-in")
 	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
+	fs.IntVar(&c.AutoApprovePerDomain, "auto-approve-per-domain", registry.DefaultAutoApprovePerDomain, "agents of one registrable domain the approval policy approves per UTC day; past it they wait for a curator")
+	fs.IntVar(&c.CatalogMaxNew, "catalog-max-new", registry.DefaultCatalogMaxNew, "agents one crawl of an AI Catalog may register; later crawls register the rest")
+	fs.IntVar(&c.CatalogMaxAgents, "catalog-max-agents", registry.DefaultCatalogMaxAgents, "agents one AI Catalog may register in all")
 	fs.DurationVar(&c.CrawlTick, "crawl-tick", defaultCrawlTick, "how often the crawler asks the database for due agents, in whole seconds")
 	fs.IntVar(&c.CrawlWorkers, "crawl-workers", defaultCrawlWorkers, "crawler worker pool size")
-	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "fetches in flight per host")
+	fs.IntVar(&c.CrawlPerHost, "crawl-per-host", defaultCrawlPerHost, "requests in flight per host: crawls, liveness probes (at most half) and claim checks together")
 	fs.DurationVar(&c.CrawlInterval, "crawl-interval", defaultCrawlInterval, "re-crawl interval when the host gives no caching hint")
 	fs.DurationVar(&c.CrawlMinInterval, "crawl-min-interval", defaultCrawlMinInterval, "shortest re-crawl interval (clamps max-age, Retry-After and back-off)")
 	fs.DurationVar(&c.CrawlMaxInterval, "crawl-max-interval", defaultCrawlMaxInterval, "longest re-crawl interval (clamps max-age, Retry-After and back-off)")
@@ -142,6 +172,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
+	fs.IntVar(&c.ProbeMaxInterfaces, "probe-max-interfaces", prober.DefaultMaxInterfaces, "interfaces probed per agent and round, in card order (1 to 64)")
+	fs.IntVar(&c.ProbeMaxOffDomain, "probe-max-off-domain", prober.DefaultMaxOffDomain, "of those, interfaces off the card's registrable domain, probed only for agents a curator approved (0 to 16; 0: none)")
 	fs.DurationVar(&c.ProbeHistory, "probe-history", defaultProbeHistory, "how long each probe is kept (at least 24h; daily roll-ups are kept 90 days)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
@@ -270,6 +302,18 @@ func (c *serveConfig) Validate() error {
 	if c.ReadRate < 0 {
 		return bad("read-rate", "must not be negative")
 	}
+	if c.PublisherSubmitRate < 0 {
+		return bad("publisher-submit-rate", "must not be negative")
+	}
+	if c.ClaimFetchesPerHost < 0 {
+		return bad("claim-fetches-per-host", "must not be negative")
+	}
+	if c.ClaimVerifyInterval < 0 {
+		return bad("claim-verify-interval", "must not be negative")
+	}
+	if c.ClaimPending < 0 {
+		return bad("claim-pending-per-client", "must not be negative")
+	}
 	if c.GoneAfter <= 0 {
 		return bad("gone-after", "must be positive")
 	}
@@ -281,6 +325,12 @@ func (c *serveConfig) Validate() error {
 	}
 	if _, err := registry.ParseAutoApprove(c.AutoApprove); err != nil {
 		return bad("auto-approve", "%q is not never, claimed or verified", c.AutoApprove)
+	}
+	if c.AutoApprovePerDomain <= 0 {
+		return bad("auto-approve-per-domain", "must be positive")
+	}
+	if c.CatalogMaxNew <= 0 || c.CatalogMaxAgents <= 0 {
+		return bad("catalog-max-new", "--catalog-max-new and --catalog-max-agents must be positive")
 	}
 	if c.CAFile != "" {
 		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {
@@ -334,6 +384,12 @@ func (c *serveConfig) Validate() error {
 	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
 		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
 	}
+	if c.ProbeMaxInterfaces < 1 || c.ProbeMaxInterfaces > 64 {
+		return bad("probe-max-interfaces", "%d is not between 1 and 64", c.ProbeMaxInterfaces)
+	}
+	if c.ProbeMaxOffDomain < 0 || c.ProbeMaxOffDomain > min(16, c.ProbeMaxInterfaces) {
+		return bad("probe-max-off-domain", "%d is not between 0 and %d", c.ProbeMaxOffDomain, min(16, c.ProbeMaxInterfaces))
+	}
 	if c.ProbeHistory < 24*time.Hour {
 		return bad("probe-history", "%s is below 24h (the 24-hour uptime reads a day of probes)", c.ProbeHistory)
 	}
@@ -352,6 +408,7 @@ func (c *serveConfig) limits() ratelimit.Limits {
 	l.SubmitPerAddress = ratelimit.Rate{N: c.SubmitRate, Per: time.Minute}
 	l.SubmitPerDomain = ratelimit.Rate{N: 10 * c.SubmitRate, Per: time.Hour}
 	l.ReadPerAddress = ratelimit.Rate{N: c.ReadRate, Per: time.Second, Burst: 2 * c.ReadRate}
+	l.SubmitPerToken = ratelimit.Rate{N: c.PublisherSubmitRate, Per: time.Minute}
 	return l
 }
 
@@ -418,8 +475,11 @@ func (c *serveConfig) dump(fs *flag.FlagSet, w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// redactURL hides a URL's password; an unparsable URL is hidden whole,
-// since it may still carry one.
+// redactURL hides every secret a database URL can carry: the password of
+// its user information, and the query parameters PostgreSQL's drivers read
+// secrets from (password, sslpassword, and anything whose name says pass,
+// secret, token or key). An unparsable URL is hidden whole, since it may
+// still carry one.
 func redactURL(raw string) string {
 	if raw == "" {
 		return ""
@@ -428,5 +488,28 @@ func redactURL(raw string) string {
 	if err != nil {
 		return "(unparsable, redacted)"
 	}
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return "(unparsable, redacted)"
+		}
+		for k := range q {
+			if secretParam(k) {
+				q[k] = []string{"xxxxx"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// secretParam reports whether a connection parameter names a secret.
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"pass", "pwd", "secret", "token", "key"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

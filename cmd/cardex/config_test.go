@@ -116,7 +116,8 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-history", "search-synonyms"} {
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-history", "probe-max-interfaces", "probe-max-off-domain", "search-synonyms",
+		"auto-approve-per-domain", "catalog-max-new", "catalog-max-agents"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
 		}
@@ -129,7 +130,8 @@ func TestServeHelp(t *testing.T) {
 		`default: "1h0m0s", env: CARDEX_CRAWL_INTERVAL`, `default: "5m0s", env: CARDEX_CRAWL_MIN_INTERVAL`,
 		`default: "24h0m0s", env: CARDEX_CRAWL_MAX_INTERVAL`, `default: "10s", env: CARDEX_CRAWL_TIMEOUT`,
 		`default: "2m0s", env: CARDEX_LEASE_TTL`, `default: "168h0m0s", env: CARDEX_GONE_AFTER`,
-		`default: "15m0s", env: CARDEX_PROBE_INTERVAL`, `default: "16", env: CARDEX_PROBE_WORKERS`, `default: "48h0m0s", env: CARDEX_PROBE_HISTORY`} {
+		`default: "15m0s", env: CARDEX_PROBE_INTERVAL`, `default: "16", env: CARDEX_PROBE_WORKERS`, `default: "48h0m0s", env: CARDEX_PROBE_HISTORY`,
+		`default: "20", env: CARDEX_AUTO_APPROVE_PER_DOMAIN`, `default: "100", env: CARDEX_CATALOG_MAX_NEW`, `default: "1000", env: CARDEX_CATALOG_MAX_AGENTS`} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %s:\n%s", want, help)
 		}
@@ -226,6 +228,10 @@ func TestServeConfigValidateCrawl(t *testing.T) {
 		{[]string{"--probe-interval", "-1s"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
 		{[]string{"--probe-workers", "0"}, "--probe-workers (CARDEX_PROBE_WORKERS)"},
 		{[]string{"--probe-history", "12h"}, "--probe-history (CARDEX_PROBE_HISTORY)"},
+		{[]string{"--probe-max-interfaces", "0"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},
+		{[]string{"--probe-max-interfaces", "65"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},
+		{[]string{"--probe-max-off-domain", "-1"}, "--probe-max-off-domain (CARDEX_PROBE_MAX_OFF_DOMAIN)"},
+		{[]string{"--probe-max-interfaces", "4", "--probe-max-off-domain", "5"}, "--probe-max-off-domain (CARDEX_PROBE_MAX_OFF_DOMAIN)"},
 	}
 	for _, tc := range cases {
 		_, err := parseServeConfig(tc.args, envMap(nil), &bytes.Buffer{}, &bytes.Buffer{})
@@ -264,6 +270,37 @@ func TestServeConfigDump(t *testing.T) {
 	}
 	if _, ok := got["config-dump"]; ok {
 		t.Fatal("the dump lists --config-dump itself")
+	}
+}
+
+// Every place a PostgreSQL URL can carry a secret is redacted in the dump:
+// the user information's password and password-like query parameters.
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                   "",
+		"postgres://db.internal/cardex":      "postgres://db.internal/cardex",
+		"postgres://u:pw1@db/cardex":         "postgres://u:xxxxx@db/cardex",
+		"postgres://u@db/cardex?password=x2": "postgres://u@db/cardex?password=xxxxx",
+		"postgres://u@db/c?sslmode=require&sslpassword=x3&sslmode=verify-full": "postgres://u@db/c?sslmode=require&sslmode=verify-full&sslpassword=xxxxx",
+		"postgres://u@db/c?PassWord=x4&application_name=cardex":                "postgres://u@db/c?PassWord=xxxxx&application_name=cardex",
+		"postgres://u@db/c?auth_token=x5":                                      "postgres://u@db/c?auth_token=xxxxx",
+		"postgres://u@db/c?password=%zz":                                       "(unparsable, redacted)",
+		"postgres://u:pw@[db/c":                                                "(unparsable, redacted)",
+	} {
+		got := redactURL(in)
+		if got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+		for _, secret := range []string{"pw1", "x2", "x3", "x4", "x5"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("redactURL(%q) keeps %q", in, secret)
+			}
+		}
+	}
+	code, stdout, _ := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": "postgres://cardex@db.internal/cardex?password=x2"},
+		"serve", "--config-dump")
+	if code != exitOK || strings.Contains(stdout, "x2") || !strings.Contains(stdout, "password=xxxxx") {
+		t.Fatalf("code %d dump:\n%s", code, stdout)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -142,7 +143,7 @@ func prepareDemoDir(dir string, now time.Time) (first bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, err
 	}
-	if err := writeDemoMarker(dir, demoMarkerFile{Cardex: "demo", CreatedAt: now.UTC(), Version: version}); err != nil {
+	if err := writeDemoMarker(dir, demoMarkerFile{Cardex: "demo", CreatedAt: now.UTC(), Version: buildinfo.Get().Version}); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cardexhq/cardex/buildinfo"
 )
 
 // Exit codes shared by every subcommand (docs/configuration.md).
@@ -70,6 +72,8 @@ func run(ctx context.Context, e *env, args []string) int {
 	case "-h", "--help", "help":
 		usage(e.stdout)
 		return exitOK
+	case "--version", "-version":
+		return runVersion(ctx, e, args[1:])
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -95,14 +99,13 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'cardex <command> -h' for a command's flags.")
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
+// runVersion prints the module version, the source commit and the Go
+// toolchain (`cardex version`, `cardex --version`).
 func runVersion(_ context.Context, e *env, args []string) int {
 	if len(args) > 0 {
 		fmt.Fprintln(e.stderr, "cardex version: takes no arguments")
 		return exitUsage
 	}
-	fmt.Fprintln(e.stdout, "cardex", version)
+	fmt.Fprintln(e.stdout, buildinfo.Get())
 	return exitOK
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/cardexhq/cardex/buildinfo"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and streams.
@@ -42,9 +44,15 @@ func TestHelpListsCommands(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	code, out, _ := runCLI(t, "", "version")
-	if code != exitOK || out != "cardex "+version+"\n" {
-		t.Fatalf("code=%d out=%q", code, out)
+	want := buildinfo.Get().String() + "\n"
+	if !strings.HasPrefix(want, "cardex ") || !strings.Contains(want, "go1.") {
+		t.Fatalf("build line %q", want)
+	}
+	for _, spelling := range []string{"version", "--version", "-version"} {
+		code, out, _ := runCLI(t, "", spelling)
+		if code != exitOK || out != want {
+			t.Fatalf("%s: code=%d out=%q, want %q", spelling, code, out, want)
+		}
 	}
 	if code, _, _ := runCLI(t, "", "version", "extra"); code != exitUsage {
 		t.Fatalf("extra argument: code=%d", code)

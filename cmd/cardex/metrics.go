@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -84,8 +85,15 @@ func newMetrics() *metrics {
 	for _, o := range registry.ProbeOutcomes {
 		m.probeDuration.WithLabelValues(o)
 	}
+	bi := buildinfo.Get()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "cardex_build_info",
+		Help:        "Always 1; its labels name the running build: module version, source commit and Go toolchain.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion},
+	})
+	build.Set(1)
 	m.reg.MustRegister(m.crawlAttempts, m.fetchDuration, m.verifyResults, m.leaseConflicts, m.recordErrors,
-		m.httpRequests, m.httpDuration, m.probes, m.probeDuration,
+		m.httpRequests, m.httpDuration, m.probes, m.probeDuration, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

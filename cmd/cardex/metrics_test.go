@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -208,4 +209,35 @@ func TestObserveProbe(t *testing.T) {
 	if got := count(m.probes); got != 2 {
 		t.Errorf("%d probe counter series, want 2", got)
 	}
+}
+
+// /metrics names the running build in cardex_build_info, the series an
+// operator reads to tell which release a replica runs.
+func TestBuildInfoMetric(t *testing.T) {
+	m := newMetrics()
+	families, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi := buildinfo.Get()
+	for _, f := range families {
+		if f.GetName() != "cardex_build_info" {
+			continue
+		}
+		if len(f.Metric) != 1 || f.Metric[0].GetGauge().GetValue() != 1 {
+			t.Fatalf("cardex_build_info: %v", f.Metric)
+		}
+		labels := map[string]string{}
+		for _, l := range f.Metric[0].Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		want := map[string]string{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion}
+		for k, v := range want {
+			if labels[k] != v {
+				t.Fatalf("label %s = %q, want %q (all: %v)", k, labels[k], v, labels)
+			}
+		}
+		return
+	}
+	t.Fatal("no cardex_build_info series")
 }

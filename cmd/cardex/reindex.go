@@ -53,8 +53,16 @@ func (rc *reindexCmd) run(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	// The store first, without creating one: a --data that holds no
+	// database is a mistake to report, not an empty index to build.
+	store, err := sf.openExisting(ctx, nil)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "cardex reindex:", err)
+		return storeExitCode(err)
+	}
+	defer store.Close()
 	dir := filepath.Join(sf.data, "index")
-	// The index first: refusing costs nothing when a server holds it.
+	// Then the index: refusing costs nothing when a server holds it.
 	idx, err := search.Open(dir, search.Options{})
 	if errors.Is(err, search.ErrLocked) {
 		fmt.Fprintf(e.stderr, "cardex reindex: the index in %s is in use by another process (a running cardex serve?).\n"+
@@ -70,12 +78,6 @@ func (rc *reindexCmd) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "cardex reindex: closing the index:", err)
 		}
 	}()
-	store, err := sf.open(ctx, nil)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "cardex reindex:", err)
-		return exitFail
-	}
-	defer store.Close()
 	svc := registry.NewService(store, registry.ServiceConfig{})
 	total, err := svc.List(ctx, registry.Principal{Role: registry.RoleAdmin}, registry.ListQuery{PageSize: 1})
 	if err != nil {

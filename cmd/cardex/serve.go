@@ -127,8 +127,15 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		SessionMaxAge: cfg.SessionMaxAge,
 		// Host claims are fetched by the crawler's one hardened client,
 		// under the same network policy as cards (docs/claims.md).
-		ClaimFetcher: fetcher,
-		AutoApprove:  autoApprove,
+		ClaimFetcher:              fetcher,
+		ClaimAttemptInterval:      cfg.ClaimVerifyInterval,
+		ClaimsPendingPerRequester: cfg.ClaimPending,
+		AutoApprove:               autoApprove,
+		// Bounds of what strangers' catalogs and keys can make Cardex do
+		// (docs/threats.md K.97).
+		AutoApprovePerDomain: cfg.AutoApprovePerDomain,
+		CatalogMaxNew:        cfg.CatalogMaxNew,
+		CatalogMaxAgents:     cfg.CatalogMaxAgents,
 		// So are catalogs submitted directly (docs/discovery.md).
 		CatalogCrawler:  crawler.CatalogCrawler{Fetcher: fetcher},
 		CatalogInterval: cfg.CrawlInterval,
@@ -220,6 +227,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	// Views of card versions stored before this release, or by one that
 	// rendered them otherwise (docs/operator-guide.md "Upgrading").
 	seeding.Go(func() { renderViews(seedCtx, svc, log) })
+	// Versions an earlier release judged by a rule since changed
+	// (migrations 00170; docs/verification.md), judged again from their
+	// stored bytes.
+	seeding.Go(func() { reverifyStored(seedCtx, cr.sched, svc, log) })
 	if demo == nil {
 		seeding.Go(catalogs)
 	} else {
@@ -285,6 +296,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, log *slog.Logger) (http.Handler, error) {
 	// One set of buckets for both faces: a client has one budget.
 	limits := ratelimit.NewLimiters(c.limits(), 0)
+	c.limiters = limits // the scheduled catalog crawl spends the domains' budgets too
 	apiH, err := api.New(api.Config{
 		Service:        svc,
 		Ready:          ready,
@@ -379,6 +391,19 @@ func renderViews(ctx context.Context, svc *registry.Service, log *slog.Logger) {
 		log.Error("rendering stored card views", "err", err.Error(), "rendered", n)
 	case n > 0:
 		log.Info("rendered stored card views", "views", n, "took", time.Since(start).Round(time.Millisecond).String())
+	}
+}
+
+// reverifyStored judges again the stored versions an upgrade marked,
+// logging how many when there were any.
+func reverifyStored(ctx context.Context, sched *crawler.Scheduler, svc *registry.Service, log *slog.Logger) {
+	start := time.Now()
+	n, err := sched.ReverifyStored(ctx, svc)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Error("judging stored card versions again", "err", err.Error(), "judged", n)
+	case n > 0:
+		log.Info("judged stored card versions again", "versions", n, "took", time.Since(start).Round(time.Millisecond).String())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
@@ -33,7 +34,7 @@ func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (craw
 	pol.AllowNetworks, pol.AllowInsecureHTTP = allow.AllowNetworks, allow.AllowInsecureHTTP
 	pol.Timeout = timeout
 	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, timeout)
-	pol.UserAgent = crawler.UserAgent(version)
+	pol.UserAgent = crawler.UserAgent(buildinfo.Get().Version)
 	if caFile != "" {
 		pool, err := crawler.LoadCAFile(caFile)
 		if err != nil {
@@ -59,7 +60,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 	if err != nil {
 		return nil, fmt.Errorf("crawler policy: %w", err)
 	}
-	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log})
+	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log, ClaimsPerHost: c.ClaimFetchesPerHost})
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
@@ -71,6 +72,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 // metrics decorator. The caller closes f.
 func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
 	hosts := crawler.NewHostSlots(c.CrawlPerHost)
+	f.ShareHosts(hosts) // claim checks share the hosts' budget with crawls and probes
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
 		Fetcher:  f,
@@ -100,17 +102,23 @@ func newProber(c *serveConfig, cr *crawlRuntime, f *crawler.Fetcher, svc *regist
 	if c.ProbeInterval == 0 {
 		return nil, nil
 	}
+	offDomain := c.ProbeMaxOffDomain
+	if offDomain == 0 {
+		offDomain = -1 // the flag's 0 is none; the Config's zero value is the default
+	}
 	p, err := prober.New(prober.Config{
-		Registry:   svc,
-		Fetcher:    f,
-		Hosts:      cr.hosts,
-		Interval:   c.ProbeInterval,
-		Workers:    c.ProbeWorkers,
-		KeepProbes: c.ProbeHistory,
-		PerHost:    c.CrawlPerHost,
-		LeaseTTL:   c.LeaseTTL,
-		Logger:     log,
-		Observe:    m.observeProbe,
+		Registry:      svc,
+		Fetcher:       f,
+		Hosts:         cr.hosts,
+		Interval:      c.ProbeInterval,
+		Workers:       c.ProbeWorkers,
+		MaxInterfaces: c.ProbeMaxInterfaces,
+		MaxOffDomain:  offDomain,
+		KeepProbes:    c.ProbeHistory,
+		PerHost:       c.CrawlPerHost,
+		LeaseTTL:      c.LeaseTTL,
+		Logger:        log,
+		Observe:       m.observeProbe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)

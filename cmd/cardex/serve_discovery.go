@@ -15,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/a2a"
 	"github.com/cardexhq/cardex/aicatalog"
+	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/catalog"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/discover"
@@ -38,7 +39,7 @@ type surface struct {
 // and registry paths as GET /api/v1/agents, as the same caller.
 func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
 	finder := discover.Finder{Index: ix, Registry: svc}
-	acfg := a2a.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log}
+	acfg := a2a.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: buildinfo.Get().Version, Logger: log}
 	var jwks []byte
 	if c.CardKey != "" {
 		key, err := loadCardKey(c.CardKey)
@@ -54,7 +55,7 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 	if err != nil {
 		return nil, err
 	}
-	mcpH := mcpserver.New(mcpserver.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: version, Logger: log})
+	mcpH := mcpserver.New(mcpserver.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: buildinfo.Get().Version, Logger: log})
 	catH := catalog.New(catalog.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Logger: log})
 	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}, {"mcp", []string{mcpserver.Path}, mcpH},
 		{"ai-catalog", []string{aicatalog.WellKnownPath}, catH}}
@@ -177,6 +178,17 @@ func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc
 	for _, cat := range due {
 		rec := cc.Crawl(ctx, cat.URL, cat.ETag)
 		rec.NextCrawlAt = now.Add(c.CrawlInterval)
+		// No one asked for this crawl: its new agents spend the catalog's
+		// registrable domain's budget only (docs/threats.md K.97).
+		if b := c.limiters.Agents("", cat.URL); b != nil {
+			rec.Spend = func(n int) (int, string) {
+				got, r := b.Spend(n, time.Now())
+				if r != nil {
+					return got, r.Detail
+				}
+				return got, ""
+			}
+		}
 		if rec.Error != "" {
 			log.Info("catalog crawl failed", "url", cat.URL, "err", rec.Error)
 		}

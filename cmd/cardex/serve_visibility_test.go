@@ -128,6 +128,9 @@ func visibilityEveryFace(t *testing.T, store string) {
 	if store == "postgres" {
 		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
 	}
+	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, stderr)
+	}
 	token := func(args ...string) string {
 		t.Helper()
 		code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data}, args, storeArgs)...)
@@ -200,13 +203,15 @@ func visibilityEveryFace(t *testing.T, store string) {
 	submit(other, "osprey", "public", true)
 	submit(other, "oriole", "public", false)
 	submit(other, "orca", "internal", true)
+	// The index follows the log in order: once it counts orca's tag,
+	// orca being approved last, and then no longer counts it, orca being
+	// removed last, it has applied every change before. (Tags are counted
+	// by the index alone; search hits are re-checked against SQL, so they
+	// would not tell.)
 	inIndex := func(name string) bool {
-		_, _, b := get(t, s.base+"/api/v1/agents?q=zephyr&pageSize=100", admin)
-		return strings.Contains(b, id[name])
+		_, _, b := get(t, s.base+"/api/v1/tags?prefix=zephyr-"+name, admin)
+		return strings.Contains(b, `"zephyr-`+name+`"`)
 	}
-	// The index follows the log in order: once it holds orca, approved
-	// last, and then no longer holds it, removed last, it has applied
-	// every change before.
 	waitFor(t, "orca in the index", 20*time.Second, func() bool { return inIndex("orca") })
 	remove("oriole")
 	remove("orca")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -45,12 +46,47 @@ func (f *storeFlags) validate() error {
 	return nil
 }
 
-// open opens and migrates the store. It never takes the data directory's
-// server lock: short-lived tools may run beside a server (docs/api.md);
-// `serve` opens its store with registry.OpenOptions.ServerLock.
+// open opens and migrates the store, creating it when it does not exist
+// (`cardex migrate`). It never takes the data directory's server lock:
+// short-lived tools may run beside a server (docs/api.md); `serve` opens
+// its store with registry.OpenOptions.ServerLock.
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*registry.Store, error) {
+	return f.openStore(ctx, log, false)
+}
+
+// openExisting opens a store that a server or `cardex migrate` created
+// before, and refuses to create one: a tool such as `token create` given a
+// --data that holds no database would otherwise print a token that no
+// running server knows. The refusal carries errStoreFlags (exit 2) and
+// names the flag.
+func (f *storeFlags) openExisting(ctx context.Context, log *slog.Logger) (*registry.Store, error) {
+	return f.openStore(ctx, log, true)
+}
+
+func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger, mustExist bool) (*registry.Store, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	return registry.Open(ctx, registry.OpenOptions{DataDir: f.data, DatabaseURL: f.databaseURL, Logger: log})
+	s, err := registry.Open(ctx, registry.OpenOptions{DataDir: f.data, DatabaseURL: f.databaseURL, Logger: log, MustExist: mustExist})
+	if errors.Is(err, registry.ErrNoDatabase) {
+		return nil, storeFlagError{fmt.Errorf("%w; check --data or --database-url (CARDEX_DATA, CARDEX_DATABASE_URL), "+
+			"or create it with `cardex migrate` or `cardex serve`", err)}
+	}
+	return s, err
+}
+
+// storeFlagError is a store error caused by the flags: it reads as the
+// error it wraps and counts as errStoreFlags.
+type storeFlagError struct{ error }
+
+func (e storeFlagError) Is(target error) bool { return target == errStoreFlags }
+func (e storeFlagError) Unwrap() error        { return e.error }
+
+// storeExitCode is the exit code of a store error: 2 for bad store flags
+// (including a store that does not exist), 1 otherwise.
+func storeExitCode(err error) int {
+	if errors.Is(err, errStoreFlags) {
+		return exitUsage
+	}
+	return exitFail
 }

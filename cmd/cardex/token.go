@@ -101,13 +101,15 @@ func tokenFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)
 	return sf, fs, pos, 0, true
 }
 
-func openService(ctx context.Context, e *env, cmd string, sf *storeFlags) (*registry.Service, func(), bool) {
-	store, err := sf.open(ctx, nil)
+// openService opens the store a server created; code is the exit code
+// when it cannot.
+func openService(ctx context.Context, e *env, cmd string, sf *storeFlags) (svc *registry.Service, closeStore func(), code int) {
+	store, err := sf.openExisting(ctx, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cardex token %s: %v\n", cmd, err)
-		return nil, nil, false
+		return nil, nil, storeExitCode(err)
 	}
-	return registry.NewService(store, registry.ServiceConfig{}), func() { store.Close() }, true
+	return registry.NewService(store, registry.ServiceConfig{}), func() { store.Close() }, exitOK
 }
 
 func runTokenCreate(ctx context.Context, e *env, args []string) int {
@@ -146,9 +148,9 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 		at := time.Now().Add(d).UTC()
 		req.ExpiresAt = &at
 	}
-	svc, closeStore, ok := openService(ctx, e, "create", sf)
-	if !ok {
-		return exitFail
+	svc, closeStore, code := openService(ctx, e, "create", sf)
+	if code != exitOK {
+		return code
 	}
 	defer closeStore()
 	secret, tok, err := svc.CreateToken(ctx, req)
@@ -190,9 +192,9 @@ func runTokenList(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "cardex token list: takes no arguments")
 		return exitUsage
 	}
-	svc, closeStore, ok := openService(ctx, e, "list", sf)
-	if !ok {
-		return exitFail
+	svc, closeStore, code := openService(ctx, e, "list", sf)
+	if code != exitOK {
+		return code
 	}
 	defer closeStore()
 	toks, err := svc.ListTokens(ctx)
@@ -227,6 +229,9 @@ func printTokens(w io.Writer, toks []registry.Token, now time.Time) {
 			state = "expired"
 		}
 		hosts := strings.Join(t.Hosts, ",")
+		if t.Origin != "" {
+			hosts = t.Origin // a claim's token acts on this origin only (docs/claims.md)
+		}
 		if hosts == "" {
 			hosts = "-"
 		}
@@ -246,9 +251,9 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	svc, closeStore, ok := openService(ctx, e, "revoke", sf)
-	if !ok {
-		return exitFail
+	svc, closeStore, code := openService(ctx, e, "revoke", sf)
+	if code != exitOK {
+		return code
 	}
 	defer closeStore()
 	if err := svc.RevokeToken(ctx, pos[0]); err != nil {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,8 +38,54 @@ func authenticate(t *testing.T, dir, token string) (registry.Principal, error) {
 	return registry.NewService(s, registry.ServiceConfig{}).Authenticate(t.Context(), token)
 }
 
-func TestTokenCreatePrintsTokenFirst(t *testing.T) {
+// migratedDir is a data directory holding a migrated, empty database, as
+// `cardex migrate` or a first `cardex serve` leaves it.
+func migratedDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
+	if code, _, errs := runCLI(t, "", "migrate", "--data", dir); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, errs)
+	}
+	return dir
+}
+
+// Tools other than serve and migrate refuse a store that does not exist
+// (a mistyped --data) with exit 2 and a message naming the flag, and
+// create nothing: before, `token create` made a new empty database and
+// printed a token the running server answered 401 to.
+func TestStoreToolsRefuseMissingDatabase(t *testing.T) {
+	for _, args := range [][]string{
+		{"token", "create", "--role", "admin"},
+		{"token", "list"},
+		{"token", "revoke", "ops"},
+		{"reindex"},
+	} {
+		dir := filepath.Join(t.TempDir(), "typo")
+		code, out, errs := runCLI(t, "", append(args, "--data", dir)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 ||
+			!strings.Contains(errs, "no Cardex database in --data "+dir) || !strings.Contains(errs, "cardex migrate") {
+			t.Errorf("%v: code %d stdout %q stderr %q", args, code, out, errs)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v created %s: %v", args, dir, err)
+		}
+	}
+	// PostgreSQL: a database Cardex never migrated is refused the same way.
+	url := registrytest.PostgresURL(t)
+	code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": url}, "token", "create", "--role", "admin")
+	if code != exitUsage || out != "" || !strings.Contains(errs, "no Cardex database in --database-url") {
+		t.Fatalf("postgres: code %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, _, errs := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": url}, "migrate"); code != exitOK {
+		t.Fatalf("migrate: %s", errs)
+	}
+	if code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATABASE_URL": url}, "token", "create", "--role", "admin"); code != exitOK || !strings.HasPrefix(out, "cdx_") {
+		t.Fatalf("after migrate: code %d stdout %q stderr %q", code, out, errs)
+	}
+}
+
+func TestTokenCreatePrintsTokenFirst(t *testing.T) {
+	dir := migratedDir(t)
 	code, out, errs := runCLI(t, "", "token", "create", "--role", "admin", "--name", "ops", "--data", dir)
 	if code != exitOK {
 		t.Fatalf("code %d stderr %q", code, errs)
@@ -52,7 +101,7 @@ func TestTokenCreatePrintsTokenFirst(t *testing.T) {
 }
 
 func TestTokenCreateJSON(t *testing.T) {
-	dir := t.TempDir()
+	dir := migratedDir(t)
 	code, out, errs := runCLIEnv(t, map[string]string{"CARDEX_DATA": dir},
 		"token", "create", "--role", "publisher", "--host", "a.example.com", "--host", "B.example.com", "--expires", "90d", "--json")
 	if code != exitOK {
@@ -106,7 +155,7 @@ func TestTokenBadFlags(t *testing.T) {
 }
 
 func TestTokenListAndRevoke(t *testing.T) {
-	dir := t.TempDir()
+	dir := migratedDir(t)
 	for _, name := range []string{"alpha", "beta"} {
 		if code, _, errs := runCLI(t, "", "token", "create", "--role", "reader", "--name", name, "--data", dir); code != exitOK {
 			t.Fatalf("create %s: %s", name, errs)

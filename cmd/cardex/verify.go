@@ -182,7 +182,7 @@ func printVerdict(w io.Writer, v verifier.Verdict) {
 		fmt.Fprintf(w, "  profile:    %s\n", orDash(s.Profile))
 		fmt.Fprintf(w, "  reason:     %s\n", s.Reason)
 		if len(s.Unsigned) > 0 {
-			fmt.Fprintf(w, "  unsigned:   %s\n", strings.Join(s.Unsigned, ", "))
+			fmt.Fprintf(w, "  not covered by the signature, ignored: %s\n", strings.Join(s.Unsigned, ", "))
 		}
 	}
 	switch {

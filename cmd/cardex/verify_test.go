@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -256,5 +257,51 @@ func TestVerifyURLThroughTheHardenedFetcher(t *testing.T) {
 	code, out, errs := runCLI(t, "", "verify", "--json", "--allow-insecure-http", "--allow-networks", "127.0.0.0/8", cardURL)
 	if code != exitOK || hits.Load() != 2 || !strings.Contains(out, `"status":"verified"`) || !strings.Contains(out, `"keySource":"well-known"`) {
 		t.Fatalf("allowed: code=%d hits=%d stdout=%s stderr=%s", code, hits.Load(), out, errs)
+	}
+}
+
+// hybridCLICard is a hybrid card whose v0.3 members say something its v1
+// members do not (another protocol version for the URL): the forms that
+// sign only the v1 members leave them out, and Cardex ignores them.
+const hybridCLICard = `{"name":"Hybrid Agent","description":"Signs and verifies","version":"1.0.0",
+  "supportedInterfaces":[{"url":"https://cli.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+  "url":"https://cli.example/a2a","preferredTransport":"JSONRPC","protocolVersion":"0.3.0",
+  "capabilities":{"streaming":false},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+  "skills":[{"id":"s","name":"S","description":"d","tags":["t"]}]}`
+
+// Cardex accepts what Cardex signs: every --profile `cardex sign` offers
+// round-trips through `cardex verify` as verified (the default, portable,
+// refuses a hybrid card; TestSignThenVerify covers it).
+func TestSignThenVerifyEveryProfile(t *testing.T) {
+	keyPath, jwks, _ := newSigningKey(t)
+	jwksPath := writeFile(t, "jwks.json", string(jwks))
+	cardPath := writeFile(t, "hybrid.json", hybridCLICard)
+	var profiles []string
+	for _, p := range verifier.Profiles {
+		profiles = append(profiles, string(p))
+	}
+	for _, p := range profiles {
+		t.Run(p, func(t *testing.T) {
+			code, signed, errs := runCLI(t, "", "sign", "--key", keyPath, "--profile", p, cardPath)
+			if code != exitOK {
+				t.Fatalf("sign: code=%d stderr=%q", code, errs)
+			}
+			code, out, errs := runCLI(t, "", "verify", "--json", "--jwks", jwksPath, writeFile(t, "signed.json", signed))
+			var v verifier.Verdict
+			if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.Status != verifier.StatusVerified {
+				t.Fatalf("verify: code=%d stdout=%s stderr=%q", code, out, errs)
+			}
+			// The partial forms leave the v0.3 members uncovered, and say so.
+			switch verifier.Profile(v.Profile) {
+			case verifier.ProfileSpecV1Only, verifier.ProfileSDK, verifier.ProfilePythonLegacy:
+				if want := []string{"/url", "/preferredTransport", "/protocolVersion"}; !slices.Equal(v.Uncovered, want) {
+					t.Fatalf("uncovered %q, want %q", v.Uncovered, want)
+				}
+			default:
+				if len(v.Uncovered) != 0 {
+					t.Fatalf("uncovered %q under %s", v.Uncovered, v.Profile)
+				}
+			}
+		})
 	}
 }

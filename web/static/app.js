@@ -66,4 +66,25 @@
     };
     setTimeout(poll, every);
   }
+
+  // Select all on the review queue: a header checkbox that picks every
+  // row of the page (hidden without this script; each row's own box
+  // works either way).
+  var pickAll = document.getElementById("pick-all");
+  var bulk = document.getElementById("bulk");
+  if (pickAll && bulk) {
+    var rows = function () { return Array.prototype.slice.call(bulk.querySelectorAll("input[type=checkbox][name=agent]")); };
+    var sync = function () {
+      var picked = rows().filter(function (c) { return c.checked; }).length;
+      pickAll.checked = picked > 0 && picked === rows().length;
+      pickAll.indeterminate = picked > 0 && picked < rows().length;
+    };
+    pickAll.hidden = false;
+    pickAll.addEventListener("change", function () {
+      rows().forEach(function (c) { c.checked = pickAll.checked; });
+      sync();
+    });
+    bulk.addEventListener("change", function (ev) { if (ev.target !== pickAll) sync(); });
+    sync();
+  }
 })();
