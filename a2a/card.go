@@ -74,8 +74,9 @@ func cardJSON(base, version string, v1Only bool) []byte {
 			Name: "Find agents",
 			Description: "Finds registered agents by what they can do. Send free text, and optionally a data part " +
 				"with the filters of GET /api/v1/agents as JSON lists (tag, skill, inputMode, outputMode, capability, " +
-				"binding, securityScheme, protocolVersion, provider, extension, trust, pageSize, pageToken). The answer " +
-				"is a text summary and a data part {agents, totalSize, nextPageToken}.",
+				"binding, securityScheme, protocolVersion, provider, extension, trust, pageSize, pageToken). pageSize is 1 to 100, " +
+				"20 when absent; 0 or more than 100 is invalid params. The answer is a text summary and a data part " +
+				"{agents, totalSize, nextPageToken}.",
 			Tags:        []string{"discovery", "registry", "search", "agents"},
 			Examples:    []string{"agents that convert currencies", `{"tag":["finance"],"trust":["verified"],"pageSize":5}`},
 			InputModes:  modes,

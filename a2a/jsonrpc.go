@@ -175,7 +175,7 @@ func (h *handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusOK, id, invalidParams("params must be a SendMessageRequest object"))
 			return
 		}
-		rep, e := h.send(r.Context(), caller, p, version, h.baseOf(r))
+		rep, e := h.send(h.gate.WithReadBudget(r.Context(), r, caller), caller, p, version, h.baseOf(r))
 		if e != nil {
 			if e.retryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -233,6 +234,10 @@ func (h *handler) findError(err error) *rpcError {
 		return invalidParams("data.pageToken: the page token was not issued for this search by this server")
 	case errors.Is(err, search.ErrInvalidQuery):
 		return invalidParams("data.q: the search cannot be run: " + err.Error())
+	case errors.Is(err, discover.ErrRateLimited):
+		// As a request over the read budget (Gate.Caller's refusal).
+		return &rpcError{code: codeInternal, reason: "RATE_LIMIT_EXCEEDED", retryAfter: 1,
+			status: http.StatusTooManyRequests, message: err.Error()}
 	case errors.Is(err, search.ErrNotReady), errors.Is(err, search.ErrTimeout), errors.Is(err, search.ErrClosed),
 		errors.Is(err, registry.ErrUnavailable):
 		return &rpcError{code: codeInternal, reason: "UNAVAILABLE", retryAfter: 5,

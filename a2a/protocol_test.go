@@ -146,6 +146,9 @@ func TestJSONRPCBadInput(t *testing.T) {
 		{"admin filter", msg1(`"role":"ROLE_USER","parts":[{"data":{"status":["pending"]}}]`), v1, 200, codeInvalidParams, "admin token"},
 		{"bad page token", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageToken":"nope"}}]`), v1, 200, codeInvalidParams, "pageToken"},
 		{"page size", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":1000}}]`), v1, 200, codeInvalidParams, "pageSize"},
+		// 0 is not the default (docs/api.md "Page sizes").
+		{"page size 0", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":0}}]`), v1, 200, codeInvalidParams, "pageSize"},
+		{"page size 101", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":101}}]`), v1, 200, codeInvalidParams, "pageSize"},
 		{"long text", msg1(`"role":"ROLE_USER","parts":[{"text":"` + strings.Repeat("a", 600) + `"}]`), v1, 200, codeInvalidParams, "data.q"},
 		{"text and q", msg1(`"role":"ROLE_USER","parts":[{"text":"fx"},{"data":{"q":"fx"}}]`), v1, 200, codeInvalidParams, "not both"},
 		{"id and filters", msg1(`"role":"ROLE_USER","parts":[{"data":{"id":"x","tag":["a"]}}]`), v1, 200, codeInvalidParams, "alone"},
@@ -386,5 +389,36 @@ func TestCardPerProtocolVersion(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A search spends the read budget by the results it asks for, as on the
+// API (docs/threats.md K.96): with a burst of 10, two find-agents pages
+// of 100 (five units each) empty it; with units left but too few for a
+// page of 100, the page is refused and nothing more is spent.
+func TestSearchChargesByPageSize(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	s := sqliteServer(t, func(c *Config) {
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1, Per: time.Hour, Burst: 8}}, 0)
+		c.Gate.Now = func() time.Time { return now }
+	})
+	page100 := msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":100}}]`)
+	v1 := []string{"A2A-Version", "1.0"}
+	if r, env := s.rpc(page100, v1...); r.status != 200 || env.Error != nil {
+		t.Fatalf("first page of 100: %d %s", r.status, r.body)
+	}
+	// 3 units left: the request's own unit passes, the other four do not.
+	r, env := s.rpc(page100, v1...)
+	if r.status != 200 || env.Error == nil || env.Error.Code != codeInternal || !strings.Contains(env.Error.Message, "smaller pages") ||
+		r.header.Get("Retry-After") != "1" {
+		t.Fatalf("second page of 100: %d %v %s", r.status, r.header, r.body)
+	}
+	for i := range 2 {
+		if r, env := s.rpc(msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":20}}]`), v1...); r.status != 200 || env.Error != nil {
+			t.Fatalf("page of 20, %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r, _ := s.rpc(page100, v1...); r.status != http.StatusTooManyRequests {
+		t.Fatalf("empty budget: %d %s", r.status, r.body)
 	}
 }

@@ -75,7 +75,7 @@ func (h *handler) serveREST(w http.ResponseWriter, r *http.Request) {
 			writeRESTError(w, r, invalidParams("the body must be a SendMessageRequest object"), 0)
 			return
 		}
-		rep, e := h.send(r.Context(), caller, p, v10, h.baseOf(r))
+		rep, e := h.send(h.gate.WithReadBudget(r.Context(), r, caller), caller, p, v10, h.baseOf(r))
 		if e != nil {
 			if e.retryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))

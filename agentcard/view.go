@@ -11,7 +11,8 @@ import (
 // a card without decoding and re-rendering it. A change to what A2A or
 // ViewJSON writes must increase ViewRevision: stored views of another
 // revision are then ignored and rendered again (TestViewRevisionPinned
-// fails until it is increased).
+// fails until it is increased). Revision 2 renders only interfaces the A2A
+// SDKs can use and added the card's summary (SummaryJSON) beside the view.
 const ViewRevision = 2
 
 // ViewJSON is the JSON of c.A2A(): the card as the API, the web UI and the

@@ -18,8 +18,8 @@ import (
 var viewDigests = map[int]string{
 	1: "6bebda5a3003792291428d251ef14d603a737ca9254b3067790b5b154d0b2d27",
 	// 2: interfaces an SDK cannot use are left out or completed
-	// (a2aInterfaces); no card of testdata/cards has one.
-	2: "6bebda5a3003792291428d251ef14d603a737ca9254b3067790b5b154d0b2d27",
+	// (a2aInterfaces; no card of testdata/cards has one), and the summary.
+	2: "a1d08ab53c2317aedcf82686fe765a35c6acb71c2646186131387753a1972e4e",
 }
 
 func TestViewRevisionPinned(t *testing.T) {
@@ -68,6 +68,16 @@ func TestViewRevisionPinned(t *testing.T) {
 		h.Write([]byte(filepath.Base(n)))
 		h.Write([]byte{0})
 		h.Write(v)
+		h.Write([]byte{0})
+		// Revision 2 stores each card's summary beside its view.
+		sum, err := p.Card.SummaryJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := back.SummaryJSON(); err != nil || !bytes.Equal(again, sum) {
+			t.Fatalf("%s: the summary of the stored card differs (%v)", n, err)
+		}
+		h.Write(sum)
 		h.Write([]byte{0})
 	}
 	if parsed < 20 {

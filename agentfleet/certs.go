@@ -22,7 +22,10 @@ type CA struct {
 }
 
 // NewCA creates a CA valid from an hour ago for a day.
-func NewCA(name string) (*CA, error) {
+func NewCA(name string) (*CA, error) { return newCA(name, 24*time.Hour) }
+
+// newCA creates a CA valid from an hour ago for validity.
+func newCA(name string, validity time.Duration) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -32,7 +35,7 @@ func NewCA(name string) (*CA, error) {
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: name, Organization: []string{"Cardex test"}},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
+		NotAfter:              now.Add(validity),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,

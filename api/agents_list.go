@@ -9,16 +9,10 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Page sizes of docs/api.md.
-const (
-	defaultPageSize = 20
-	maxPageSize     = 100
-)
-
 type agentPage struct {
-	Agents        []agentView `json:"agents"`
-	NextPageToken string      `json:"nextPageToken"`
-	TotalSize     int         `json:"totalSize"`
+	Agents        []listItem `json:"agents"`
+	NextPageToken string     `json:"nextPageToken"`
+	TotalSize     int        `json:"totalSize"`
 }
 
 // listAgents is GET /api/v1/agents. With a search index every list goes
@@ -48,9 +42,13 @@ func (s *server) sqlAgents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := agentPage{Agents: make([]agentView, 0, len(page.Agents)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
+	out := agentPage{Agents: make([]listItem, 0, len(page.Agents)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
 	for _, a := range page.Agents {
-		out.Agents = append(out.Agents, agentJSON(a))
+		v, err := listJSON(a)
+		if err != nil {
+			return err
+		}
+		out.Agents = append(out.Agents, v)
 	}
 	return writeJSON(c, http.StatusOK, out)
 }
@@ -76,14 +74,9 @@ func listQuery(c echo.Context) (registry.ListQuery, error) {
 	if q.Visibility, err = enumParam(c, "visibility", registry.VisibilityPublic, registry.VisibilityInternal); err != nil {
 		return q, err
 	}
-	size, err := intParam(c, "pageSize", defaultPageSize, 0, maxPageSize)
-	if err != nil {
+	if q.PageSize, err = pageSizeParam(c); err != nil {
 		return q, err
 	}
-	if size == 0 {
-		size = defaultPageSize
-	}
-	q.PageSize = int(size)
 	q.PageToken = c.QueryParam("pageToken")
 	sorts, err := enumParam(c, "sort", "updated", "name")
 	if err != nil {

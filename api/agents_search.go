@@ -28,7 +28,7 @@ func (s *server) searchAgents(c echo.Context) error {
 	if len(sorts) == 1 {
 		r.sort = sorts[0]
 	}
-	page, err := search.Find(c.Request().Context(), s.search, viewLister{s.svc}, r.caller, search.Query{Q: r.q, Filters: r.filters,
+	page, err := search.Find(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, search.Query{Q: r.q, Filters: r.filters,
 		PageSize: r.pageSize, PageToken: r.token, Sort: r.sort})
 	if err != nil {
 		return err
@@ -36,11 +36,11 @@ func (s *server) searchAgents(c echo.Context) error {
 	return writeSearchPage(c, page, strings.TrimSpace(r.q) != "")
 }
 
-// viewLister lists a search page's agents with their stored card views
-// (registry.Service.ListedViews), which writeSearchPage copies as they
-// are.
-type viewLister struct{ svc *registry.Service }
+// summaryLister lists a page's agents with their stored card summaries
+// (registry.Service.ListedSummaries), which writeSearchPage copies as they
+// are; GET /skills uses it too, for the listing re-check alone.
+type summaryLister struct{ svc *registry.Service }
 
-func (l viewLister) Listed(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error) {
-	return l.svc.ListedViews(ctx, p, ids)
+func (l summaryLister) Listed(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error) {
+	return l.svc.ListedSummaries(ctx, p, ids)
 }

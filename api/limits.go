@@ -2,18 +2,21 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // limitReads applies --read-rate to reads (docs/threats.md I.82): an
 // anonymous caller spends its address's budget, a reader or publisher
 // token a budget of its own (docs/security.md "Budgets per token kind").
-// It runs after authenticate; admin tokens are never limited.
+// It runs after authenticate; admin tokens are never limited. A read
+// costs by the results it asks for (readCost, K.96).
 func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		m := c.Request().Method
@@ -28,11 +31,31 @@ func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 		case registry.RoleReader, registry.RolePublisher:
 			key, detail = ratelimit.TokenKey(p.TokenID), "too many requests with this token"
 		}
-		if ok, wait := s.limits.Read(key, s.now()); !ok {
+		if ok, wait := s.limits.ReadN(key, readCost(c), s.now()); !ok {
 			return rateLimited(wait, detail)
 		}
 		return next(c)
 	}
+}
+
+// readCost is what a read spends of the read budget: one unit per
+// ratelimit.ResultsPerRead results of the page it asks for (pageSize, read
+// as the page-size rule reads it; a size the rule refuses costs one unit
+// and answers 400).
+func readCost(c echo.Context) int {
+	vals := c.QueryParams()["pageSize"]
+	if len(vals) != 1 {
+		return 1
+	}
+	n, err := strconv.Atoi(vals[0])
+	if err != nil {
+		return 1
+	}
+	size, err := search.PageSize(&n)
+	if err != nil {
+		return 1
+	}
+	return ratelimit.ReadCost(size)
 }
 
 // limitSubmission spends one submission of cardURL (docs/security.md

@@ -50,6 +50,31 @@ func TestReadFloodIsLimited(t *testing.T) {
 	h.do(req{method: "GET", path: "/api/v1/agents"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
 }
 
+// docs/threats.md K.96: an anonymous read costs by the results it asks for,
+// one unit per 20: with a burst of 10, two pages of 100 (5 units each)
+// empty the bucket, ten default pages do too; a refused page size costs
+// one unit and answers 400.
+func TestReadsChargeByPageSize(t *testing.T) {
+	h := newHarness(t, registrytest.SQLite(t), func(c *Config) {
+		c.Limits.ReadPerAddress = ratelimit.Rate{N: 5, Per: time.Second, Burst: 10}
+	})
+	for range 2 {
+		h.do(req{method: "GET", path: "/api/v1/agents?pageSize=100"}).expectStatus(t, http.StatusOK)
+	}
+	h.do(req{method: "GET", path: "/api/v1/agents?pageSize=1"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
+	// A second later the bucket holds 5 units: one page of 100, or five
+	// pages of 20 (sizes 21 to 40 cost two).
+	h.clock.Advance(time.Second)
+	h.do(req{method: "GET", path: "/api/v1/agents?pageSize=40"}).expectStatus(t, http.StatusOK)
+	h.do(req{method: "GET", path: "/api/v1/agents?pageSize=41"}).expectStatus(t, http.StatusOK)
+	h.do(req{method: "GET", path: "/api/v1/agents?pageSize=100"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
+	h.clock.Advance(2 * time.Second)
+	for range 10 {
+		h.do(req{method: "GET", path: "/api/v1/agents?pageSize=0"}).expectProblem(t, http.StatusBadRequest, "validation-failed")
+	}
+	h.do(req{method: "GET", path: "/api/v1/agents"}).expectProblem(t, http.StatusTooManyRequests, "rate-limited")
+}
+
 // docs/api.md, docs/threats.md A.8: anonymous submissions are limited per
 // client address; tokens are not.
 func TestSubmitRatePerAddress(t *testing.T) {

@@ -66,8 +66,10 @@ func TestListVisibility(t *testing.T) {
 			t.Fatalf("admin sees %v (total %d)", got, all.TotalSize)
 		}
 		for _, a := range all.Agents {
-			if a.ID == public.ID && (a.Card == nil || a.Card.Name != "GeoSpatial Route Planner Agent" || a.VersionSeq != 1) {
-				t.Fatalf("listed record lacks its card: %+v", a)
+			// Lists carry the card's summary, not the card (docs/api.md
+			// "Lists and search").
+			if a.ID == public.ID && (a.Summary == nil || a.Summary.Name != "GeoSpatial Route Planner Agent" || a.VersionSeq != 1) {
+				t.Fatalf("listed record lacks its summary: %+v", a)
 			}
 		}
 
@@ -117,17 +119,20 @@ func TestListPagination(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := h.do(req{method: "GET", path: "/api/v1/agents?pageSize=1000000000", token: admin})
+		r := h.do(req{method: "GET", path: "/api/v1/agents?pageSize=100", token: admin})
 		r.expectStatus(t, http.StatusOK)
 		var p agentPage
 		r.json(t, &p)
 		if len(p.Agents) != 100 || p.TotalSize != 105 || p.NextPageToken == "" {
-			t.Fatalf("clamped page: %d agents, total %d, next %q", len(p.Agents), p.TotalSize, p.NextPageToken)
+			t.Fatalf("largest page: %d agents, total %d, next %q", len(p.Agents), p.TotalSize, p.NextPageToken)
 		}
-		r = h.do(req{method: "GET", path: "/api/v1/agents?pageSize=99999999999999999999999", token: admin})
-		r.json(t, &p)
-		if len(p.Agents) != 100 {
-			t.Fatalf("overflowing pageSize: %d agents", len(p.Agents))
+		// Over 100 is refused, not clamped (docs/api.md "Page sizes").
+		for _, size := range []string{"101", "1000000000", "99999999999999999999999"} {
+			pr := h.do(req{method: "GET", path: "/api/v1/agents?pageSize=" + size, token: admin}).
+				expectProblem(t, http.StatusBadRequest, "validation-failed")
+			if len(pr.Errors) != 1 || pr.Errors[0].Pointer != "/pageSize" {
+				t.Fatalf("pageSize=%s: %+v", size, pr.Errors)
+			}
 		}
 		r = h.do(req{method: "GET", path: "/api/v1/agents", token: admin})
 		r.json(t, &p)
@@ -177,6 +182,8 @@ func TestListQueryValidation(t *testing.T) {
 		h := newHarness(t, store)
 		for q, ptr := range map[string]string{
 			"pageSize=-1":            "/pageSize",
+			"pageSize=0":             "/pageSize",
+			"pageSize=101":           "/pageSize",
 			"pageSize=ten":           "/pageSize",
 			"sort=name&sort=updated": "/sort",
 			"trust=trusted":          "/trust",

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/cardexhq/cardex/search"
 )
 
 // checkParams refuses query parameters an operation does not define, so a
@@ -24,8 +26,9 @@ func checkParams(q url.Values, known ...string) error {
 }
 
 // intParam reads an optional integer query parameter within [lo, +inf);
-// values above hi are clamped to hi (docs/api.md: pageSize over 100 is
-// 100, limit over 1000 is 1000), so "1e9" costs no more than the cap.
+// values above hi are clamped to hi (docs/api.md: a limit over 1000 is
+// 1000), so "1e9" costs no more than the cap. Page sizes have their own
+// rule (pageSizeParam).
 func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 	q := c.QueryParams()
 	vals, ok := q[name]
@@ -46,6 +49,32 @@ func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 		return 0, fieldProblem("/"+name, "minimum", name+" must be at least "+strconv.FormatInt(lo, 10))
 	}
 	return min(n, hi), nil
+}
+
+// pageSizeParam reads pageSize under the page-size rule of every face
+// (search.PageSize, docs/api.md "Page sizes"): absent is the default; 0, a
+// negative size, one over the maximum or not an integer is 400.
+func pageSizeParam(c echo.Context) (int, error) {
+	vals, ok := c.QueryParams()["pageSize"]
+	if !ok {
+		return search.PageSize(nil)
+	}
+	if len(vals) != 1 {
+		return 0, fieldProblem("/pageSize", "repeated", "pageSize may be given only once")
+	}
+	n, err := strconv.Atoi(vals[0])
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && ne.Err == strconv.ErrRange:
+		return 0, fieldProblem("/pageSize", "range", search.ErrPageSize.Error())
+	case err != nil:
+		return 0, fieldProblem("/pageSize", "type", "pageSize must be an integer")
+	}
+	size, err := search.PageSize(&n)
+	if err != nil {
+		return 0, fieldProblem("/pageSize", "range", err.Error())
+	}
+	return size, nil
 }
 
 // cursorParam reads a position in a log (after, before): a non-negative

@@ -53,6 +53,47 @@ func agentJSON(a registry.Agent) agentView {
 	return v
 }
 
+// listItem is an agent as result lists show it (docs/api.md "Lists and
+// search"): the record without its card and problems, with the card's
+// summary (agentcard.Summary) instead, so a page's size and cost stay
+// bounded however large the cards are (docs/threats.md K.96). The whole
+// card and the problems are at GET /api/v1/agents/{id} and its /card.
+// Search pages write the same JSON without reflection (writeSearchPage).
+type listItem struct {
+	registry.Agent
+	// Card and Problems hide registry.Agent's: never set, so never written.
+	Card             *struct{}           `json:"card,omitempty"`
+	Problems         []agentcard.Problem `json:"problems,omitempty"`
+	Summary          *agentcard.Summary  `json:"summary"`
+	CardShape        string              `json:"cardShape,omitempty"`
+	ProtocolVersions []string            `json:"protocolVersions,omitempty"`
+}
+
+// listJSON renders a listed agent: the stored summary when
+// ListedSummaries set one, else the card's.
+func listJSON(a registry.Agent) (listItem, error) {
+	if a.Signatures == nil {
+		a.Signatures = []registry.SignatureResult{}
+	}
+	v := listItem{Agent: a}
+	var b []byte
+	switch {
+	case a.CardView != nil && a.CardView.Summary != nil:
+		b = a.CardView.Summary
+		v.CardShape, v.ProtocolVersions = a.CardView.Shape, a.CardView.ProtocolVersions
+	case a.Card != nil:
+		var err error
+		if b, err = a.Card.SummaryJSON(); err != nil {
+			return v, err
+		}
+		v.CardShape, v.ProtocolVersions = a.Card.Shape, a.Card.ProtocolVersions
+	default:
+		return v, nil
+	}
+	v.Summary = &agentcard.Summary{}
+	return v, json.Unmarshal(b, v.Summary)
+}
+
 func writeAgent(c echo.Context, status int, a *registry.Agent) error {
 	return writeJSON(c, status, agentJSON(*a))
 }

@@ -144,7 +144,7 @@ type searchPageJSON struct {
 }
 
 type searchAgentJSON struct {
-	agentView
+	listItem
 	Matches []search.Match `json:"matches"`
 }
 

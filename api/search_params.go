@@ -98,13 +98,8 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 	if f.Visibilities, err = enumStrings(c, "visibility", strs(registry.VisibilityPublic, registry.VisibilityInternal)...); err != nil {
 		return r, err
 	}
-	size, err := intParam(c, "pageSize", defaultPageSize, 0, maxPageSize)
-	if err != nil {
+	if r.pageSize, err = pageSizeParam(c); err != nil {
 		return r, err
-	}
-	r.pageSize = int(size)
-	if size == 0 {
-		r.pageSize = defaultPageSize
 	}
 	if r.token, err = single(qv, "pageToken"); err != nil {
 		return r, err

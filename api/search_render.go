@@ -7,32 +7,31 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
 
-// A search page is the API's hottest answer: twenty records of about 3 KB
-// each, most of it the card. writeSearchPage writes the bytes writeJSON
-// writes for the searchPage of the same page (the tests compare them),
-// with the card members copied from the stored views that
-// registry.Service.ListedViews hands out and the rest appended without
+// A search page is the API's hottest answer. writeSearchPage writes the
+// bytes writeJSON writes for the same page of listItems (the tests compare
+// them), with each summary copied from the stored one that
+// registry.Service.ListedSummaries hands out and the rest appended without
 // reflection.
 
-// cardMembers appends the members of an agent's JSON that come from its
-// card: "card" (the A2A view, null without a card), then "cardShape" and
-// "protocolVersions" when set — agentView's last three fields. The view is
-// a's stored one when Listed handed it out (a.CardView), else a.Card's.
-func cardMembers(dst []byte, a *registry.Agent) ([]byte, error) {
-	dst = appendJSONKey(dst, "card", true)
+// summaryMembers appends the members of a listed agent's JSON that come
+// from its card: "summary" (agentcard.Summary, null without a card), then
+// "cardShape" and "protocolVersions" when set — listItem's last three
+// fields. They come from a.CardView when ListedSummaries set it, else
+// from a.Card.
+func summaryMembers(dst []byte, a *registry.Agent) ([]byte, error) {
+	dst = appendJSONKey(dst, "summary", true)
 	var shape string
 	var pvs []string
 	switch {
-	case a.CardView != nil:
-		dst = append(dst, a.CardView.JSON...)
+	case a.CardView != nil && a.CardView.Summary != nil:
+		dst = append(dst, a.CardView.Summary...)
 		shape, pvs = a.CardView.Shape, a.CardView.ProtocolVersions
 	case a.Card != nil:
-		b, err := a.Card.ViewJSON()
+		b, err := a.Card.SummaryJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +51,7 @@ func cardMembers(dst []byte, a *registry.Agent) ([]byte, error) {
 	return dst, nil
 }
 
-// appendAgentRecord appends the JSON object of agentJSON(a) extended by
+// appendAgentRecord appends the JSON object of listJSON(a) extended by
 // searchAgent's matches. withMatches says q was given.
 func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches []search.Match) ([]byte, error) {
 	dst = append(dst, '{')
@@ -116,16 +115,6 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendSignature(dst, &a.Signatures[i])
 	}
 	dst = append(dst, ']')
-	if len(a.NotCovered) > 0 {
-		dst = appendJSONKey(dst, "notCovered", false)
-		dst = appendJSONStrings(dst, a.NotCovered)
-	}
-	dst = appendJSONKey(dst, "problems", false)
-	if v := a.CardView; v != nil {
-		dst = append(dst, v.Problems...)
-	} else {
-		dst = appendProblems(dst, a.Problems)
-	}
 	dst = appendJSONKey(dst, "liveness", false)
 	var err error
 	if dst, err = appendLiveness(dst, a.Liveness); err != nil {
@@ -151,7 +140,7 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendJSONKey(dst, "autoApproveHeld", false)
 		dst = appendJSONString(dst, a.AutoApproveHeld)
 	}
-	if dst, err = cardMembers(append(dst, ','), a); err != nil {
+	if dst, err = summaryMembers(append(dst, ','), a); err != nil {
 		return nil, err
 	}
 	if withMatches {
@@ -176,27 +165,6 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
-}
-
-// appendProblems appends ps as encoding/json writes a []agentcard.Problem
-// (the stored form that registry.CardView.Problems carries).
-func appendProblems(dst []byte, ps []agentcard.Problem) []byte {
-	dst = append(dst, '[')
-	for i, p := range ps {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONKey(append(dst, '{'), "pointer", true)
-		dst = appendJSONString(dst, p.Pointer)
-		dst = appendJSONKey(dst, "severity", false)
-		dst = appendJSONString(dst, string(p.Severity))
-		dst = appendJSONKey(dst, "code", false)
-		dst = appendJSONString(dst, p.Code)
-		dst = appendJSONKey(dst, "message", false)
-		dst = append(appendJSONString(dst, p.Message), '}')
-	}
-	dst = append(dst, ']')
-	return dst
 }
 
 func appendSignature(dst []byte, s *registry.SignatureResult) []byte {

@@ -41,7 +41,7 @@ type searchPage struct {
 
 // searchAgent is the agent record plus, when q was given, why it matched.
 type searchAgent struct {
-	agentView
+	listItem
 	Matches []search.Match `json:"matches,omitzero"`
 }
 
@@ -79,21 +79,29 @@ func referenceSearchAgents(s *server) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, http.StatusOK, referencePage(page, r.q))
+		p, err := referencePage(page, r.q)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, p)
 	}
 }
 
-func referencePage(page *search.Page, q string) searchPage {
+func referencePage(page *search.Page, q string) (searchPage, error) {
 	out := searchPage{Agents: make([]searchAgent, 0, len(page.Agents)), NextPageToken: page.NextPageToken,
 		TotalSize: page.TotalSize, Facets: page.Facets.Lists()}
 	for _, f := range page.Agents {
-		sa := searchAgent{agentView: agentJSON(f.Agent)}
+		item, err := listJSON(f.Agent)
+		if err != nil {
+			return out, err
+		}
+		sa := searchAgent{listItem: item}
 		if strings.TrimSpace(q) != "" {
 			sa.Matches = matchesJSON(f.Matches)
 		}
 		out.Agents = append(out.Agents, sa)
 	}
-	return out
+	return out, nil
 }
 
 // renderPage is writeSearchPage's body for page.
@@ -234,30 +242,27 @@ func TestWriteSearchPageSameBytes(t *testing.T) {
 		{Agents: []search.Found{}},
 		{Agents: agents[:1]},
 	} {
-		// The same page as ListedViews hands it out: each card as its
-		// stored view, the card itself not read.
+		// The same page as ListedSummaries hands it out: each card as its
+		// stored summary, the card itself not read.
 		viewed := &search.Page{Agents: slices.Clone(page.Agents), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize, Facets: page.Facets}
 		for i := range viewed.Agents {
 			a := &viewed.Agents[i].Agent
 			if a.Card == nil {
 				continue
 			}
-			b, err := a.Card.ViewJSON()
+			b, err := a.Card.SummaryJSON()
 			if err != nil {
 				t.Fatal(err)
 			}
-			problems, err := json.Marshal(a.Problems)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a.Problems == nil {
-				problems = []byte("[]") // a stored version's problems are never null
-			}
-			a.CardView = &registry.CardView{JSON: b, Shape: a.Card.Shape, ProtocolVersions: a.Card.ProtocolVersions, Problems: problems}
+			a.CardView = &registry.CardView{Summary: b, Shape: a.Card.Shape, ProtocolVersions: a.Card.ProtocolVersions}
 			a.Card, a.Problems = nil, nil
 		}
 		for _, q := range []string{"", "weather"} {
-			want, err := json.Marshal(referencePage(page, q))
+			ref, err := referencePage(page, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(ref)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,8 +375,8 @@ func TestSearchPageSameBytesAsReference(t *testing.T) {
 		for _, a := range page.Agents {
 			if a.ID == c.weather.ID {
 				seen = true
-				if a.Card == nil || a.Card.Name != "Weather Oracle Two" || a.VersionSeq != 2 {
-					t.Fatalf("after the new version: card %+v, versionSeq %d", a.Card, a.VersionSeq)
+				if a.Summary == nil || a.Summary.Name != "Weather Oracle Two" || a.VersionSeq != 2 {
+					t.Fatalf("after the new version: summary %+v, versionSeq %d", a.Summary, a.VersionSeq)
 				}
 			}
 		}

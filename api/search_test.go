@@ -76,7 +76,7 @@ func TestSearchAgentsScopeAndFacets(t *testing.T) {
 			}
 		}
 		for _, a := range anon.Agents {
-			if a.Matches != nil || a.Card == nil || a.Status != registry.StatusApproved {
+			if a.Matches != nil || a.Summary == nil || a.Status != registry.StatusApproved {
 				t.Fatalf("listed record %+v: matches without q, or no card", a.Agent)
 			}
 		}
@@ -183,12 +183,22 @@ func TestSearchAgentsQueryAndFilters(t *testing.T) {
 			"sort=name&sort=name":     "/sort",
 			"q=a&q=b":                 "/q",
 			"pageSize=-1":             "/pageSize",
+			"pageSize=0":              "/pageSize",
+			"pageSize=101":            "/pageSize",
+			"q=a&pageSize=0":          "/pageSize",
 			"pageToken=garbage":       "/pageToken",
 			"pageToken=a&pageToken=b": "/pageToken",
 		} {
 			pr := h.do(req{method: "GET", path: "/api/v1/agents?" + q}).expectProblem(t, http.StatusBadRequest, "validation-failed")
 			if len(pr.Errors) != 1 || pr.Errors[0].Pointer != ptr {
 				t.Errorf("%s: errors %+v, want pointer %s", q, pr.Errors, ptr)
+			}
+		}
+		// GET /skills follows the same page-size rule (docs/api.md "Page sizes").
+		for _, size := range []string{"0", "-1", "101"} {
+			pr := h.do(req{method: "GET", path: "/api/v1/skills?q=weather&pageSize=" + size}).expectProblem(t, http.StatusBadRequest, "validation-failed")
+			if len(pr.Errors) != 1 || pr.Errors[0].Pointer != "/pageSize" {
+				t.Errorf("skills pageSize=%s: errors %+v", size, pr.Errors)
 			}
 		}
 	})
@@ -202,7 +212,7 @@ func TestSearchAgentsSortAndPages(t *testing.T) {
 		names := func(p searchPageJSON) []string {
 			var out []string
 			for _, a := range p.Agents {
-				out = append(out, a.Card.Name)
+				out = append(out, a.Summary.Name)
 			}
 			return out
 		}
@@ -229,7 +239,7 @@ func TestSearchAgentsSortAndPages(t *testing.T) {
 			if len(p.Agents) != 1 || p.TotalSize != 4 {
 				t.Fatalf("page %d: %d agents, total %d", page, len(p.Agents), p.TotalSize)
 			}
-			walked = append(walked, p.Agents[0].Card.Name)
+			walked = append(walked, p.Agents[0].Summary.Name)
 			tok = p.NextPageToken
 			if (tok == "") != (page == 3) {
 				t.Fatalf("page %d: next token %q", page, tok)
@@ -246,9 +256,11 @@ func TestSearchAgentsSortAndPages(t *testing.T) {
 		}
 		h.do(req{method: "GET", path: "/api/v1/agents?sort=name&pageSize=1&pageToken=" + url.QueryEscape(first.NextPageToken)}).
 			expectProblem(t, http.StatusBadRequest, "validation-failed")
-		// pageSize over 100 is clamped, not refused.
-		if p := h.list("pageSize=1000000", ""); len(p.Agents) != 3 {
-			t.Fatalf("pageSize clamp: %d agents", len(p.Agents))
+		// pageSize over 100 is refused, not clamped (docs/api.md "Page sizes").
+		h.do(req{method: "GET", path: "/api/v1/agents?q=weather&pageSize=1000000"}).
+			expectProblem(t, http.StatusBadRequest, "validation-failed")
+		if p := h.list("pageSize=100", ""); len(p.Agents) != 3 {
+			t.Fatalf("pageSize 100: %d agents", len(p.Agents))
 		}
 	})
 }

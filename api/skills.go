@@ -27,7 +27,7 @@ func (s *server) listSkills(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := search.FindSkills(c.Request().Context(), s.search, s.svc, r.caller, search.SkillQuery{Q: r.q, Filters: r.filters,
+	res, err := search.FindSkills(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, search.SkillQuery{Q: r.q, Filters: r.filters,
 		PageSize: r.pageSize, PageToken: r.token})
 	if err != nil {
 		return err

@@ -152,8 +152,9 @@ func (h *handler) document(r *http.Request, base, token string) (*aicatalog.Docu
 	total := 0
 	limit := h.cfg.PageEntries
 	for len(doc.Entries) < limit {
+		size := min(search.MaxPageSize, limit-len(doc.Entries))
 		p, err := h.cfg.Finder.Search(r.Context(), registry.Anonymous,
-			discover.Request{PageSize: min(search.MaxPageSize, limit-len(doc.Entries)), PageToken: token}, base)
+			discover.Request{PageSize: &size, PageToken: token}, base)
 		if err != nil {
 			return nil, err
 		}
@@ -207,16 +208,16 @@ func entry(a discover.Agent) aicatalog.Entry {
 	if a.Catalog != "" {
 		e.Extensions[Extension].(map[string]any)["catalog"] = a.Catalog
 	}
-	if a.Card != nil {
-		e.Version = a.Card.Version
-		if p := a.Card.Provider; p != nil && p.Organization != "" {
-			e.Publisher.DisplayName = p.Organization
+	if sum := a.Summary; sum != nil {
+		// Result pages carry the card's summary (docs/api.md "Lists and
+		// search"); its tags are the card's first distinct ones.
+		e.Version = sum.Version
+		if sum.Provider != "" {
+			e.Publisher.DisplayName = sum.Provider
 		}
-		for _, s := range a.Card.Skills {
-			for _, t := range s.Tags {
-				if !contains(e.Tags, t) {
-					e.Tags = append(e.Tags, t)
-				}
+		for _, t := range sum.Tags {
+			if !contains(e.Tags, t) {
+				e.Tags = append(e.Tags, t)
 			}
 		}
 	}

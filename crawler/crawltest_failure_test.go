@@ -1,6 +1,7 @@
 package crawler_test
 
 import (
+	"bytes"
 	"net"
 	"net/http"
 	"strings"
@@ -57,6 +58,9 @@ func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 			{crawler.ClassNotACard, func() { m.card([]byte(`{"hello":"world"}`)) }},
 			{crawler.ClassNotACard, func() { m.card([]byte(`[1,2,3]`)) }},
 			{crawler.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","NAME":"y","skills":[]}`)) }}, // C.30 case-variant key
+			// K.96: a card over the size limit (512 KiB after decompression,
+			// docs/security.md) is refused at fetch; the card before it stays.
+			{crawler.ClassTooLarge, func() { m.card(append(append([]byte(nil), good...), bytes.Repeat([]byte(" "), 512<<10)...)) }},
 		} {
 			c.serve()
 			st.later(t, 25*time.Hour, 2)

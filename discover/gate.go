@@ -96,5 +96,46 @@ func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
 	return registry.Anonymous, &Refusal{Status: http.StatusUnauthorized, Message: msgUnauthorized}, nil
 }
 
+// ErrRateLimited is a search whose cost by page size is over what is
+// left of the caller's read budget (WithReadBudget).
+var ErrRateLimited = errors.New("too many requests from this address; retry later, ask for smaller pages or use a token")
+
+type budgetKey struct{}
+
+// WithReadBudget returns ctx carrying the read budget of r's client (an
+// anonymous caller's address, or a non-admin token's own): Caller spent one unit for the request, and a search
+// that asks for more than ratelimit.ResultsPerRead results spends the rest
+// of its cost (ratelimit.ReadCost) from it, as on the API (docs/security.md
+// "Rate limits", docs/threats.md K.96).
+func (g *Gate) WithReadBudget(ctx context.Context, r *http.Request, caller registry.Principal) context.Context {
+	if caller.Role == registry.RoleAdmin || g.Limits == nil {
+		return ctx
+	}
+	key := ratelimit.ClientKey(r, g.TrustedProxies)
+	if caller.Role != "" {
+		// A reader's or publisher's token reads on its own budget, as in
+		// Caller (docs/security.md "Budgets per token kind").
+		key = ratelimit.TokenKey(caller.TokenID)
+	}
+	return context.WithValue(ctx, budgetKey{}, func(n int) bool {
+		now := time.Now()
+		if g.Now != nil {
+			now = g.Now()
+		}
+		ok, _ := g.Limits.ReadN(key, n, now)
+		return ok
+	})
+}
+
+// chargePage spends what a page of size results costs beyond the one unit
+// the request spent already; ErrRateLimited when the budget is short.
+func chargePage(ctx context.Context, size int) error {
+	spend, ok := ctx.Value(budgetKey{}).(func(int) bool)
+	if n := ratelimit.ReadCost(size) - 1; ok && n > 0 && !spend(n) {
+		return ErrRateLimited
+	}
+	return nil
+}
+
 // RetryAfter is Wait in whole seconds, at least one (RFC 9110 §10.2.3).
 func (r *Refusal) RetryAfter() int { return ratelimit.RetryAfter(r.Wait) }

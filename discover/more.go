@@ -32,7 +32,10 @@ func (f Finder) Skills(ctx context.Context, caller registry.Principal, r Request
 	if err != nil {
 		return nil, err
 	}
-	res, err := search.FindSkills(ctx, f.Index, f.Registry, caller, search.SkillQuery{Q: q.Q, Filters: q.Filters,
+	if err := chargePage(ctx, q.PageSize); err != nil {
+		return nil, err
+	}
+	res, err := search.FindSkills(ctx, f.Index, summaries{f.Registry}, caller, search.SkillQuery{Q: q.Q, Filters: q.Filters,
 		PageSize: q.PageSize, PageToken: q.PageToken})
 	if err != nil {
 		return nil, err

@@ -31,8 +31,10 @@ type Request struct {
 	Status          []string `json:"status,omitempty" jsonschema:"admin tokens only: curation status"`
 	Health          []string `json:"health,omitempty" jsonschema:"admin tokens only: unknown, ok, failing, gone"`
 	Visibility      []string `json:"visibility,omitempty" jsonschema:"admin tokens only: public or internal"`
-	PageSize        int      `json:"pageSize,omitempty" jsonschema:"agents per page, 1 to 100 (default 20)"`
-	PageToken       string   `json:"pageToken,omitempty" jsonschema:"nextPageToken of the previous page of the same search"`
+	// PageSize follows search.PageSize: absent is 20, 0 or over 100 is
+	// refused.
+	PageSize  *int   `json:"pageSize,omitempty" jsonschema:"results per page, 1 to 100 (default 20)"`
+	PageToken string `json:"pageToken,omitempty" jsonschema:"nextPageToken of the previous page of the same search"`
 }
 
 // ErrInvalid is a request with a bad field (FieldError says which); the
@@ -68,7 +70,8 @@ func (r Request) Query(caller registry.Principal) (search.Query, error) {
 	if !utf8.ValidString(r.Q) {
 		return q, bad("q", "not valid UTF-8")
 	}
-	if r.PageSize < 0 || r.PageSize > search.MaxPageSize {
+	size, err := search.PageSize(r.PageSize)
+	if err != nil {
 		return q, bad("pageSize", "must be between 1 and %d", search.MaxPageSize)
 	}
 	f := &q.Filters
@@ -102,7 +105,7 @@ func (r Request) Query(caller registry.Principal) (search.Query, error) {
 		*fv.dst = vals
 	}
 	q.Q = r.Q
-	q.PageSize = r.PageSize
+	q.PageSize = size
 	q.PageToken = r.PageToken
 	return q, nil
 }

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -14,12 +15,20 @@ import (
 )
 
 // Registry is what discovery reads of the registry: the records a caller
-// may list (search.Find hydrates through it), one record and its versions
-// by id.
+// may list with their cards' summaries (search.Find hydrates through
+// ListedSummaries), one record and its versions by id.
 type Registry interface {
-	search.Lister
+	ListedSummaries(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error)
 	Get(ctx context.Context, p registry.Principal, id string) (*registry.Agent, error)
 	Versions(ctx context.Context, p registry.Principal, id string) ([]registry.Version, error)
+}
+
+// summaries is the search.Lister of result lists: records with their
+// cards' stored summaries, never the cards (docs/threats.md K.96).
+type summaries struct{ r Registry }
+
+func (l summaries) Listed(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error) {
+	return l.r.ListedSummaries(ctx, p, ids)
 }
 
 // Index is what discovery asks the search index; *search.Index has it.
@@ -57,11 +66,17 @@ type Agent struct {
 	// CatalogQueries are the representativeQueries of the catalog entry
 	// that lists the agent (registry.Agent.CatalogQueries).
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
-	// Card is the agent's current card as an A2A v1.0 AgentCard; absent
-	// for an agent never fetched.
-	Card   *agentcard.AgentCard `json:"card,omitempty"`
-	Trust  string               `json:"trust"`
-	Health string               `json:"health"`
+	// Card is the agent's current card as an A2A v1.0 AgentCard, in the
+	// answer about one agent (get_agent, an A2A request by id); absent for
+	// an agent never fetched.
+	Card *agentcard.AgentCard `json:"card,omitempty"`
+	// Summary is what a result list shows of the card (search_agents,
+	// find-agents): bounded whatever the card holds (docs/api.md "Lists
+	// and search"); the whole card is one get_agent away. Absent for an
+	// agent never fetched.
+	Summary *agentcard.Summary `json:"summary,omitempty"`
+	Trust   string             `json:"trust"`
+	Health  string             `json:"health"`
 	// Liveness is what Cardex's protocol probes last said of the agent's
 	// interfaces (docs/liveness.md); absent when it has none.
 	Liveness *Liveness `json:"liveness,omitempty"`
@@ -99,7 +114,10 @@ func (f Finder) Search(ctx context.Context, caller registry.Principal, r Request
 	if err != nil {
 		return nil, err
 	}
-	res, err := search.Find(ctx, f.Index, f.Registry, caller, q)
+	if err := chargePage(ctx, q.PageSize); err != nil {
+		return nil, err
+	}
+	res, err := search.Find(ctx, f.Index, summaries{f.Registry}, caller, q)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +158,14 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 	if a.Liveness != nil {
 		out.Liveness = &Liveness{State: string(a.Liveness.State), Since: a.Liveness.Since}
 	}
-	if a.Card != nil {
+	switch {
+	case a.CardView != nil && a.CardView.Summary != nil:
+		var sum agentcard.Summary
+		if json.Unmarshal(a.CardView.Summary, &sum) == nil {
+			out.Summary = &sum
+			out.Name, out.Description = sum.Name, sum.Description
+		}
+	case a.Card != nil:
 		out.Name = a.Card.Name
 		out.Description = a.Card.Description
 		out.Card = a.Card.A2A()
@@ -152,6 +177,13 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 		sk := Skill{ID: m.SkillID}
 		if a.Card != nil {
 			for _, s := range a.Card.Skills {
+				if s.ID == m.SkillID {
+					sk.Name = s.Name
+				}
+			}
+		}
+		if out.Summary != nil {
+			for _, s := range out.Summary.Skills {
 				if s.ID == m.SkillID {
 					sk.Name = s.Name
 				}

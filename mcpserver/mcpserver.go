@@ -13,6 +13,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cardexhq/cardex/discover"
@@ -45,7 +47,23 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
+// callerKey carries the request's caller and public base URL from the
+// HTTP handler, which authenticates every request, to the tools: the
+// server and its tool schemas are built once (building them costs tens of
+// CPU milliseconds, docs/threats.md K.96), the caller is per request.
 type callerKey struct{}
+
+type requestInfo struct {
+	caller registry.Principal
+	base   string
+}
+
+// requestOf is the caller and base of the request ctx belongs to; a
+// context without them is the anonymous caller.
+func requestOf(ctx context.Context) requestInfo {
+	ri, _ := ctx.Value(callerKey{}).(requestInfo)
+	return ri
+}
 
 // New returns the handler of Path.
 func New(cfg Config) http.Handler {
@@ -60,14 +78,8 @@ func New(cfg Config) http.Handler {
 	}
 	base := strings.TrimSuffix(cfg.BaseURL, "/")
 	t := &tools{finder: cfg.Finder, log: cfg.Logger}
-	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		caller, _ := r.Context().Value(callerKey{}).(registry.Principal)
-		b := base
-		if b == "" {
-			b = requestBase(r)
-		}
-		return t.server(caller, b, cfg.Version)
-	}, &mcp.StreamableHTTPOptions{
+	server := t.server(cfg.Version)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
 		MaxRequestBodyBytes: maxBodyBytes,
@@ -106,7 +118,12 @@ func New(cfg Config) http.Handler {
 			http.Error(w, refusal.Message, refusal.Status)
 			return
 		}
-		protected.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+		b := base
+		if b == "" {
+			b = requestBase(r)
+		}
+		ctx := cfg.Gate.WithReadBudget(r.Context(), r, caller)
+		protected.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, requestInfo{caller: caller, base: b})))
 	})
 }
 
@@ -170,8 +187,25 @@ func readOnly(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: &f, OpenWorldHint: &f}
 }
 
-// server is the MCP server of one request: its tools answer as caller.
-func (t *tools) server(caller registry.Principal, base, version string) *mcp.Server {
+// searchSchema is the input schema of search_agents and list_skills:
+// discover.Request's, with pageSize declared as the page-size rule of
+// every face (search.PageSize): an integer from 1 to search.MaxPageSize,
+// absent for the default.
+func searchSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[discover.Request](nil)
+	if err != nil {
+		panic(err) // a fixed struct of strings and one integer always infers
+	}
+	lo, hi := 1.0, float64(search.MaxPageSize)
+	ps := s.Properties["pageSize"]
+	ps.Type, ps.Types, ps.Minimum, ps.Maximum = "integer", nil, &lo, &hi
+	ps.Description = fmt.Sprintf("results per page, %d to %d (default %d)", 1, search.MaxPageSize, search.DefaultPageSize)
+	return s
+}
+
+// server is the MCP server of every request: its tools answer as the
+// request's caller (requestOf).
+func (t *tools) server(version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cardex", Title: "Cardex agent registry", Version: version},
 		&mcp.ServerOptions{Instructions: "Cardex is a curated registry of A2A agents. Use search_agents to find agents by what " +
 			"they can do (free text and filters), get_agent for one agent's A2A card, trust and health, and list_skills " +
@@ -182,9 +216,11 @@ func (t *tools) server(caller registry.Principal, base, version string) *mcp.Ser
 			"capability, binding, securityScheme, protocolVersion, provider, extension, trust; each a list, values ORed, " +
 			"filters ANDed). Returns one page of agents with their A2A cards, trust, health and matched skills, the total, " +
 			"facet counts over all matches, and nextPageToken when there are more.",
+		InputSchema: searchSchema(),
 		Annotations: readOnly("Search agents"),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in discover.Request) (*mcp.CallToolResult, discover.Page, error) {
-		p, err := t.finder.Search(ctx, caller, in, base)
+		ri := requestOf(ctx)
+		p, err := t.finder.Search(ctx, ri.caller, in, ri.base)
 		if err != nil {
 			return nil, discover.Page{}, t.toolError(err)
 		}
@@ -198,7 +234,8 @@ func (t *tools) server(caller registry.Principal, base, version string) *mcp.Ser
 		if in.ID == "" {
 			return nil, discover.Detail{}, errors.New("id is required")
 		}
-		d, err := t.finder.Detail(ctx, caller, in.ID, base)
+		ri := requestOf(ctx)
+		d, err := t.finder.Detail(ctx, ri.caller, in.ID, ri.base)
 		if err != nil {
 			return nil, discover.Detail{}, t.toolError(err)
 		}
@@ -208,9 +245,10 @@ func (t *tools) server(caller registry.Principal, base, version string) *mcp.Ser
 		Name: "list_skills",
 		Description: "List skills matching free text (q) within one skill, with the agent filters of search_agents " +
 			"applied to each skill's agent. Returns a page of skills with their agent, and nextPageToken when there are more.",
+		InputSchema: searchSchema(),
 		Annotations: readOnly("List skills"),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in discover.Request) (*mcp.CallToolResult, discover.SkillPage, error) {
-		p, err := t.finder.Skills(ctx, caller, in)
+		p, err := t.finder.Skills(ctx, requestOf(ctx).caller, in)
 		if err != nil {
 			return nil, discover.SkillPage{}, t.toolError(err)
 		}
@@ -221,7 +259,7 @@ func (t *tools) server(caller registry.Principal, base, version string) *mcp.Ser
 		Description: "List the skill tags of the registry's agents, most used first, with how many agents carry each.",
 		Annotations: readOnly("List tags"),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in tagsInput) (*mcp.CallToolResult, tagsOutput, error) {
-		tags, err := t.finder.Tags(ctx, caller, in.Prefix, in.Limit)
+		tags, err := t.finder.Tags(ctx, requestOf(ctx).caller, in.Prefix, in.Limit)
 		if err != nil {
 			return nil, tagsOutput{}, t.toolError(err)
 		}
@@ -237,6 +275,8 @@ func (t *tools) toolError(err error) error {
 	switch {
 	case errors.As(err, &fe):
 		return fe
+	case errors.Is(err, discover.ErrRateLimited):
+		return err
 	case errors.Is(err, registry.ErrNotFound):
 		return errors.New("no agent with this id")
 	case errors.Is(err, registry.ErrForbidden):

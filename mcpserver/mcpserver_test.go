@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -153,7 +154,10 @@ func TestTools(t *testing.T) {
 				page.Facets.Tags[0].Value != "finance" || page.Facets.Tags[0].Count != 1 {
 				t.Fatalf("search: %+v", page)
 			}
-			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card == nil || fx.Card.Name != "FX Converter" || len(fx.MatchedSkills) != 1 {
+			// A result carries the card's summary, not the card (docs/api.md
+			// "Lists and search"); get_agent has the card.
+			if fx := page.Agents[0]; fx.ID != s.f.FX.ID || fx.Card != nil || fx.Summary == nil || fx.Summary.Name != "FX Converter" ||
+				fx.Summary.SkillCount != len(fx.Summary.Skills) || len(fx.MatchedSkills) != 1 {
 				t.Fatalf("agent %+v", fx)
 			}
 
@@ -385,5 +389,121 @@ func TestHostRule(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
 		}
+	}
+}
+
+// One page-size rule on every face (docs/api.md "Page sizes"): the input
+// schemas declare 1 to 100, absent is 20, and 0, a negative size or more
+// than 100 is a tool error, never the default or the maximum.
+func TestPageSizeRule(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t))
+	for _, era := range eras {
+		cs := s.session(t, nil, era)
+		tools, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := 0
+		for _, tool := range tools.Tools {
+			if tool.Name != "search_agents" && tool.Name != "list_skills" {
+				continue
+			}
+			b, _ := json.Marshal(tool.InputSchema)
+			var schema struct {
+				Properties map[string]struct {
+					Type    any      `json:"type"`
+					Minimum *float64 `json:"minimum"`
+					Maximum *float64 `json:"maximum"`
+				} `json:"properties"`
+			}
+			if err := json.Unmarshal(b, &schema); err != nil {
+				t.Fatal(err)
+			}
+			ps := schema.Properties["pageSize"]
+			if ps.Type != "integer" || ps.Minimum == nil || *ps.Minimum != 1 || ps.Maximum == nil || *ps.Maximum != 100 {
+				t.Fatalf("%s: pageSize schema %s", tool.Name, b)
+			}
+			declared++
+		}
+		if declared != 2 {
+			t.Fatalf("%d tools declare pageSize", declared)
+		}
+		for _, tool := range []string{"search_agents", "list_skills"} {
+			for _, size := range []int{0, -1, 101} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"q": "ledger", "pageSize": size}})
+				if err == nil && (!res.IsError || !strings.Contains(errorText(res), "pageSize")) {
+					t.Fatalf("%s %s pageSize %d: %+v", era, tool, size, res)
+				}
+			}
+			for _, args := range []map[string]any{{"q": "ledger"}, {"q": "ledger", "pageSize": 1}, {"q": "ledger", "pageSize": 100}} {
+				if res := call(t, cs, tool, args, nil); res.IsError {
+					t.Fatalf("%s %s %v: %s", era, tool, args, errorText(res))
+				}
+			}
+		}
+	}
+}
+
+// The server and its tool schemas are built once, not per request
+// (docs/threats.md K.96): answering tools/list allocates a small fraction
+// of what building the server with its four tools' schemas does.
+func TestServerBuiltOnce(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t))
+	h := s.srv.Config.Handler
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	serve := func() {
+		req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"search_agents"`) {
+			t.Fatalf("tools/list: %d %s", rec.Code, rec.Body)
+		}
+	}
+	perRequest := testing.AllocsPerRun(20, serve)
+	build := testing.AllocsPerRun(5, func() { (&tools{}).server("1") })
+	t.Logf("tools/list: %.0f allocations; building the server: %.0f", perRequest, build)
+	if perRequest >= build {
+		t.Fatalf("tools/list allocates %.0f, building the server %.0f: the server is built per request", perRequest, build)
+	}
+}
+
+// An anonymous search spends the read budget by the results it asks for,
+// as on the API (docs/threats.md K.96): with a burst of 10, two
+// search_agents calls of pageSize 100 (five units each) empty it, and the
+// next one is refused.
+func TestSearchChargesByPageSize(t *testing.T) {
+	s := newServer(t, registrytest.SQLite(t), func(c *Config) {
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1, Per: time.Hour, Burst: 10}}, 0)
+	})
+	search := func(size int) (int, string) {
+		code, _, body := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":%d}}}`, size),
+			"Mcp-Protocol-Version", "2025-11-25")
+		return code, body
+	}
+	for range 2 {
+		if code, body := search(100); code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("%d %s", code, body)
+		}
+	}
+	if code, body := search(100); code != http.StatusTooManyRequests {
+		t.Fatalf("third page of 100: %d %s", code, body)
+	}
+	// The charge past the request's own unit is a tool error when the
+	// budget has some units left but not enough.
+	s2 := newServer(t, registrytest.SQLite(t), func(c *Config) {
+		c.Gate.Limits = ratelimit.NewLimiters(ratelimit.Limits{ReadPerAddress: ratelimit.Rate{N: 1, Per: time.Hour, Burst: 3}}, 0)
+	})
+	code, _, body := s2.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":100}}}`,
+		"Mcp-Protocol-Version", "2025-11-25")
+	if code != http.StatusOK || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "smaller pages") {
+		t.Fatalf("page of 100 over a budget of 3: %d %s", code, body)
+	}
+	code, _, body = s2.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_agents","arguments":{"pageSize":20}}}`,
+		"Mcp-Protocol-Version", "2025-11-25")
+	if code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("page of 20 after the refusal: %d %s", code, body)
 	}
 }

@@ -16,8 +16,9 @@ import (
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
-// The A2A search answer, MCP get_agent and GET /api/v1/agents/{id} serve
-// the same A2A v1.0 card, byte for byte once compacted, for a v0.3 card
+// The A2A answer by id, MCP get_agent and GET /api/v1/agents/{id} serve
+// the same A2A v1.0 card, and their result lists the same summary as GET
+// /api/v1/agents; the card, byte for byte once compacted, for a v0.3 card
 // with security schemes, requirements and several interfaces (the cases a
 // second rendering would drift on).
 func TestSurfacesServeTheSameCard(t *testing.T) {
@@ -52,6 +53,20 @@ func TestSurfacesServeTheSameCard(t *testing.T) {
 			t.Fatalf("REST card lacks the v1.0 members this test is about: %s", want)
 		}
 
+		status, body = request(t, http.MethodGet, apiSrv.URL+"/api/v1/agents", "", nil)
+		var list struct {
+			Agents []struct {
+				Summary json.RawMessage `json:"summary"`
+			} `json:"agents"`
+		}
+		if err := json.Unmarshal(body, &list); err != nil || status != http.StatusOK || len(list.Agents) == 0 {
+			t.Fatalf("GET agents: %d %s", status, body)
+		}
+		wantSummary := compact(t, string(list.Agents[0].Summary))
+		if !strings.Contains(wantSummary, `"skillCount":`) {
+			t.Fatalf("REST list summary: %s", wantSummary)
+		}
+
 		// MCP get_agent (both eras) and search_agents.
 		for _, era := range eras {
 			cs := s.session(t, nil, era)
@@ -62,54 +77,60 @@ func TestSurfacesServeTheSameCard(t *testing.T) {
 			if got := compact(t, string(d.Card)); got != want {
 				t.Fatalf("MCP get_agent (%s) card\n%s\nREST card\n%s", era, got, want)
 			}
+			// A result list carries the summary, the same as the REST list's.
 			var page struct {
 				Agents []struct {
-					ID   string          `json:"id"`
-					Card json.RawMessage `json:"card"`
+					ID      string          `json:"id"`
+					Card    json.RawMessage `json:"card"`
+					Summary json.RawMessage `json:"summary"`
 				} `json:"agents"`
 			}
 			call(t, cs, "search_agents", map[string]any{"q": "GeoSpatial"}, &page)
-			if len(page.Agents) != 1 || page.Agents[0].ID != geo.ID || compact(t, string(page.Agents[0].Card)) != want {
+			if len(page.Agents) != 1 || page.Agents[0].ID != geo.ID || page.Agents[0].Card != nil ||
+				compact(t, string(page.Agents[0].Summary)) != wantSummary {
 				t.Fatalf("MCP search_agents (%s): %+v", era, page)
 			}
 		}
 
-		// A2A SendMessage over JSON-RPC: the card in the answer's data part.
+		// A2A SendMessage over JSON-RPC: the card in the answer's data part
+		// when asked by id, the summary when searching.
 		a2aH, err := a2a.New(a2a.Config{Finder: s.f.Finder, Gate: &discover.Gate{Authenticate: s.f.Svc.Authenticate}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a2aSrv := httptest.NewServer(a2aH)
 		t.Cleanup(a2aSrv.Close)
-		status, body = request(t, http.MethodPost, a2aSrv.URL+a2a.JSONRPCPath,
-			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"GeoSpatial"}]}}}`,
-			map[string]string{"A2A-Version": "1.0", "Content-Type": "application/json"})
-		if status != http.StatusOK {
-			t.Fatalf("SendMessage: %d %s", status, body)
-		}
-		var env struct {
-			Result struct {
-				Message struct {
-					Parts []struct {
-						Data *struct {
-							Agents []struct {
-								ID   string          `json:"id"`
-								Card json.RawMessage `json:"card"`
-							} `json:"agents"`
-						} `json:"data"`
-					} `json:"parts"`
-				} `json:"message"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			t.Fatal(err)
-		}
-		parts := env.Result.Message.Parts
-		if len(parts) != 2 || parts[1].Data == nil || len(parts[1].Data.Agents) != 1 || parts[1].Data.Agents[0].ID != geo.ID {
-			t.Fatalf("SendMessage answer %s", body)
-		}
-		if got := compact(t, string(parts[1].Data.Agents[0].Card)); got != want {
-			t.Fatalf("A2A card\n%s\nREST card\n%s", got, want)
+		for _, tc := range []struct{ part, member, want string }{
+			{`{"data":{"id":"` + geo.ID + `"},"mediaType":"application/json"}`, "card", want},
+			{`{"text":"GeoSpatial"}`, "summary", wantSummary},
+		} {
+			status, body = request(t, http.MethodPost, a2aSrv.URL+a2a.JSONRPCPath,
+				`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[`+tc.part+`]}}}`,
+				map[string]string{"A2A-Version": "1.0", "Content-Type": "application/json"})
+			if status != http.StatusOK {
+				t.Fatalf("SendMessage: %d %s", status, body)
+			}
+			var env struct {
+				Result struct {
+					Message struct {
+						Parts []struct {
+							Data *struct {
+								Agents []map[string]json.RawMessage `json:"agents"`
+							} `json:"data"`
+						} `json:"parts"`
+					} `json:"message"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(body, &env); err != nil {
+				t.Fatal(err)
+			}
+			parts := env.Result.Message.Parts
+			if len(parts) != 2 || parts[1].Data == nil || len(parts[1].Data.Agents) != 1 || string(parts[1].Data.Agents[0]["id"]) != `"`+geo.ID+`"` {
+				t.Fatalf("SendMessage answer %s", body)
+			}
+			if got := compact(t, string(parts[1].Data.Agents[0][tc.member])); got != tc.want {
+				t.Fatalf("A2A %s\n%s\nREST\n%s", tc.member, got, tc.want)
+			}
 		}
 	})
 }

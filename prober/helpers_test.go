@@ -2,7 +2,6 @@ package prober_test
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -128,8 +127,7 @@ func newFetcher(t testing.TB, fleet *probertest.Fleet) (*crawler.Fetcher, *dialL
 	pol := crawler.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	pol.AllowInsecureHTTP = true
-	pol.RootCAs = x509.NewCertPool()
-	pol.RootCAs.AddCert(fleet.GRPCServer().Certificate())
+	pol.RootCAs = fleet.GRPCPool()
 	log := &dialLog{}
 	f, err := crawler.New(crawler.Config{
 		Policy:   pol,

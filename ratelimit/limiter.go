@@ -69,8 +69,9 @@ func (l *Limiter) Take(key string, now time.Time) (ok bool, wait time.Duration) 
 }
 
 // TakeN spends n tokens of key's bucket at once, or none: when fewer are
-// available it says how long until n are. n larger than the burst can
-// never be spent and waits one whole burst's refill.
+// left it spends nothing and says how long until there are. n above the
+// burst costs the burst (a full bucket always admits one request); n ≤ 0
+// costs nothing.
 func (l *Limiter) TakeN(key string, n int, now time.Time) (ok bool, wait time.Duration) {
 	if l == nil || n <= 0 {
 		return true, 0
@@ -78,10 +79,7 @@ func (l *Limiter) TakeN(key string, n int, now time.Time) (ok bool, wait time.Du
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(key, now)
-	if n > l.burst {
-		return false, l.idle
-	}
-	r := b.lim.ReserveN(now, n)
+	r := b.lim.ReserveN(now, min(n, l.burst))
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d

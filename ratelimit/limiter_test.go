@@ -137,3 +137,34 @@ func TestLimiterEvictionIsAmortized(t *testing.T) {
 		t.Fatalf("the next 7 inserts evicted again: %d keys", n)
 	}
 }
+
+// A read costs one unit per ResultsPerRead results it asks for, at least
+// one; ReadN spends them at once or not at all (docs/threats.md K.96).
+func TestReadCost(t *testing.T) {
+	for size, want := range map[int]int{0: 1, 1: 1, 20: 1, 21: 2, 40: 2, 41: 3, 100: 5} {
+		if got := ReadCost(size); got != want {
+			t.Errorf("ReadCost(%d) = %d, want %d", size, got, want)
+		}
+	}
+	l := NewLimiters(Limits{ReadPerAddress: Rate{N: 1, Per: time.Second, Burst: 7}}, 0)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if ok, _ := l.ReadN("a", 5, now); !ok {
+		t.Fatal("5 of 7 refused")
+	}
+	if ok, wait := l.ReadN("a", 5, now); ok || wait != 3*time.Second {
+		t.Fatalf("5 more of 2 left: ok %v, wait %s", ok, wait)
+	}
+	// The refusal spent nothing: two single reads still pass.
+	for range 2 {
+		if ok, _ := l.Read("a", now); !ok {
+			t.Fatal("a single read refused")
+		}
+	}
+	if ok, _ := l.Read("a", now); ok {
+		t.Fatal("an empty bucket gave a read")
+	}
+	// More than the burst costs the burst, not forever.
+	if ok, _ := l.ReadN("b", 50, now); !ok {
+		t.Fatal("a read above the burst with a full bucket refused")
+	}
+}

@@ -52,10 +52,31 @@ func NewLimiters(l Limits, maxKeys int) *Limiters {
 // (ClientKey) for anonymous callers, TokenKey for a non-admin token, which
 // reads on a budget of its own wherever it connects from.
 func (l *Limiters) Read(addr string, now time.Time) (ok bool, wait time.Duration) {
+	return l.ReadN(addr, 1, now)
+}
+
+// ResultsPerRead is how many results one unit of the read budget buys:
+// a read that asks for more spends more (ReadCost), so a client cannot
+// turn its budget into five times the work with pageSize 100
+// (docs/security.md "Rate limits", docs/threats.md K.96).
+const ResultsPerRead = 20
+
+// ReadCost is what a read asking for pageSize results spends of the read
+// budget: one unit per ResultsPerRead results, at least one.
+func ReadCost(pageSize int) int {
+	if pageSize <= ResultsPerRead {
+		return 1
+	}
+	return (pageSize + ResultsPerRead - 1) / ResultsPerRead
+}
+
+// ReadN spends n anonymous reads of the client with key addr at once;
+// when fewer are left it spends none.
+func (l *Limiters) ReadN(addr string, n int, now time.Time) (ok bool, wait time.Duration) {
 	if l == nil {
 		return true, 0
 	}
-	return l.read.Take(addr, now)
+	return l.read.TakeN(addr, n, now)
 }
 
 // TokenKey is the key of a token's own read budget; it never equals an

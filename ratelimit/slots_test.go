@@ -105,8 +105,13 @@ func TestLimitersSubmitToken(t *testing.T) {
 	if r := l.SubmitToken("t2", 3, t0); r != nil {
 		t.Fatalf("another token shares the budget: %+v", r)
 	}
-	if r := l.SubmitToken("t3", 4, t0); r == nil || r.Wait != time.Minute {
-		t.Fatalf("more than the burst: %+v", r)
+	// More than the burst costs the whole burst: a full bucket admits it,
+	// and nothing is left after.
+	if r := l.SubmitToken("t3", 4, t0); r != nil {
+		t.Fatalf("more than the burst, full bucket: %+v", r)
+	}
+	if r := l.SubmitToken("t3", 1, t0); r == nil || r.Wait != 20*time.Second {
+		t.Fatalf("after a request worth the burst: %+v", r)
 	}
 	if r := l.Submit("addr", "https://a.example.com/", t0); r != nil {
 		t.Fatalf("the address budget was spent by tokens: %+v", r)

@@ -113,8 +113,9 @@ type Agent struct {
 	// Cardex reads, or nothing verified.
 	NotCovered []string            `json:"notCovered,omitempty"`
 	Problems   []agentcard.Problem `json:"problems"`
-	// CardView is the current version's stored view, set by ListedViews in
-	// place of Card (views.go).
+	// CardView is the current version's stored view, set by ListedViews,
+	// or its stored summary, set by ListedSummaries, in place of Card
+	// (views.go).
 	CardView *CardView `json:"-"`
 	// Liveness is what the protocol probes say (docs/liveness.md). Lists
 	// carry the state; the record of one agent adds uptime and the

@@ -200,7 +200,7 @@ func needsReviewKey(v *bool) string {
 // means an agent hidden or removed there never appears even while the index
 // lags (docs/threats.md G.72).
 func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
-	return s.listed(ctx, p, ids, false)
+	return s.listed(ctx, p, ids, listCards)
 }
 
 // ListedViews is Listed for callers that render records as JSON (the API's
@@ -211,10 +211,30 @@ func (s *Service) Listed(ctx context.Context, p Principal, ids []string) ([]Agen
 // and problems of an agent without such a view, is read as Listed reads
 // it.
 func (s *Service) ListedViews(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
-	return s.listed(ctx, p, ids, true)
+	return s.listed(ctx, p, ids, listViews)
 }
 
-func (s *Service) listed(ctx context.Context, p Principal, ids []string, views bool) ([]Agent, error) {
+// ListedSummaries is Listed for result lists (docs/api.md "Lists and
+// search"): every agent with a card comes back with a nil Card, nil
+// Problems and a CardView holding only the card's Summary, Shape and
+// ProtocolVersions, read from the stored view without reading the card
+// or its view (docs/threats.md K.96: a page of 100 large cards reads 100
+// small summaries). An agent whose version has no view of this revision
+// yet has its summary made from its card.
+func (s *Service) ListedSummaries(ctx context.Context, p Principal, ids []string) ([]Agent, error) {
+	return s.listed(ctx, p, ids, listSummaries)
+}
+
+// What listed reads of each agent's current version.
+type listMode int
+
+const (
+	listCards     listMode = iota // the card, decoded
+	listViews                     // the stored view (CardView), else the card
+	listSummaries                 // the stored summary (CardView.Summary), else one made from the card
+)
+
+func (s *Service) listed(ctx context.Context, p Principal, ids []string, mode listMode) ([]Agent, error) {
 	if len(ids) == 0 {
 		return []Agent{}, nil
 	}
@@ -226,7 +246,7 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, views b
 	// spelling over a row, visibility.go): with the rule in SQL, SQLite
 	// prefers the status index for twenty ids and walks every approved
 	// agent.
-	rows, err := s.listedRows(ctx, p, ids, views)
+	rows, err := s.listedRows(ctx, p, ids, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +273,14 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, views b
 			agents[i].CardView = cardView(w)
 		} else {
 			agents[i] = toAgent(&r.Row, versions[r.Row.ID])
+			if c := agents[i].Card; mode == listSummaries && c != nil {
+				sum, err := c.SummaryJSON()
+				if err != nil {
+					return nil, err
+				}
+				agents[i].CardView = &CardView{Summary: sum, Shape: c.Shape, ProtocolVersions: c.ProtocolVersions}
+				agents[i].Card, agents[i].Problems = nil, nil
+			}
 		}
 	}
 	redactAgents(p, agents)
@@ -281,12 +309,12 @@ type listedRow struct {
 // (toAgent and livenessOf) of the agents with these ids, removed ones left
 // out, and keeps those p may list. The columns are scanned by hand:
 // Listed runs for every search page.
-func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, views bool) ([]listedRow, error) {
+func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, mode listMode) ([]listedRow, error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	rs, err := s.store.listedStmt(ctx, listedKey{views: views, n: len(ids)}).QueryContext(ctx, args...)
+	rs, err := s.store.listedStmt(ctx, listedKey{mode: mode, n: len(ids)}).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -302,19 +330,26 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, vie
 		&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
 		&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
 		&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &a.AutoApproveHeld}
-	var rendered []byte
+	var rendered, summary []byte
 	var shape, pvs, verdict, problems *string
-	if views {
+	switch mode {
+	case listViews:
 		dst = append(dst, &rendered, &shape, &pvs, &verdict, &problems)
+	case listSummaries:
+		dst = append(dst, &summary, &shape, &pvs, &verdict)
 	}
 	for rs.Next() {
 		r.View = nil
 		if err := rs.Scan(dst...); err != nil {
 			return nil, translate(err)
 		}
-		if rendered != nil && shape != nil && pvs != nil && verdict != nil && problems != nil {
+		switch {
+		case mode == listViews && rendered != nil && shape != nil && pvs != nil && verdict != nil && problems != nil:
 			r.View = &viewRow{AgentID: a.ID, Seq: a.CurrentVersionSeq, Rev: agentcard.ViewRevision, Rendered: rendered,
 				Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: *problems}
+		case mode == listSummaries && summary != nil && shape != nil && pvs != nil && verdict != nil:
+			r.View = &viewRow{AgentID: a.ID, Seq: a.CurrentVersionSeq, Rev: agentcard.ViewRevision,
+				Summary: summary, Shape: *shape, ProtocolVersions: *pvs, Verdict: *verdict, Problems: "[]"}
 		}
 		if sc.Admits(a.audience().terms()) {
 			rows = append(rows, r)
@@ -355,7 +390,7 @@ func (s *Service) listedVersions(ctx context.Context, need []any) (map[string]*v
 // their views or not), or the versions of n (id, seq) pairs.
 type listedKey struct {
 	versions bool
-	views    bool // rows with their stored views
+	mode     listMode // rows with their stored views or summaries
 	n        int
 }
 
@@ -371,10 +406,14 @@ func (s *Store) listedSQLText(k listedKey) string {
 			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
 			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, a.auto_approve_held")
-		if k.views {
+		switch k.mode {
+		case listViews:
 			fmt.Fprintf(&b, ", w.rendered, w.shape, w.protocol_versions, w.verdict, w.problems FROM agents a "+
 				"LEFT JOIN card_views w ON w.agent_id = a.id AND w.seq = a.current_version_seq AND w.rev = %d ", agentcard.ViewRevision)
-		} else {
+		case listSummaries:
+			fmt.Fprintf(&b, ", w.summary, w.shape, w.protocol_versions, w.verdict FROM agents a "+
+				"LEFT JOIN card_views w ON w.agent_id = a.id AND w.seq = a.current_version_seq AND w.rev = %d ", agentcard.ViewRevision)
+		default:
 			b.WriteString(" FROM agents a ")
 		}
 		b.WriteString("WHERE a.status <> 'removed' AND a.id IN (")

@@ -80,7 +80,8 @@ type versionRow struct {
 
 func (versionRow) TableName() string { return "card_versions" }
 
-// viewRow is what a listing shows of a version (migrations 00110, 00111):
+// viewRow is what a listing shows of a version (migrations 00110, 00111,
+// 00130):
 // the view of its card (what agentcard.ViewJSON wrote at revision Rev),
 // the card's shape and protocol versions (a JSON array), and copies of the
 // version's verdict and problems (versionRow's, updated with it).
@@ -93,6 +94,8 @@ type viewRow struct {
 	ProtocolVersions string
 	Verdict          string
 	Problems         string
+	// Summary is agentcard's SummaryJSON of the card (migration 00130).
+	Summary []byte
 }
 
 func (viewRow) TableName() string { return "card_views" }

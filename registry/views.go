@@ -27,12 +27,16 @@ import (
 // and ProtocolVersions are the card's, and Problems is the version's
 // problems as encoding/json writes a []agentcard.Problem (never nil; an
 // agent listed with a CardView has a nil Agent.Problems). Callers must
-// not modify JSON or Problems.
+// not modify JSON or Problems. ListedSummaries hands out CardViews with
+// only Summary, Shape and ProtocolVersions.
 type CardView struct {
 	JSON             []byte
 	Shape            string
 	ProtocolVersions []string
 	Problems         []byte
+	// Summary is the card's summary as agentcard.Card.SummaryJSON writes
+	// it (at most agentcard.MaxSummaryBytes).
+	Summary []byte
 }
 
 // viewOf is the view row of version v with card c, false for a version
@@ -49,8 +53,12 @@ func viewOf(v *versionRow, c *agentcard.Card) (viewRow, bool) {
 	if err != nil {
 		return viewRow{}, false
 	}
+	sum, err := c.SummaryJSON()
+	if err != nil {
+		return viewRow{}, false
+	}
 	return viewRow{AgentID: v.AgentID, Seq: v.Seq, Rev: agentcard.ViewRevision, Rendered: b, Shape: c.Shape,
-		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: v.Problems}, true
+		ProtocolVersions: string(pvs), Verdict: v.Verdict, Problems: v.Problems, Summary: sum}, true
 }
 
 // encodedProblems is a version's stored problems as encoding/json writes
@@ -68,7 +76,7 @@ func encodedProblems(stored string) (string, bool) {
 
 // cardView turns a stored view's columns into a CardView.
 func cardView(w *viewRow) *CardView {
-	v := &CardView{JSON: w.Rendered, Shape: w.Shape, Problems: []byte(w.Problems)}
+	v := &CardView{JSON: w.Rendered, Shape: w.Shape, Problems: []byte(w.Problems), Summary: w.Summary}
 	if w.ProtocolVersions != "" && w.ProtocolVersions != "[]" {
 		_ = json.Unmarshal([]byte(w.ProtocolVersions), &v.ProtocolVersions)
 	}
@@ -164,7 +172,7 @@ func (s *Service) renderViewsAfter(ctx context.Context, after string) (stored in
 		stored = len(views)
 		return tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "agent_id"}, {Name: "seq"}},
-			DoUpdates: clause.AssignmentColumns([]string{"rev", "rendered", "shape", "protocol_versions", "verdict", "problems"}),
+			DoUpdates: clause.AssignmentColumns([]string{"rev", "rendered", "shape", "protocol_versions", "verdict", "problems", "summary"}),
 		}).Create(&views).Error
 	})
 	if err != nil {

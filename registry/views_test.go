@@ -92,8 +92,35 @@ func TestCardViewsWrittenListedAndRendered(t *testing.T) {
 					}
 				}
 			}
+			// ListedSummaries: every agent with a card comes with its
+			// summary (stored, or made from the card where no view of this
+			// revision is stored), never its card or problems.
+			sums, err := svc.ListedSummaries(ctx, admin, ids)
+			if err != nil || len(sums) != len(listed) {
+				t.Fatalf("ListedSummaries: %d agents, %v", len(sums), err)
+			}
+			for i, a := range sums {
+				want := listed[i]
+				if a.ID == pending {
+					if a.Card != nil || a.CardView != nil {
+						t.Fatalf("the pending agent comes with a card %v or summary %v", a.Card, a.CardView)
+					}
+					continue
+				}
+				wantSum, err := want.Card.SummaryJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Card != nil || a.Problems != nil || a.CardView == nil || a.CardView.JSON != nil ||
+					!bytes.Equal(a.CardView.Summary, wantSum) || a.CardView.Shape != want.Card.Shape || a.Trust != want.Trust {
+					t.Fatalf("%s: card %v, view %+v; want the summary %s", a.ID, a.Card, a.CardView, wantSum)
+				}
+			}
 		}
 		check()
+		if n := count("rev = ? AND summary IS NOT NULL", agentcard.ViewRevision); n != 6 {
+			t.Fatalf("%d summaries stored, want 6", n)
+		}
 
 		// Versions stored before views existed, or by a release that
 		// rendered them at another revision.

@@ -144,10 +144,19 @@ func (d *hitDetail) value(m mark) (string, bool) {
 	}
 }
 
+// Bounds of a hit's Matches (docs/api.md "Lists and search"): a card whose
+// 200 skills all match would otherwise put hundreds of fragments in each
+// result of a page (docs/threats.md K.96).
+const (
+	MaxMatches        = 10 // matched fields per hit
+	MaxMatchFragments = 3  // fragments per matched field
+)
+
 // eachField calls f, in Matches order, with each field of the hit that has
 // matched words: its skill (−1 for the agent's), field and one fragment
-// per matched item. marks must be sorted (sortMarks).
-func (d *hitDetail) eachField(f func(skill int, field string, fragments []string)) {
+// per matched item, at most MaxMatchFragments; it stops when f returns
+// false. marks must be sorted (sortMarks).
+func (d *hitDetail) eachField(f func(skill int, field string, fragments []string) bool) {
 	var sp []span
 	for i := 0; i < len(d.marks); {
 		skill, rank, field := d.marks[i].skill, d.marks[i].rank, d.marks[i].field
@@ -159,12 +168,12 @@ func (d *hitDetail) eachField(f func(skill int, field string, fragments []string
 				sp = append(sp, d.marks[i].span)
 				i++
 			}
-			if v, ok := d.value(m); ok {
+			if v, ok := d.value(m); ok && len(frs) < MaxMatchFragments {
 				frs = append(frs, fragment(v, sp))
 			}
 		}
-		if len(frs) > 0 {
-			f(skill, field, frs)
+		if len(frs) > 0 && !f(skill, field, frs) {
+			return
 		}
 	}
 }
@@ -252,7 +261,7 @@ func (d hitDetail) matches() []Match {
 	if len(d.marks) > 0 {
 		out = make([]Match, 0, 4)
 	}
-	d.eachField(func(skill int, field string, frs []string) {
+	d.eachField(func(skill int, field string, frs []string) bool {
 		switch {
 		case skill >= 0:
 			out = append(out, Match{SkillID: d.skills[skill].ID, Field: matchFieldNames[field], Fragments: frs})
@@ -261,6 +270,7 @@ func (d hitDetail) matches() []Match {
 		default:
 			out = append(out, Match{Field: field, Fragments: frs})
 		}
+		return len(out) < MaxMatches
 	})
 	return out
 }
@@ -271,10 +281,11 @@ func (d hitDetail) skillFragments(i int) []string {
 	if i >= len(d.skills) {
 		return out
 	}
-	d.eachField(func(skill int, _ string, frs []string) {
+	d.eachField(func(skill int, _ string, frs []string) bool {
 		if skill == i {
 			out = append(out, frs...)
 		}
+		return skill <= i
 	})
 	return out
 }

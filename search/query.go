@@ -15,8 +15,8 @@ const (
 	MaxQueryWords    = 32     // analyzed words beyond this are ignored
 	MaxFilterValues  = 32     // values of one filter
 	MaxFilterBytes   = 512    // bytes of one filter value
-	DefaultPageSize  = 20     // docs/api.md
-	MaxPageSize      = 100    // larger page sizes are clamped
+	DefaultPageSize  = 20     // docs/api.md "Page sizes"
+	MaxPageSize      = 100    // larger page sizes are refused (PageSize)
 	MaxResultWindow  = 10_000 // deepest result reachable by paging
 	maxTagsFacet     = 20     // docs/api.md: tags and extensions top 20
 	maxOtherFacet    = 50
@@ -155,6 +155,29 @@ func (f Filters) validate() error {
 	return nil
 }
 
+// ErrPageSize is a page size outside 1..MaxPageSize. Every face answers
+// it as the caller's mistake: 400 on the REST API, invalid params on
+// JSON-RPC, a tool error on MCP.
+var ErrPageSize = fmt.Errorf("pageSize must be between 1 and %d", MaxPageSize)
+
+// PageSize is the one page-size rule of every face that lists agents or
+// skills (docs/api.md "Page sizes"): no page size (nil) is
+// DefaultPageSize; 1 to MaxPageSize is taken as given; 0, a negative size
+// or one over MaxPageSize is ErrPageSize, never silently the default or
+// the maximum, so a client learns the bound instead of paging on a
+// different size than it asked for.
+func PageSize(n *int) (int, error) {
+	switch {
+	case n == nil:
+		return DefaultPageSize, nil
+	case *n < 1 || *n > MaxPageSize:
+		return 0, ErrPageSize
+	}
+	return *n, nil
+}
+
+// clampPageSize bounds a Query's page size for callers inside Cardex that
+// set one directly; what clients send goes through PageSize first.
 func clampPageSize(n int) int {
 	switch {
 	case n <= 0:

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -29,6 +30,21 @@ func (x *Index) Tags(ctx context.Context, prefix string, scope registry.Scope, l
 		limit = maxTagsListLimit
 	}
 	prefix = strings.ToLower(strings.TrimSpace(prefix))
+	// The answer is cached per scope, prefix, limit and index epoch
+	// (cache.go): counting every distinct tag of the scope is a facet over
+	// all of them, tens of milliseconds when the cards carry tens of
+	// thousands of tags (docs/threats.md K.96), and a write moves the epoch
+	// on.
+	_, epoch, err := x.acquireEpoch()
+	if err != nil {
+		return nil, err
+	}
+	key := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("tags", prefix, scope, "", Filters{}), size: limit}
+	v, hit := x.cache.get(key)
+	x.mu.RUnlock()
+	if hit {
+		return slices.Clone(v.(Facets).Tags), nil
+	}
 	q := buildQuery(nil, scope, Filters{})
 	if prefix != "" {
 		p := bleve.NewPrefixQuery(prefix)
@@ -55,5 +71,6 @@ func (x *Index) Tags(ctx context.Context, prefix string, scope registry.Scope, l
 			}
 		}
 	}
+	x.cache.put(key, Facets{Tags: slices.Clone(out)})
 	return out, nil
 }

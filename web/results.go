@@ -1,11 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"html/template"
 	"net/http"
-	"slices"
 	"time"
 
+	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -32,14 +33,15 @@ type skillMatch struct {
 }
 
 // results hydrates the hits from SQL in one read (SQL is the truth: health,
-// status and last change come from there); Service.Listed drops any the
-// viewer may no longer list (docs/threats.md G.72).
+// status and last change come from there); Service.ListedSummaries drops
+// any the viewer may no longer list (docs/threats.md G.72) and reads each
+// card's stored summary, never the card (K.96).
 func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	agents, err := u.svc.Listed(r.Context(), principal(r), ids)
+	agents, err := u.svc.ListedSummaries(r.Context(), principal(r), ids)
 	if err != nil {
 		return nil, err
 	}
@@ -61,19 +63,21 @@ func resultOf(a *registry.Agent, h search.Hit) resultView {
 		v.Liveness = a.Liveness.State
 	}
 	names := map[string]string{}
-	if c := a.Card; c != nil {
-		v.Name, v.Description = c.Name, c.Description
-		if c.Provider != nil {
-			v.Provider = c.Provider.Organization
+	var sum agentcard.Summary
+	switch {
+	case a.CardView != nil && a.CardView.Summary != nil:
+		if json.Unmarshal(a.CardView.Summary, &sum) != nil {
+			sum = agentcard.Summary{}
 		}
-		for _, s := range c.Skills {
+	case a.Card != nil:
+		sum = a.Card.Summary()
+	}
+	if sum.Name != "" || sum.Description != "" || a.CardView != nil || a.Card != nil {
+		v.Name, v.Description, v.Provider = sum.Name, sum.Description, sum.Provider
+		for _, s := range sum.Skills {
 			names[s.ID] = s.Name
-			for _, t := range s.Tags {
-				if len(v.Tags) < 6 && !slices.Contains(v.Tags, t) {
-					v.Tags = append(v.Tags, t)
-				}
-			}
 		}
+		v.Tags = sum.Tags[:min(6, len(sum.Tags))]
 	}
 	bySkill := map[string]int{}
 	for _, m := range h.Matches {

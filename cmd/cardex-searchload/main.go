@@ -25,6 +25,12 @@
 // when its mapping changed) and skips the slow setup. Everything listens on 127.0.0.0/8 and stops by
 // itself. Exit 1 when a step fails or any answer was a transport error or a
 // 5xx other than 503 with Retry-After.
+//
+// With -cost it measures instead what anonymous requests cost over 100
+// cards at the size limit (cost.go, docs/benchmarks.md "Cost of anonymous
+// requests"):
+//
+//	go run ./cmd/cardex-searchload -cost -agents 100 -hosts 10 -duration 60s
 package main
 
 import (
@@ -61,6 +67,9 @@ type config struct {
 	// approved by an earlier run (kept with -data); only wait for the
 	// index.
 	Populated bool
+	// Cost: measure the cost of anonymous requests over cards at the size
+	// limit instead (cost.go).
+	Cost bool
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -78,6 +87,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.Setup, "setup-timeout", 30*time.Minute, "limit for submitting, crawling, approving and indexing")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.Reindex, "reindex", true, "time a full index rebuild after the runs")
+	fs.BoolVar(&c.Cost, "cost", false, "measure what anonymous requests cost over -agents cards of 510 KiB (cost.go) instead")
 	fs.BoolVar(&c.Populated, "populated", false, "-data already holds the agents of an earlier run: skip submitting and approving")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -98,6 +108,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-duration must be positive")
 	case c.Repeated < 1:
 		return nil, errors.New("-repeated must be at least 1")
+	case c.Cost && (c.Populated || c.Data != ""):
+		return nil, errors.New("-cost runs on a fresh temporary catalogue: no -data or -populated")
 	case c.Populated && c.Data == "":
 		return nil, errors.New("-populated needs -data")
 	}
@@ -118,6 +130,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "cardex-searchload:", err)
 		return exitUsage
+	}
+	if cfg.Cost {
+		rep, err := measureCost(ctx, cfg, stderr)
+		if rep != nil {
+			if werr := rep.write(stdout, cfg.JSON); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "cardex-searchload:", err)
+			return exitFail
+		}
+		return exitOK
 	}
 	rep, err := measure(ctx, cfg, stderr)
 	if rep != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/agentcard"
 )
 
 // The whole measurement at a small scale: a fleet of 150 corpus agents,
@@ -88,6 +90,28 @@ func TestQueryGen(t *testing.T) {
 		seen[q] = true
 		if n := len(strings.Fields(q)); n < 1 || n > 3 {
 			t.Fatalf("%q has %d words", q, n)
+		}
+	}
+}
+
+// The cost mode's cards are exactly at the size it names, under the card
+// size limit, and parse as cards with 200 skills whose text has the
+// searched word.
+func TestCostCard(t *testing.T) {
+	for _, i := range []int{0, 1, 99} {
+		b, err := costCard(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != costCardBytes || len(b) > 512<<10 {
+			t.Fatalf("card %d: %d bytes", i, len(b))
+		}
+		p, err := agentcard.Parse(b, agentcard.Options{CardURL: "https://cost.example/.well-known/agent-card.json"})
+		if err != nil || p.Card == nil {
+			t.Fatalf("card %d: %v", i, err)
+		}
+		if len(p.Card.Skills) != 200 || !strings.Contains(p.Card.Skills[199].Description, costWord) {
+			t.Fatalf("card %d: %d skills", i, len(p.Card.Skills))
 		}
 	}
 }

@@ -70,17 +70,18 @@ func buildCardex(ctx context.Context, dir string) (string, error) {
 // startServer runs `cardex serve` on SQLite in data with rate limits off,
 // crawling the loopback fleet, and creates an admin token. Liveness probes
 // are off: the runs measure search, and a reused catalogue's fleet has
-// moved to other ports.
-func startServer(ctx context.Context, bin, data string) (*server, error) {
+// moved to other ports. extra flags come last and override these.
+func startServer(ctx context.Context, bin, data string, extra ...string) (*server, error) {
 	addrFile := filepath.Join(data, "addr")
 	// A reused -data holds the address of an earlier run's server.
 	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	s := &server{exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
 		"--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--submit-rate", "0", "--read-rate", "0",
-		"--crawl-tick", "1s", "--probe-interval", "0", "--log-level", "error")
+		"--crawl-tick", "1s", "--probe-interval", "0", "--log-level", "error"}, extra...)
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stderr = &s.stderr
 	if err := s.cmd.Start(); err != nil {
 		return nil, err

@@ -122,6 +122,7 @@ const (
 	defaultProbeWorkers     = 16
 	defaultProbeHistory     = 48 * time.Hour
 	defaultDemoDir          = "./cardex-demo"
+	demoCrawlPerHost        = 16 // --crawl-per-host under --demo unless given
 )
 
 // errConfig marks a bad setting (exit code 2).
@@ -216,6 +217,12 @@ func parseServeConfig(args []string, getenv func(string) string, stdout, stderr 
 	c.addrSet = set["addr"] || getenv("CARDEX_ADDR") != ""
 	if c.Demo && !c.dataSet {
 		c.Store.data = defaultDemoDir
+	}
+	if c.Demo && !set["crawl-per-host"] && getenv("CARDEX_CRAWL_PER_HOST") == "" {
+		// The demo's fleet answers on a handful of loopback addresses of its
+		// own: the politeness a stranger's host is owed would only make its
+		// first screen wait (docs/operator-guide.md "The demo").
+		c.CrawlPerHost = demoCrawlPerHost
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

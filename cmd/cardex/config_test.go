@@ -327,3 +327,27 @@ func TestServeConfigDemoData(t *testing.T) {
 		}
 	}
 }
+
+// --demo allows 16 requests in flight per host (its fleet is its own
+// loopback addresses) unless --crawl-per-host or its variable is given;
+// a plain server keeps 2.
+func TestServeConfigDemoPerHost(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{[]string{"--demo"}, nil, 16},
+		{[]string{"--demo", "--crawl-per-host", "3"}, nil, 3},
+		{[]string{"--demo"}, map[string]string{"CARDEX_CRAWL_PER_HOST": "4"}, 4},
+		{nil, nil, 2},
+	} {
+		c, err := parseServeConfig(tc.args, envMap(tc.env), &bytes.Buffer{}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.CrawlPerHost != tc.want {
+			t.Errorf("%v %v: crawl-per-host %d, want %d", tc.args, tc.env, c.CrawlPerHost, tc.want)
+		}
+	}
+}

@@ -55,6 +55,10 @@ type demoPorts struct {
 	Live  int `json:"live"`
 	// Catalog is the multi-agent host's port (demo_catalog.go).
 	Catalog int `json:"catalog,omitempty"`
+	// A2A and GRPC are the ports of the A2A endpoints the agents'
+	// interfaces point at (demo_a2a.go).
+	A2A  int `json:"a2a,omitempty"`
+	GRPC int `json:"grpc,omitempty"`
 }
 
 func readDemoMarker(dir string) (demoMarkerFile, error) {

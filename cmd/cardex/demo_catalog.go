@@ -28,26 +28,44 @@ type catalogHost struct {
 	origin string
 	srv    *http.Server
 	docs   map[string][]byte // path → body
+	a2a    http.Handler      // its agents' A2A endpoints, on its own origin
 }
 
-func startCatalogHost(h, other *agentfleet.Host, port int, log *slog.Logger) (*catalogHost, error) {
+func startCatalogHost(h, other *agentfleet.Host, port int, a2a http.Handler,
+	answerOn func(origin string, card []byte, slug, name string) ([]byte, error), log *slog.Logger) (*catalogHost, error) {
 	ln, err := listenDemo(h, port)
 	if err != nil {
 		return nil, err
 	}
-	c := &catalogHost{origin: "http://" + ln.Addr().String(), docs: map[string][]byte{}}
-	c.docs["/.well-known/agent-card.json"] = agentfleet.GenerateCard(400, c.origin, "1.0.0")
+	c := &catalogHost{origin: "http://" + ln.Addr().String(), docs: map[string][]byte{}, a2a: a2a}
+	// Its cards are numbered apart from the other demo agents' so that
+	// no two demo agents share a name. Their A2A endpoints are on this
+	// host: an inline card's must be (docs/discovery.md).
+	card := func(n int) []byte {
+		if err == nil {
+			var b []byte
+			if b, err = answerOn(c.origin, agentfleet.GenerateCard(n, c.origin, "1.0.0"), fmt.Sprintf("catalog/%d", n), ""); err == nil {
+				return b
+			}
+		}
+		return nil
+	}
+	c.docs["/.well-known/agent-card.json"] = card(410)
 	entries := make([]aicatalog.Entry, 0, demoCatalogAgents+2)
 	for i := range demoCatalogAgents {
 		p := fmt.Sprintf("/agents/%d/agent-card.json", i+1)
-		c.docs[p] = agentfleet.GenerateCard(401+i, c.origin, "1.0.0")
+		c.docs[p] = card(411 + i)
 		entries = append(entries, aicatalog.Entry{Identifier: fmt.Sprintf("urn:air:catalog-demo:agent:%d", i+1),
 			Type: aicatalog.TypeA2ACard, URL: c.origin + p})
 	}
 	entries = append(entries, aicatalog.Entry{Identifier: "urn:air:catalog-demo:agent:inline",
-		Type: aicatalog.TypeA2ACard, Data: agentfleet.GenerateCard(401+demoCatalogAgents, c.origin, "1.0.0")})
+		Type: aicatalog.TypeA2ACard, Data: card(411 + demoCatalogAgents)})
 	entries = append(entries, aicatalog.Entry{Identifier: "urn:air:catalog-demo:agent:elsewhere",
 		Type: aicatalog.TypeA2ACard, URL: other.Origin() + "/elsewhere/agent-card.json"})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	doc, err := aicatalog.Marshal(&aicatalog.Document{Host: &aicatalog.Host{DisplayName: "Catalog demo host"}, Entries: entries})
 	if err != nil {
 		ln.Close()
@@ -66,7 +84,7 @@ func startCatalogHost(h, other *agentfleet.Host, port int, log *slog.Logger) (*c
 func (c *catalogHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, ok := c.docs[r.URL.Path]
 	if !ok {
-		http.NotFound(w, r)
+		c.a2a.ServeHTTP(w, r) // a 404 for paths that are no endpoint
 		return
 	}
 	ct := "application/json"

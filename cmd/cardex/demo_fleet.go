@@ -12,11 +12,11 @@ import (
 	"net/netip"
 	"path"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/prober/probertest"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -38,7 +38,7 @@ const (
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
 	fleet   *agentfleet.Fleet
-	a2a     *probertest.Fleet // fake A2A endpoints for the liveness probes (demo_a2a.go)
+	a2a     *agentfleet.A2AServer // the A2A endpoints every agent's interfaces point at (demo_a2a.go)
 	flaky   *flakyAgents
 	live    *liveAgents  // demo_live.go
 	catalog *catalogHost // demo_catalog.go
@@ -84,22 +84,29 @@ func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
 	}
 	d := &demoFleet{fleet: fleet}
 	d.ports.Fleet = opts.Port
+	if err := d.startA2AServer(want, log); err != nil {
+		fleet.Close()
+		return nil, err
+	}
 	if err := d.addAgents(); err != nil {
+		d.a2a.Close()
 		fleet.Close()
 		return nil, err
 	}
-	if d.flaky, err = startFlaky(fleet.Hosts()[0], or(want.Flaky, demoFlakyPort), log); err != nil {
+	if d.flaky, err = startFlaky(fleet.Hosts()[0], or(want.Flaky, demoFlakyPort), d.answer, log); err != nil {
+		d.a2a.Close()
 		fleet.Close()
 		return nil, err
 	}
-	if err := d.startA2A(log); err != nil {
+	if err := d.addA2AAgents(); err != nil {
+		d.a2a.Close()
 		d.flaky.close()
 		fleet.Close()
 		return nil, err
 	}
 	d.agents = append(d.agents, demoAgent{url: d.flaky.url(flakyFailing), flaky: flakyFailing},
 		demoAgent{url: d.flaky.url(flakyGone), flaky: flakyGone})
-	if d.live, err = startLive(fleet.Hosts()[0], or(want.Live, demoLivePort), time.Now, log); err != nil {
+	if d.live, err = startLive(fleet.Hosts()[0], or(want.Live, demoLivePort), time.Now, d.answer, log); err != nil {
 		d.a2a.Close()
 		d.flaky.close()
 		fleet.Close()
@@ -109,7 +116,7 @@ func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
 		d.agents = append(d.agents, demoAgent{url: d.live.url(m), live: m})
 	}
 	if d.catalog, err = startCatalogHost(fleet.Hosts()[1%len(fleet.Hosts())], fleet.Hosts()[2%len(fleet.Hosts())],
-		or(want.Catalog, demoCatalogPort), log); err != nil {
+		or(want.Catalog, demoCatalogPort), d.a2a, d.answeringOn, log); err != nil {
 		d.live.close()
 		d.a2a.Close()
 		d.flaky.close()
@@ -149,14 +156,21 @@ func (d *demoFleet) addAgents() error {
 			return err
 		}
 		// Each sample gets its own path so several can share a host.
-		p := "/samples/" + path.Base(name[:len(name)-len(".json")]) + "/.well-known/agent-card.json"
+		base := path.Base(name[:len(name)-len(".json")])
+		if card, err = d.answering(card, "samples/"+demoSlug(base), demoSampleNames[base]); err != nil {
+			return err
+		}
+		p := "/samples/" + base + "/.well-known/agent-card.json"
 		if err := add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: card, Host: hosts[i%len(hosts)], Path: p}); err != nil {
 			return err
 		}
 	}
 	for n := range demoGenerated {
 		h := hosts[n%len(hosts)]
-		card := agentfleet.GenerateCard(100+n, h.Origin(), fmt.Sprintf(demoCardFormat, n))
+		card, err := d.answer(agentfleet.GenerateCard(100+n, h.Origin(), fmt.Sprintf(demoCardFormat, n)), fmt.Sprintf("generated/%d", n))
+		if err != nil {
+			return err
+		}
 		if err := add(agentfleet.Agent{Behavior: agentfleet.Signed, Card: card, Host: h}); err != nil {
 			return err
 		}
@@ -168,23 +182,78 @@ func (d *demoFleet) addAgents() error {
 		return err
 	}
 	h := hosts[1%len(hosts)]
-	card, err := signCard(agentfleet.GenerateCard(200, h.Origin(), "3.0.0"), old, "", h.JWKSURL())
+	card, err := d.answer(agentfleet.GenerateCard(200, h.Origin(), "3.0.0"), "rotated")
 	if err != nil {
+		return err
+	}
+	if card, err = signCard(card, old, "", h.JWKSURL()); err != nil {
 		return err
 	}
 	if err := add(agentfleet.Agent{Behavior: agentfleet.Signed, Card: card, Host: h}); err != nil {
 		return err
 	}
-	if err := add(agentfleet.Agent{Behavior: agentfleet.Tampered, Card: agentfleet.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), Host: hosts[2%len(hosts)]}); err != nil {
+	if card, err = d.answer(agentfleet.GenerateCard(201, hosts[2%len(hosts)].Origin(), "1.4.2"), "tampered"); err != nil {
+		return err
+	}
+	if err := add(agentfleet.Agent{Behavior: agentfleet.Tampered, Card: card, Host: hosts[2%len(hosts)]}); err != nil {
 		return err
 	}
 	d.selfHost = hosts[len(hosts)-1]
-	d.self, err = d.fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Signed, Host: d.selfHost, Path: "/self/.well-known/agent-card.json",
-		Card: agentfleet.GenerateCard(300, d.selfHost.Origin(), "1.0.0")})
+	if card, err = d.answer(agentfleet.GenerateCard(300, d.selfHost.Origin(), "1.0.0"), "self"); err != nil {
+		return err
+	}
+	d.self, err = d.fleet.TryAdd(agentfleet.Agent{Behavior: agentfleet.Signed, Host: d.selfHost, Path: "/self/.well-known/agent-card.json", Card: card})
 	if err != nil {
 		return fmt.Errorf("demo fleet: %w", err)
 	}
 	return nil
+}
+
+// answer is d.answering keeping the card's name.
+func (d *demoFleet) answer(card []byte, slug string) ([]byte, error) {
+	return d.answering(card, slug, "")
+}
+
+// cardAnswer points a card's interfaces at the demo's A2A endpoints
+// (demoFleet.answer); nil keeps the card as it is.
+type cardAnswer func(card []byte, slug string) ([]byte, error)
+
+func (a cardAnswer) apply(card []byte, slug string) ([]byte, error) {
+	if a == nil {
+		return card, nil
+	}
+	return a(card, slug)
+}
+
+// demoSlug makes a name fit for a URL path segment.
+func demoSlug(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s), "-")
+}
+
+// demoSampleNames give the samples that share a name (the spec's
+// GeoSpatial Route Planner in each version and SDK test, two SDKs'
+// signing vectors, two currency agents) names of their own, saying where
+// each comes from, so no two demo agents share a name.
+var demoSampleNames = map[string]string{
+	"A2A_v0.1.0_docs_specification.md_sample-agent-card":                                "GeoSpatial Route Planner Agent (A2A v0.1 sample)",
+	"A2A_v0.2.6_docs_specification.md_5.6-sample-agent-card":                            "GeoSpatial Route Planner Agent (A2A v0.2.6 sample)",
+	"A2A_v0.3.0_docs_specification.md_5.7-sample-agent-card":                            "GeoSpatial Route Planner Agent (A2A v0.3 sample)",
+	"A2A_v1.0.0_docs_specification.md_8.5-sample-agent-card":                            "GeoSpatial Route Planner Agent (A2A v1.0 sample)",
+	"GENERATED_a2a-go-pr368_a2acrypto.Sign_spec-8.5-sample-v1-goform_SIGNED-ES256":      "GeoSpatial Route Planner Agent (signed by a2a-go)",
+	"GENERATED_a2a-js-1.3.0_generateAgentCardSignature_spec-8.5-sample-v1_SIGNED-ES256": "GeoSpatial Route Planner Agent (signed by a2a-js)",
+	"a2a-go_a2a_json_test.go_TestAgentCardParsing-v1.0":                                 "GeoSpatial Route Planner Agent (a2a-go v1.0 test)",
+	"a2a-go_a2acompat_a2av0_agentcard_test.go_oldCardJSON-v0.3":                         "GeoSpatial Route Planner Agent (a2a-go v0.3 test)",
+	"GENERATED_a2a-go-pr368_a2acrypto.Sign_edge-v1-goform_SIGNED-ES256":                 "Café <Agent> & Co (signed by a2a-go)",
+	"GENERATED_a2a-js-1.3.0_generateAgentCardSignature_edge-v1_SIGNED-ES256":            "Café <Agent> & Co (signed by a2a-js)",
+	"a2a-samples_samples_python_agents_adk_skills_agent_src_skills_agent_agent_card":    "Currency Conversion Agent (ADK skills sample)",
 }
 
 func (d *demoFleet) Close() {
@@ -214,15 +283,22 @@ type flakyAgents struct {
 	cards  map[flakyMode][]byte
 }
 
-func startFlaky(h *agentfleet.Host, port int, log *slog.Logger) (*flakyAgents, error) {
+func startFlaky(h *agentfleet.Host, port int, answer cardAnswer, log *slog.Logger) (*flakyAgents, error) {
 	ln, err := listenDemo(h, port)
 	if err != nil {
 		return nil, err
 	}
 	f := &flakyAgents{origin: "http://" + ln.Addr().String()}
-	f.cards = map[flakyMode][]byte{
-		flakyFailing: agentfleet.GenerateCard(300, f.origin, "0.9.1"),
-		flakyGone:    agentfleet.GenerateCard(301, f.origin, "0.3.0"),
+	f.cards = map[flakyMode][]byte{}
+	// Their cards fail and go; their A2A endpoints keep answering.
+	for m, card := range map[flakyMode][]byte{
+		flakyFailing: agentfleet.GenerateCard(310, f.origin, "0.9.1"),
+		flakyGone:    agentfleet.GenerateCard(311, f.origin, "0.3.0"),
+	} {
+		if f.cards[m], err = answer.apply(card, fmt.Sprintf("flaky/%d", m)); err != nil {
+			ln.Close()
+			return nil, err
+		}
 	}
 	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {

@@ -56,15 +56,16 @@ type liveAgents struct {
 	failUntil time.Time // the recovering agent fails before this
 
 	signed, unsignedCard, recovering, pending []byte
+	changingInterface                         map[string]any // where the changing agent answers A2A
 	jwks                                      []byte
 }
 
-func startLive(h *agentfleet.Host, port int, now func() time.Time, log *slog.Logger) (*liveAgents, error) {
+func startLive(h *agentfleet.Host, port int, now func() time.Time, answer cardAnswer, log *slog.Logger) (*liveAgents, error) {
 	ln, err := listenDemo(h, port)
 	if err != nil {
 		return nil, err
 	}
-	l, err := newLiveAgents("http://"+ln.Addr().String(), now)
+	l, err := newLiveAgents("http://"+ln.Addr().String(), now, answer)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -78,9 +79,25 @@ func startLive(h *agentfleet.Host, port int, now func() time.Time, log *slog.Log
 	return l, nil
 }
 
-// newLiveAgents prepares the cards of the live agents served at origin.
-func newLiveAgents(origin string, now func() time.Time) (*liveAgents, error) {
+// newLiveAgents prepares the cards of the live agents served at origin,
+// their interfaces pointed at the demo's A2A endpoints by answer.
+func newLiveAgents(origin string, now func() time.Time, answer cardAnswer) (*liveAgents, error) {
 	l := &liveAgents{origin: origin, now: now, started: now()}
+	// The changing agent's interface: its cards are made per request.
+	iface, err := answer.apply(l.changingCard(0), "live/changing")
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		Interfaces []map[string]any `json:"supportedInterfaces"`
+	}
+	if err := json.Unmarshal(iface, &c); err != nil {
+		return nil, fmt.Errorf("demo live agents: the changing card: %w", err)
+	}
+	if len(c.Interfaces) != 1 {
+		return nil, fmt.Errorf("demo live agents: the changing card has %d interfaces, want 1", len(c.Interfaces))
+	}
+	l.changingInterface = c.Interfaces[0]
 	key, err := agentfleet.NewSigningKey()
 	if err != nil {
 		return nil, err
@@ -94,12 +111,27 @@ func newLiveAgents(origin string, now func() time.Time) (*liveAgents, error) {
 	if l.jwks, err = json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{pub}}); err != nil {
 		return nil, err
 	}
-	l.unsignedCard = agentfleet.GenerateCard(400, origin, "4.1.0")
-	if l.signed, err = signCard(agentfleet.GenerateCard(400, origin, "4.0.0"), key, pub.KeyID, origin+agentfleet.JWKSPath); err != nil {
+	cards := map[liveMode][]byte{}
+	for m, c := range map[liveMode][]byte{
+		liveFlagged:    agentfleet.GenerateCard(400, origin, "4.0.0"),
+		liveRecovering: agentfleet.GenerateCard(401, origin, "0.1.0"),
+		livePending:    agentfleet.GenerateCard(402, origin, "0.2.0"),
+		// The flagged agent's unsigned card: the same agent, a version on.
+		liveNone: agentfleet.GenerateCard(400, origin, "4.1.0"),
+	} {
+		slug := fmt.Sprintf("live/%d", m)
+		if m == liveNone {
+			slug = fmt.Sprintf("live/%d", liveFlagged)
+		}
+		if cards[m], err = answer.apply(c, slug); err != nil {
+			return nil, err
+		}
+	}
+	l.unsignedCard = cards[liveNone]
+	if l.signed, err = signCard(cards[liveFlagged], key, pub.KeyID, origin+agentfleet.JWKSPath); err != nil {
 		return nil, err
 	}
-	l.recovering = agentfleet.GenerateCard(401, origin, "0.1.0")
-	l.pending = agentfleet.GenerateCard(402, origin, "0.2.0")
+	l.recovering, l.pending = cards[liveRecovering], cards[livePending]
 	return l, nil
 }
 
@@ -126,6 +158,10 @@ func (l *liveAgents) changingVersion() int {
 // changingCard is version v of the changing agent: one more skill each
 // version (cycling through four), and the version number bumped.
 func (l *liveAgents) changingCard(v int) []byte {
+	iface := l.changingInterface
+	if iface == nil {
+		iface = map[string]any{"url": l.origin + "/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+	}
 	skills := []map[string]any{
 		{"id": "release-notes", "name": "Draft release notes", "description": "Writes release notes from merged changes.", "tags": []string{"release", "notes"}},
 		{"id": "changelog", "name": "Keep a changelog", "description": "Adds each change to the project's changelog.", "tags": []string{"changelog"}},
@@ -136,7 +172,7 @@ func (l *liveAgents) changingCard(v int) []byte {
 		"name":                "Release Notes Agent",
 		"description":         "Drafts release notes and changelogs. Its card changes every few minutes in this demo, so its history and diffs grow.",
 		"version":             fmt.Sprintf("1.%d.0", v),
-		"supportedInterfaces": []map[string]any{{"url": l.origin + "/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+		"supportedInterfaces": []map[string]any{iface},
 		"provider":            map[string]any{"organization": "Demo Release Tools", "url": "https://release-tools.example"},
 		"capabilities":        map[string]any{"streaming": false},
 		"defaultInputModes":   []string{"text/plain"},

@@ -30,7 +30,7 @@ func (c *stepClock) add(d time.Duration) {
 // demoRecoverAfter and then answers again.
 func TestDemoLiveAgentsOverTime(t *testing.T) {
 	clk := &stepClock{t: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
-	l, err := newLiveAgents("http://127.0.0.2:1", clk.now)
+	l, err := newLiveAgents("http://127.0.0.2:1", clk.now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,9 +126,8 @@ func TestServeDemo(t *testing.T) {
 			t.Errorf("the README's %s finds nothing in the demo: %.300s", ex[2], body)
 		}
 	}
-	// Liveness: the demo's own A2A endpoints answer, one agent is degraded
-	// and one unreachable (the sample cards' hosts are never contacted and
-	// show as unreachable too).
+	// Liveness: the demo's agents answer, one is degraded and one
+	// unreachable (TestDemoAgentsAnswerA2A counts them).
 	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
@@ -281,7 +280,10 @@ func TestServeDemo(t *testing.T) {
 // refuses a demo directory.
 func TestDemoDataDirSeparation(t *testing.T) {
 	real := t.TempDir()
-	adminToken(t, real) // creates and migrates cardex.db
+	if code, _, errs := runCLI(t, "", "migrate", "--data", real); code != exitOK { // creates cardex.db
+		t.Fatalf("migrate: %d %s", code, errs)
+	}
+	adminToken(t, real)
 	code, _, stderr := runCLI(t, "", "serve", "--demo", "--data", real, "--addr", "127.0.0.1:0")
 	if code != exitFail || !strings.Contains(stderr, "not a demo's") {
 		t.Fatalf("--demo on real data: %d %q", code, stderr)

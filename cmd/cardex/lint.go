@@ -132,11 +132,7 @@ func (l *lintCommand) read(ctx context.Context, e *env, target string, np *netPo
 func printLintText(w io.Writer, rep lintReport, shape string) {
 	errs, warns := 0, 0
 	for _, p := range rep.Problems {
-		ptr := p.Pointer
-		if ptr == "" {
-			ptr = "/"
-		}
-		fmt.Fprintf(w, "%s %s %s: %s\n", p.Severity, p.Code, ptr, p.Message)
+		printLintLine(w, p)
 		if p.Severity == agentcard.SeverityError {
 			errs++
 		} else {
@@ -148,6 +144,45 @@ func printLintText(w io.Writer, rep lintReport, shape string) {
 		verdict = "valid " + shape + " card"
 	}
 	fmt.Fprintf(w, "%s: %s, %s\n", verdict, plural(errs, "error"), plural(warns, "warning"))
+}
+
+// printLintLine prints one problem as `severity code pointer: message`.
+func printLintLine(w io.Writer, p agentcard.Problem) {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	fmt.Fprintf(w, "%s %s %s: %s\n", p.Severity, p.Code, ptr, p.Message)
+}
+
+// lintRefuses runs lint's rules (agentcard.Parse, as `cardex lint` does)
+// on a card about to be signed and prints its errors to w. A signature
+// over a card lint rejects ({}, a card without any endpoint) would vouch
+// for something no client can use, so `cardex sign` refuses it
+// (docs/publishing.md). It reports true when the card must not be signed.
+func lintRefuses(w io.Writer, cmd, name string, card []byte) bool {
+	_, err := agentcard.Parse(card, agentcard.Options{})
+	if err == nil {
+		return false
+	}
+	var inv *agentcard.InvalidError
+	if !errors.As(err, &inv) {
+		fmt.Fprintf(w, "%s: %s: %v\n", cmd, name, err)
+		return true
+	}
+	errs := 0
+	for _, p := range inv.Problems {
+		if p.Severity == agentcard.SeverityError {
+			errs++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s: not signed: `cardex lint` finds %s:\n", cmd, name, plural(errs, "error"))
+	for _, p := range inv.Problems {
+		if p.Severity == agentcard.SeverityError {
+			printLintLine(w, p)
+		}
+	}
+	return true
 }
 
 func plural(n int, word string) string {

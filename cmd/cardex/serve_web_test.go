@@ -67,8 +67,14 @@ func post(t *testing.T, u, token, body string, out any) int {
 
 // adminToken creates an admin token in data, beside or before a server
 // (docs/api.md: token create may run while a server uses the file).
+// adminToken makes an admin token on the store in data, creating the store
+// first as an operator would (`cardex migrate`): token create refuses a
+// data directory without one.
 func adminToken(t *testing.T, data string) string {
 	t.Helper()
+	if code, _, stderr := runCLI(t, "", "migrate", "--data", data); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, stderr)
+	}
 	code, stdout, stderr := runCLI(t, "", "token", "create", "--role", "admin", "--data", data)
 	if code != exitOK {
 		t.Fatalf("token create: %d %s", code, stderr)
@@ -223,13 +229,16 @@ func TestServeTLSFleetWithCAFile(t *testing.T) {
 			}
 			data := filepath.Join(t.TempDir(), "data")
 			args := []string{"--allow-networks", "127.0.0.0/8", "--ca-file", ca, "--crawl-tick", "1s"}
-			tokenArgs := []string{"token", "create", "--role", "admin", "--data", data}
+			storeArgs := []string{"--data", data}
 			if store == "postgres" {
 				dsn := registrytest.PostgresURL(t)
 				args = append(args, "--database-url", dsn)
-				tokenArgs = append(tokenArgs, "--database-url", dsn)
+				storeArgs = append(storeArgs, "--database-url", dsn)
 			}
-			code, stdout, stderr := runCLI(t, "", tokenArgs...)
+			if code, _, stderr := runCLI(t, "", append([]string{"migrate"}, storeArgs...)...); code != exitOK {
+				t.Fatalf("migrate: %d %s", code, stderr)
+			}
+			code, stdout, stderr := runCLI(t, "", append([]string{"token", "create", "--role", "admin"}, storeArgs...)...)
 			if code != exitOK {
 				t.Fatalf("token create: %d %s", code, stderr)
 			}

@@ -82,6 +82,9 @@ func runSign(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cardex sign: %v\n", err)
 		return exitUsage
 	}
+	if lintRefuses(e.stderr, "cardex sign", pos[0], card) {
+		return exitFail
+	}
 	if portable {
 		prepared, removed, err := verifier.PreparePortable(card)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -98,8 +99,6 @@ func TestSignBadInput(t *testing.T) {
 		{"public JWK", []string{"sign", "--key", writeFile(t, "p.jwk", string(pubJWK)), card}, "no private part"},
 		{"alg not fitting key", []string{"sign", "--key", keyPath, "--alg", "ES384", card}, "does not fit"},
 		{"unknown alg", []string{"sign", "--key", keyPath, "--alg", "HS256", card}, "not one of"},
-		{"not JSON", []string{"sign", "--key", keyPath, writeFile(t, "n.json", "{")}, "unexpected end"},
-		{"array card", []string{"sign", "--key", keyPath, writeFile(t, "a.json", "[]")}, "not a JSON object"},
 		{"bad flag", []string{"sign", "--nope"}, "flag provided but not defined"},
 	}
 	for _, c := range cases {
@@ -109,5 +108,56 @@ func TestSignBadInput(t *testing.T) {
 				t.Fatalf("code=%d stdout=%q stderr=%q", code, out, errs)
 			}
 		})
+	}
+}
+
+// `cardex sign` refuses what `cardex lint` rejects, with lint's errors on
+// stderr, exit 1 and nothing on stdout; a card lint accepts still signs,
+// and verifies.
+func TestSignRefusesWhatLintRejects(t *testing.T) {
+	keyPath, jwks, _ := newSigningKey(t)
+	noEndpoint := `{"name":"No Door","description":"Lists skills but no endpoint","version":"1.0.0",
+  "capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+  "skills":[{"id":"s","name":"S","description":"d","tags":["t"]}]}`
+	cases := []struct {
+		name, card, stderr string
+	}{
+		{"empty object", "{}", "cardex sign: %s: not signed: `cardex lint` finds 1 error:\n" +
+			"error not-a-card /: the object has none of the members that make an A2A agent card (supportedInterfaces, url, skills, defaultInputModes, securitySchemes, …)\n"},
+		{"no endpoint", noEndpoint, "cardex sign: %s: not signed: `cardex lint` finds 1 error:\n" +
+			"error no-endpoint /supportedInterfaces: the card lists no A2A endpoint: clients cannot reach the agent\n"},
+		{"not JSON", "{", "cardex sign: %s: not signed: `cardex lint` finds 1 error:\n" +
+			"error invalid-json /: unexpected end of input in object at byte 1\n"},
+		{"array", "[]", "cardex sign: %s: not signed: `cardex lint` finds 1 error:\n" +
+			"error not-an-object /: an agent card is a JSON object, this document is an array\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := writeFile(t, "card.json", c.card)
+			if code, _, _ := runCLI(t, "", "lint", file); code != exitFail {
+				t.Fatalf("lint accepts the card: exit %d", code)
+			}
+			code, out, errs := runCLI(t, "", "sign", "--key", keyPath, file)
+			if code != exitFail || out != "" || errs != fmt.Sprintf(c.stderr, file) {
+				t.Fatalf("code=%d stdout=%q stderr=%q", code, out, errs)
+			}
+			// From stdin too.
+			code, out, errs = runCLI(t, c.card, "sign", "--key", keyPath, "-")
+			if code != exitFail || out != "" || errs != fmt.Sprintf(c.stderr, "-") {
+				t.Fatalf("stdin: code=%d stdout=%q stderr=%q", code, out, errs)
+			}
+		})
+	}
+	card := writeFile(t, "card.json", cliCard)
+	if code, out, _ := runCLI(t, "", "lint", card); code != exitOK {
+		t.Fatalf("lint rejects the valid card: %s", out)
+	}
+	code, signed, errs := runCLI(t, "", "sign", "--key", keyPath, card)
+	if code != exitOK || errs != "" {
+		t.Fatalf("valid card: code=%d stderr=%q", code, errs)
+	}
+	code, vout, verrs := runCLI(t, "", "verify", "--jwks", writeFile(t, "jwks.json", string(jwks)), writeFile(t, "signed.json", signed))
+	if code != exitOK {
+		t.Fatalf("verify of the signed card: code=%d %s %s", code, vout, verrs)
 	}
 }
