@@ -160,21 +160,25 @@ func TestVisibilityAndCrawl(t *testing.T) {
 	})
 }
 
-// An internal agent is not readable by anonymous callers even with its id:
-// the record, its card and its versions answer 404 as if it did not exist;
-// any token reads them (docs/security.md "Who sees what").
+// An internal agent is not readable by anonymous callers even with its id,
+// nor by a publisher token of another host: the record, its card and its
+// versions answer 404 as if it did not exist; reader and admin tokens and
+// the publisher token of its host read them (docs/security.md "Who sees
+// what").
 func TestInternalAgentNeedsAToken(t *testing.T) {
 	eachStore(t, func(t *testing.T, store *registry.Store) {
 		h := newHarness(t, store)
 		admin := h.token(registry.RoleAdmin)
 		reader := h.token(registry.RoleReader)
-		pub := h.token(registry.RolePublisher, "other.example.com")
+		pub := h.token(registry.RolePublisher, "hidden.example.com")
+		other := h.token(registry.RolePublisher, "other.example.com")
 		a := h.submit("https://hidden.example.com/", "")
 		h.fetch(a.ID, h.cardBytes(cardCurrency))
 		path := "/api/v1/agents/" + a.ID
 		h.do(req{method: "PATCH", path: path, token: admin, body: jsonBody(`{"visibility":"internal"}`)}).expectStatus(t, http.StatusOK)
 		for _, p := range []string{path, path + "/card", path + "/versions", path + "/versions/1"} {
 			h.do(req{method: "GET", path: p}).expectProblem(t, http.StatusNotFound, "not-found")
+			h.do(req{method: "GET", path: p, token: other}).expectProblem(t, http.StatusNotFound, "not-found")
 			for _, tok := range []string{reader, pub, admin} {
 				h.do(req{method: "GET", path: p, token: tok}).expectStatus(t, http.StatusOK)
 			}

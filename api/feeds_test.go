@@ -73,6 +73,20 @@ func TestChangesFeed(t *testing.T) {
 			t.Fatal("anonymous feed is empty")
 		}
 
+		// Removing both: anonymous callers see the listed agent leave as
+		// "unlisted" and still nothing of the pending one (docs/threats.md
+		// K.103); the admin sees the removals as they are.
+		for _, id := range []string{listed.ID, hidden.ID} {
+			h.do(req{method: "DELETE", path: "/api/v1/agents/" + id, token: admin}).expectStatus(t, http.StatusOK)
+		}
+		anon = h.changes("", anon.NextAfter, 1000)
+		if len(anon.Changes) != 1 || anon.Changes[0].AgentID != listed.ID || anon.Changes[0].Kind != registry.ChangeUnlisted {
+			t.Fatalf("anonymous feed after the removals: %+v", anon.Changes)
+		}
+		if p := h.changes(admin, after, 1000); len(p.Changes) != 2 || p.Changes[0].Kind != registry.ChangeRemoved || p.Changes[1].Kind != registry.ChangeRemoved {
+			t.Fatalf("admin feed after the removals: %+v", p.Changes)
+		}
+
 		// limit is clamped to 1000; bad values are 400.
 		h.do(req{method: "GET", path: "/api/v1/changes?limit=5000", token: admin}).expectStatus(t, http.StatusOK)
 		for _, q := range []string{"after=-1", "after=x", "limit=0", "limit=ten", "since=3", "after=9223372036854775808", "after=99999999999999999999"} {

@@ -125,7 +125,7 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		return nil, err
 	}
 	if Trust(out.Trust) != Trust(r.Trust) {
-		if err := s.addChange(tx, id, ChangeTrust, now); err != nil {
+		if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
 			return nil, err
 		}
 	}
@@ -135,7 +135,7 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		// declined which version.
 		return out, nil
 	}
-	return out, s.addChange(tx, id, actionChange[a], now)
+	return out, s.addChange(tx, r, out, actionChange[a], now)
 }
 
 // MaxBulk is how many agents one ActMany takes (docs/api.md "Bulk

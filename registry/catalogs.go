@@ -312,7 +312,7 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 					Updates(map[string]any{"catalog_queries": q, "updated_at": now}).Error; err != nil {
 					return err
 				}
-				if err := s.addChange(tx, r.ID, ChangeChanged, now); err != nil {
+				if err := s.addListedChange(tx, r.ID, ChangeChanged, now); err != nil {
 					return err
 				}
 			}
@@ -489,7 +489,7 @@ func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string
 	if err := s.addAudit(tx, Principal{Name: "catalog"}, "submit", row.ID, "", detail, now); err != nil {
 		return "", err
 	}
-	return row.ID, s.addChange(tx, row.ID, ChangeSubmitted, now)
+	return row.ID, s.addChange(tx, nil, &row, ChangeSubmitted, now)
 }
 
 // encodeQueries is the stored form of an entry's representativeQueries:

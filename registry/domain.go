@@ -196,4 +196,8 @@ const (
 	ChangeKeys       = "keys"
 	// ChangeLiveness: the agent's liveness state changed (docs/liveness.md).
 	ChangeLiveness = "liveness"
+	// ChangeUnlisted is what a caller sees, instead of the change's kind,
+	// for a change that took the agent out of what it may list
+	// (visibility.go feedKind); the log itself never stores it.
+	ChangeUnlisted = "unlisted"
 )

@@ -48,7 +48,8 @@ func TestListedAppliesListingScope(t *testing.T) {
 			{"anonymous", anonymous, []string{pub2, pub1}},
 			{"reader", reader, []string{pub2, internal, pub1}},
 			{"admin", admin, []string{pub2, pending, internal, pub1}},
-			{"publisher of five", publisher("five.example.com", "four.example.com"), []string{pub2, pending, internal, pub1}},
+			{"publisher of five", publisher("five.example.com", "four.example.com"), []string{pub2, pending, pub1}},
+			{"publisher of three", publisher("three.example.com"), []string{pub2, internal, pub1}},
 		} {
 			got, err := svc.Listed(ctx, tc.p, ids)
 			if err != nil {

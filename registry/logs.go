@@ -54,34 +54,38 @@ func clampLimit(limit int) int {
 // Changes returns change-log entries after seq `after`, oldest first, with
 // the seq to ask after next (unchanged when there is nothing new).
 //
-// Filtered by what p may list (docs/api.md "Curation and visibility"), judged by the agent's state
-// now. So that mirrors and indexes can drop an agent that left the listing,
-// some withdrawals of agents that are no longer listable are shown too: the
-// `removed` of a removed agent (its id answers not found to non-admins), and
-// the `suspended` and `health` changes of an approved or suspended agent
-// whose visibility the caller may list, and `visibility` changes of an
-// approved or suspended agent (it was public on one side of the change).
-// Pending and rejected agents never show through, so the log never hands
-// out the id of an agent still under review.
+// Filtered by what p may list (docs/api.md "Feeds"), judged by the agent's
+// state on each side of the change, not by its state now: p sees a change
+// when its scope admitted the agent before or after it, so the feed names
+// only agents p could list at some point. A change that took the agent out
+// of p's scope shows as ChangeUnlisted, which is enough for a mirror to
+// drop it and says nothing p could not see (visibility.go changeSQL and
+// feedKind).
 func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit int) ([]Change, int64, error) {
 	limit = clampLimit(limit)
-	db := s.store.read(ctx).Table("changes c").Select("c.seq, c.agent_id, c.kind, c.at").Where("c.seq > ?", after)
-	if cond, args := listedSQL(p, "a"); cond != "" {
-		vis := listableVisibilities(p)
-		withdrawn := "(c.kind = 'removed' AND a.status = 'removed')" +
-			" OR (c.kind IN ('suspended', 'health') AND a.status IN ('approved', 'suspended') AND a.visibility IN ?)" +
-			" OR (c.kind = 'visibility' AND a.status IN ('approved', 'suspended'))"
-		args = append(args, vis)
-		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where("("+cond+" OR "+withdrawn+")", args...)
+	db := s.store.read(ctx).Table("changes c").Where("c.seq > ?", after)
+	if cond, args := changeSQL(p); cond != "" {
+		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where(cond, args...).
+			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.status, a.visibility, a.health, a.host")
+	} else {
+		db = db.Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after")
 	}
-	var rows []changeRow
+	var rows []struct {
+		Seq                              int64
+		AgentID                          string
+		Kind                             string
+		At                               time.Time
+		ReachAfter                       int
+		Status, Visibility, Health, Host string
+	}
 	if err := db.Order("c.seq ASC").Limit(limit).Scan(&rows).Error; err != nil {
 		return nil, after, translate(err)
 	}
 	out := make([]Change, len(rows))
 	next := after
 	for i, r := range rows {
-		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: r.Kind, At: r.At.UTC()}
+		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}
+		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), now), At: r.At.UTC()}
 		next = r.Seq
 	}
 	return out, next, nil

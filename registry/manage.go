@@ -48,7 +48,7 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 		if kind == "" {
 			return nil
 		}
-		return s.addChange(tx, id, kind, now)
+		return s.addChange(tx, r, out, kind, now)
 	})
 	if err != nil {
 		return nil, err

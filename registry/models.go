@@ -189,6 +189,10 @@ type changeRow struct {
 	AgentID string
 	Kind    string
 	At      time.Time
+	// ReachBefore and ReachAfter are how far the agent was listed before
+	// and after the change (visibility.go reach), for the feed's filter.
+	ReachBefore int
+	ReachAfter  int
 }
 
 func (changeRow) TableName() string { return "changes" }

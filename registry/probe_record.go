@@ -67,7 +67,7 @@ func (s *Service) RecordProbes(ctx context.Context, owner string, rounds []Probe
 		if err != nil {
 			return err
 		}
-		var changed []string
+		var changed []*agentRow
 		var changedAt []time.Time
 		for i, r := range rounds {
 			a := agents[r.AgentID]
@@ -84,12 +84,12 @@ func (s *Service) RecordProbes(ctx context.Context, owner string, rounds []Probe
 				return err
 			}
 			if st != LivenessState(a.Liveness) {
-				changed = append(changed, a.ID)
+				changed = append(changed, a)
 				changedAt = append(changedAt, utc(r.At))
 			}
 		}
-		for i, id := range changed {
-			if err := s.addChange(tx, id, ChangeLiveness, changedAt[i]); err != nil {
+		for i, a := range changed {
+			if err := s.addChange(tx, a, a, ChangeLiveness, changedAt[i]); err != nil {
 				return err
 			}
 		}

@@ -213,8 +213,14 @@ func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res F
 	}
 	w.agents = append(w.agents, agentUpdate{id: r.ID, cols: upd})
 	w.attempt(r.ID, res.Attempt, result, at)
+	before := r.audience()
+	after := before
+	if v, ok := upd["status"].(string); ok {
+		after.status = Status(v)
+	}
+	after.health = health
 	for _, k := range kinds {
-		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: k, At: now})
+		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: k, At: now, ReachBefore: int(before.reach()), ReachAfter: int(after.reach())})
 	}
 	return nil
 }

@@ -149,7 +149,9 @@ func (s *Service) ApplyReverify(ctx context.Context, v StoredVersion, res FetchR
 		// One change-log entry per re-judged version: the indexer and
 		// mirrors read the agent again (its view may have changed even when
 		// the agent's trust did not).
-		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: ChangeTrust, At: now})
+		// Who lists the agent is as it was (visibility.go reach).
+		listed := int(r.audience().reach())
+		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: ChangeTrust, At: now, ReachBefore: listed, ReachAfter: listed})
 		return s.flush(tx, w)
 	})
 }

@@ -80,6 +80,12 @@ func TestReverifyMarkedVersions(t *testing.T) {
 		if err != nil || len(changes) != 1 || changes[0].Kind != registry.ChangeTrust {
 			t.Fatalf("changes %+v %v", changes, err)
 		}
+		// The agent is approved and public: anonymous followers see the
+		// re-judged trust too (docs/threats.md K.103 records who could list
+		// it on each side).
+		if anon, _, err := svc.Changes(ctx, anonymous, mark, 1000); err != nil || len(anon) != 1 || anon[0].Kind != registry.ChangeTrust {
+			t.Fatalf("anonymous changes %+v %v", anon, err)
+		}
 		if again, _ := svc.StoredToReverify(ctx, "", 0, 10); len(again) != 0 {
 			t.Fatalf("still marked: %+v", again)
 		}

@@ -153,13 +153,29 @@ func newID() string {
 // SQLite's single writer needs nothing.
 const changeLockKey = 0x63617264_65780001
 
-func (s *Service) addChange(tx *gorm.DB, agentID, kind string, at time.Time) error {
+// addChange writes a change-log row for the agent, which was before and is
+// after the change as given (nil before: the agent is new).
+func (s *Service) addChange(tx *gorm.DB, before, after *agentRow, kind string, at time.Time) error {
 	if s.store.dialect == DialectPostgres {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(changeLockKey)).Error; err != nil {
 			return err
 		}
 	}
-	return tx.Create(&changeRow{AgentID: agentID, Kind: kind, At: at}).Error
+	row := changeRow{AgentID: after.ID, Kind: kind, At: at, ReachBefore: int(reachAdmins), ReachAfter: int(after.audience().reach())}
+	if before != nil {
+		row.ReachBefore = int(before.audience().reach())
+	}
+	return tx.Create(&row).Error
+}
+
+// addListedChange writes a change-log row for a change that leaves who
+// lists the agent as it was (its text, its liveness), read from the row.
+func (s *Service) addListedChange(tx *gorm.DB, agentID, kind string, at time.Time) error {
+	var r agentRow
+	if err := tx.Select("id, status, visibility, health, host").Where("id = ?", agentID).Take(&r).Error; err != nil {
+		return err
+	}
+	return s.addChange(tx, &r, &r, kind, at)
 }
 
 func actorName(p Principal) string {

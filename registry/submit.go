@@ -76,7 +76,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		if err := s.addAudit(tx, p, "submit", row.ID, "", map[string]any{"cardUrl": cu.URL, "visibility": vis}, now); err != nil {
 			return err
 		}
-		return s.addChange(tx, row.ID, ChangeSubmitted, now)
+		return s.addChange(tx, nil, &row, ChangeSubmitted, now)
 	})
 	if errors.Is(err, errUniqueViolation) {
 		// Lost a race with a concurrent submission (PostgreSQL blocks on the
@@ -124,7 +124,7 @@ func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, submitter s
 		return nil, err
 	}
 	// Its catalog's search phrases leave the index with it.
-	if err := s.addChange(tx, r.ID, ChangeChanged, now); err != nil {
+	if err := s.addChange(tx, &r, &r, ChangeChanged, now); err != nil {
 		return nil, err
 	}
 	if err := tx.Where("id = ?", r.ID).Take(&r).Error; err != nil {

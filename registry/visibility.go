@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -12,22 +13,33 @@ import (
 // fetches, the web pages). docs/security.md "Who sees what" states it for
 // users; this file is its only implementation. The SQL scope, the index
 // terms and the Go predicates below are three spellings of it, held equal by
-// TestVisibilityRuleAgrees over every combination of the columns it reads.
+// TestVisibilityRuleAgrees over every combination of the columns it reads;
+// the change log's spelling (changeSQL, feedKind) is held to it by
+// TestChangeFeedRuleAgrees, and for rows older than migration 00120 by
+// TestVisibilityRuleAgrees.
 //
-// Listing (lists, search, /tags, /skills, /changes, the catalogue):
+// Listing (lists, search, /tags, /skills, the catalogue):
 //   - anonymous callers list approved, public agents whose health is not gone;
-//   - reader and publisher tokens add internal agents, and a publisher token
-//     also lists every agent of its own hosts that is not removed;
+//   - publisher tokens, whether a host claim or an operator made them, list
+//     what anonymous callers list plus every agent of their own hosts that
+//     is not removed: never another host's internal agent;
+//   - reader tokens (only an operator makes them) list approved, public or
+//     internal agents whose health is not gone;
 //   - admins list every agent.
 //
 // Reading by id (the record, /card, versions, fetches, the agent page):
 //   - admins read every agent;
 //   - nobody else reads a removed agent (it answers not found, as if it had
 //     never existed);
-//   - an internal agent needs a token (reader, publisher or admin): to an
-//     anonymous caller it answers not found even when the id is known;
+//   - an internal agent needs a reader token, or a publisher token of its
+//     host: to anyone else it answers not found even when the id is known;
 //   - any other agent is readable by whoever holds its id, which is how an
 //     anonymous publisher follows its submission.
+//
+// The change log (/changes) records with each change how far the agent
+// reached before and after it (reach); a caller sees a change when its
+// scope admitted the agent on either side, and a change that took the agent
+// out of its scope only as "unlisted".
 
 // audience is what the rule reads of an agent.
 type audience struct {
@@ -53,7 +65,8 @@ const (
 	ListTermAll = "admin"
 	// ListTermAnonymous: approved, public, not gone.
 	ListTermAnonymous = "anonymous"
-	// ListTermTokens: approved, public or internal, not gone.
+	// ListTermTokens: approved, public or internal, not gone; reader
+	// tokens list it.
 	ListTermTokens = "reader"
 	// listTermHostPrefix + host: any agent of that host not removed, listed
 	// by the publisher tokens scoped to the host.
@@ -66,16 +79,56 @@ const (
 // log, so an index that follows it never holds stale terms.
 func ListTerms(a Agent) []string { return audienceOf(a).terms() }
 
-func (x audience) terms() []string {
-	out := []string{ListTermAll}
-	if x.status != StatusRemoved && x.host != "" {
-		out = append(out, listTermHostPrefix+x.host)
+func (x audience) terms() []string { return x.reach().terms(x.host) }
+
+// reach is how far an agent is listed, the audiences nesting: everyone who
+// lists an agent at one reach lists it at every greater reach too (the
+// publisher tokens of its host list whatever tokens and anonymous callers
+// list, and so on). The change log stores it for each side of a change
+// (migration 00120), which is how the feed is filtered by the agent's
+// state at the time of each change rather than now.
+type reach int
+
+// reachUnknown marks a change-log row written before migration 00120. The
+// feed judges it by the agent's state now (listedSQL), which every caller
+// it admits can list now, so nothing a caller could never list shows; an
+// old change of an agent not listed now is hidden.
+const reachUnknown reach = -1
+
+const (
+	// reachAdmins: removed, or (before a submission) not there at all.
+	reachAdmins reach = iota
+	// reachHost: not removed; listed by the publisher tokens of its host.
+	reachHost
+	// reachTokens: approved, health not gone; listed by reader tokens.
+	reachTokens
+	// reachEveryone: approved, public, health not gone.
+	reachEveryone
+)
+
+func (x audience) reach() reach {
+	switch {
+	case x.status == StatusRemoved:
+		return reachAdmins
+	case x.status != StatusApproved || x.health == HealthGone:
+		return reachHost
+	case x.visibility != VisibilityPublic:
+		return reachTokens
 	}
-	if x.status == StatusApproved && x.health != HealthGone {
+	return reachEveryone
+}
+
+// terms are the index terms of an agent of host at reach r.
+func (r reach) terms(host string) []string {
+	out := []string{ListTermAll}
+	if r >= reachHost && host != "" {
+		out = append(out, listTermHostPrefix+host)
+	}
+	if r >= reachTokens {
 		out = append(out, ListTermTokens)
-		if x.visibility == VisibilityPublic {
-			out = append(out, ListTermAnonymous)
-		}
+	}
+	if r >= reachEveryone {
+		out = append(out, ListTermAnonymous)
 	}
 	return out
 }
@@ -108,7 +161,9 @@ func ScopeOf(p Principal) Scope {
 	case RoleReader:
 		return Scope{Terms: []string{ListTermTokens}}
 	case RolePublisher:
-		terms := []string{ListTermTokens}
+		// A publisher token is for publishing: it adds its own hosts to
+		// the anonymous listing and nothing else (docs/security.md).
+		terms := []string{ListTermAnonymous}
 		for _, h := range p.Hosts {
 			terms = append(terms, listTermHostPrefix+h)
 		}
@@ -165,7 +220,8 @@ func (p Principal) mayRead(x audience) bool {
 	case x.status == StatusRemoved:
 		return false
 	case x.visibility == VisibilityInternal:
-		return p.Role != ""
+		// The publisher tokens that list it (host terms) read it.
+		return p.Role == RoleReader || (p.Role == RolePublisher && slices.Contains(p.Hosts, x.host))
 	}
 	return true
 }
@@ -212,16 +268,50 @@ func scope(db *gorm.DB, p Principal) *gorm.DB {
 	return db.Where(cond, args...)
 }
 
-// listableVisibilities are the visibilities whose approved, healthy agents
-// p may list: the change log shows p the withdrawals (suspension, health)
-// of exactly those agents, so a mirror can drop what it listed.
-func listableVisibilities(p Principal) []string {
+// changeSQL is the listing rule over the change log (alias c, joined to
+// the agents table as a for the host, which never changes): the condition
+// that p's scope admitted the agent before or after the change, or "" for
+// admins. 0 (reachAdmins) stands for "not there", so a submission has
+// nothing before it; a row of reachUnknown is judged by the agent now.
+func changeSQL(p Principal) (string, []any) {
 	s := ScopeOf(p)
-	var out []string
-	for _, v := range []Visibility{VisibilityPublic, VisibilityInternal} {
-		if s.Admits(audience{StatusApproved, v, HealthOK, ""}.terms()) {
-			out = append(out, string(v))
+	if s.All {
+		return "", nil
+	}
+	now, args := listedSQL(p, "a")
+	or := []string{fmt.Sprintf("(c.reach_after = %d AND %s)", reachUnknown, now)}
+	for _, col := range []string{"c.reach_before", "c.reach_after"} {
+		var hosts []string
+		for _, term := range s.AnyOf() {
+			switch {
+			case term == ListTermAnonymous:
+				or = append(or, fmt.Sprintf("%s >= %d", col, reachEveryone))
+			case term == ListTermTokens:
+				or = append(or, fmt.Sprintf("%s >= %d", col, reachTokens))
+			case strings.HasPrefix(term, listTermHostPrefix):
+				hosts = append(hosts, strings.TrimPrefix(term, listTermHostPrefix))
+			}
+		}
+		if len(hosts) > 0 {
+			or = append(or, fmt.Sprintf("(%s >= %d AND a.host IN ?)", col, reachHost))
+			args = append(args, hosts)
 		}
 	}
-	return out
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// feedKind is the kind p sees for a change of kind that left the agent at
+// reach after (now is the agent's state now, for rows of reachUnknown):
+// the kind itself while p's scope still admits the agent, and
+// ChangeUnlisted once it does not. Whether the agent was removed,
+// suspended, made internal or went gone is then not p's to know; that it
+// left p's listing is all a mirror needs to drop it.
+func feedKind(p Principal, kind string, after reach, now audience) string {
+	if after == reachUnknown {
+		after = now.reach()
+	}
+	if ScopeOf(p).Admits(after.terms(now.host)) {
+		return kind
+	}
+	return ChangeUnlisted
 }

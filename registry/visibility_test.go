@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
@@ -14,15 +15,18 @@ import (
 // of visibility.go.
 func oracleList(p registry.Principal, a registry.Agent) bool {
 	listedByAll := a.Status == registry.StatusApproved && a.Health != registry.HealthGone
+	public := listedByAll && a.Visibility == registry.VisibilityPublic
 	switch p.Role {
 	case registry.RoleAdmin:
 		return true
 	case registry.RoleReader:
 		return listedByAll
 	case registry.RolePublisher:
-		return listedByAll || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved)
+		// Claim-issued or operator-made alike: the anonymous listing plus
+		// its own hosts, never another host's internal agent.
+		return public || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved)
 	}
-	return listedByAll && a.Visibility == registry.VisibilityPublic
+	return public
 }
 
 // oracleRead restates the rule for reading by id.
@@ -33,7 +37,10 @@ func oracleRead(p registry.Principal, a registry.Agent) bool {
 	if a.Status == registry.StatusRemoved {
 		return false
 	}
-	return a.Visibility == registry.VisibilityPublic || p.Role != ""
+	if a.Visibility == registry.VisibilityPublic {
+		return true
+	}
+	return p.Role == registry.RoleReader || (p.Role == registry.RolePublisher && slices.Contains(p.Hosts, a.Host))
 }
 
 // TestVisibilityRuleAgrees checks every combination of the columns the rule
@@ -100,6 +107,127 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 				t.Errorf("%s: SQL lists %d agents, the rule %d", name, len(got), len(want))
 			}
 		}
+
+		// Change-log rows older than migration 00120 (reach -1) are judged
+		// by the agent's state now: each caller's feed shows the old
+		// submission of exactly the agents it lists now, as it was.
+		if err := s.WriteDB().Exec("UPDATE changes SET reach_before = -1, reach_after = -1").Error; err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher()} {
+			var want, got []string
+			for _, a := range agents {
+				if oracleList(p, a) {
+					want = append(want, a.ID)
+				}
+			}
+			cs, _, err := svc.Changes(ctx, p, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cs {
+				if c.Kind != registry.ChangeSubmitted {
+					t.Errorf("%s%v: old change shows as %q", p.Role, p.Hosts, c.Kind)
+				}
+				got = append(got, c.AgentID)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s%v: the feed shows %d old changes, the rule lists %d agents", p.Role, p.Hosts, len(got), len(want))
+			}
+		}
+	})
+}
+
+// TestChangeFeedRuleAgrees checks the change log's spelling of the rule
+// (visibility.go changeSQL and feedKind) against the oracle for every
+// reach before and after a change, agents of two hosts and every kind of
+// caller: a change is shown when the caller could list the agent on either
+// side, as "unlisted" when it cannot after, on both databases.
+func TestChangeFeedRuleAgrees(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		svc := newService(s, newClock())
+		ctx := t.Context()
+		start, err := s.LatestChange(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts := []string{"mine.example.com", "other.example.com"}
+		host := map[string]string{}
+		for _, h := range hosts {
+			a, err := svc.Submit(ctx, admin, "https://"+h+"/agent.json", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			host[a.ID] = h
+			for before := range 4 {
+				for after := range 4 {
+					if err := s.WriteDB().Exec("INSERT INTO changes (agent_id, kind, at, reach_before, reach_after) VALUES (?, ?, ?, ?, ?)",
+						a.ID, fmt.Sprintf("k%d%d", before, after), time.Now(), before, after).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		all, _, err := svc.Changes(ctx, admin, start, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type side struct{ host, kind string }
+		bySeq := map[int64]side{}
+		submissions := map[int64]bool{} // written by Submit, not by the loop
+		for _, c := range all {
+			if c.Kind == registry.ChangeSubmitted {
+				submissions[c.Seq] = true
+			} else {
+				bySeq[c.Seq] = side{host[c.AgentID], c.Kind}
+			}
+		}
+		if len(bySeq) != 32 {
+			t.Fatalf("admin sees %d of the 32 rows", len(bySeq))
+		}
+		oracle := func(p registry.Principal, r int, h string) bool {
+			switch p.Role {
+			case registry.RoleAdmin:
+				return true
+			case registry.RoleReader:
+				return r >= 2
+			case registry.RolePublisher:
+				return r >= 3 || (r >= 1 && slices.Contains(p.Hosts, h))
+			}
+			return r >= 3
+		}
+		for _, p := range []registry.Principal{anonymous, reader, publisher("mine.example.com"), publisher(), admin} {
+			got, _, err := svc.Changes(ctx, p, start, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int64]string{}
+			for _, c := range got {
+				if !submissions[c.Seq] {
+					seen[c.Seq] = c.Kind
+				}
+			}
+			for seq, sd := range bySeq {
+				var before, after int
+				fmt.Sscanf(sd.kind, "k%1d%1d", &before, &after)
+				want := ""
+				switch {
+				case oracle(p, after, sd.host):
+					want = sd.kind
+				case oracle(p, before, sd.host):
+					want = registry.ChangeUnlisted
+				}
+				if seen[seq] != want {
+					t.Errorf("%s%v: %s change %d→%d shows as %q, want %q", p.Role, p.Hosts, sd.host, before, after, seen[seq], want)
+				}
+				delete(seen, seq)
+			}
+			for seq, k := range seen {
+				t.Errorf("%s%v: unexpected change %d %q", p.Role, p.Hosts, seq, k)
+			}
+		}
 	})
 }
 
@@ -120,7 +248,7 @@ func TestScopeKey(t *testing.T) {
 		}
 		seen[k] = fmt.Sprint(p)
 	}
-	if key(publisher()) != key(reader) {
-		t.Fatal("a publisher without hosts lists what a reader lists")
+	if key(publisher()) != key(anonymous) {
+		t.Fatal("a publisher without hosts lists more than an anonymous caller")
 	}
 }
