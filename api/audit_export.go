@@ -75,40 +75,20 @@ func (s *server) exportAudit(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Content-Disposition", `attachment; filename="cardex-audit.`+format+`"`)
 	h.Set("Cache-Control", "no-store")
-	w := &startOnWrite{c: c, ctype: ctype}
-	n, err := s.svc.ExportAudit(c.Request().Context(), principal(c), q, format, w)
+	started := false
+	n, err := s.svc.ExportAudit(c.Request().Context(), principal(c), q, format, c.Response(), func() {
+		started = true
+		h.Set(echo.HeaderContentType, ctype)
+		c.Response().WriteHeader(http.StatusOK)
+	})
 	switch {
-	case err != nil && !w.started:
+	case err != nil && !started:
 		h.Del("Content-Disposition")
 		return err
 	case err != nil:
 		// After the first byte a failure cannot become a problem any
 		// more: the download ends short, and the log says why.
 		s.log.Warn("audit export ended early", "entries", n, "err", err)
-		return nil
-	case !w.started:
-		w.start() // nothing selected: an empty JSON Lines file, or the CSV header
 	}
 	return nil
-}
-
-// startOnWrite sends the status and content type at the first write, so
-// an export that fails before writing anything still answers a problem.
-type startOnWrite struct {
-	c       echo.Context
-	ctype   string
-	started bool
-}
-
-func (w *startOnWrite) start() {
-	w.started = true
-	w.c.Response().Header().Set(echo.HeaderContentType, w.ctype)
-	w.c.Response().WriteHeader(http.StatusOK)
-}
-
-func (w *startOnWrite) Write(p []byte) (int, error) {
-	if !w.started {
-		w.start()
-	}
-	return w.c.Response().Write(p)
 }

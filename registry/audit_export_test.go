@@ -59,7 +59,7 @@ func TestAuditFiltersAndExport(t *testing.T) {
 			}
 		}
 		var jl bytes.Buffer
-		n, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{AgentID: a.ID}, registry.AuditJSONLines, &jl)
+		n, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{AgentID: a.ID}, registry.AuditJSONLines, &jl, nil)
 		if err != nil || n != 3 {
 			t.Fatalf("jsonl export: %d, %v", n, err)
 		}
@@ -69,7 +69,7 @@ func TestAuditFiltersAndExport(t *testing.T) {
 			t.Fatalf("jsonl %q", jl.String())
 		}
 		var cb bytes.Buffer
-		if n, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{Since: start}, registry.AuditCSV, &cb); err != nil || n != 3 {
+		if n, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{Since: start}, registry.AuditCSV, &cb, nil); err != nil || n != 3 {
 			t.Fatalf("csv export: %d, %v", n, err)
 		}
 		rows, err := csv.NewReader(&cb).ReadAll()
@@ -86,10 +86,10 @@ func TestAuditFiltersAndExport(t *testing.T) {
 		if rows[3][3] != "'=cmd|' /C calc'!A0" || rows[3][6] != "'-incident" {
 			t.Errorf("suspend row %q", rows[3])
 		}
-		if _, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{}, "xml", &cb); !errors.Is(err, registry.ErrValidation) {
+		if _, err := svc.ExportAudit(ctx, admin, registry.AuditQuery{}, "xml", &cb, nil); !errors.Is(err, registry.ErrValidation) {
 			t.Errorf("xml: %v", err)
 		}
-		if _, err := svc.ExportAudit(ctx, registry.Principal{Role: registry.RoleReader, TokenID: "r"}, registry.AuditQuery{}, registry.AuditCSV, &cb); !errors.Is(err, registry.ErrForbidden) {
+		if _, err := svc.ExportAudit(ctx, registry.Principal{Role: registry.RoleReader, TokenID: "r"}, registry.AuditQuery{}, registry.AuditCSV, &cb, nil); !errors.Is(err, registry.ErrForbidden) {
 			t.Errorf("reader: %v", err)
 		}
 	})
@@ -110,7 +110,7 @@ func TestAuditExportPages(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	n, err := svc.ExportAudit(t.Context(), admin, registry.AuditQuery{Actions: []string{"submit"}}, registry.AuditJSONLines, &b)
+	n, err := svc.ExportAudit(t.Context(), admin, registry.AuditQuery{Actions: []string{"submit"}}, registry.AuditJSONLines, &b, nil)
 	if err != nil || n != 1002 || strings.Count(b.String(), "\n") != 1002 {
 		t.Fatalf("exported %d (%d lines), %v", n, strings.Count(b.String(), "\n"), err)
 	}

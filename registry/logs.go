@@ -208,8 +208,11 @@ var auditCSVHeader = []string{"seq", "at", "actorId", "actorName", "action", "ag
 // (AuditJSONLines: one AuditEntry JSON object a line; AuditCSV: a header
 // row, then one row an entry), reading the log a page at a time so an
 // export of any size holds one page in memory. q's paging fields are
-// ignored. It returns how many entries it wrote.
-func (s *Service) ExportAudit(ctx context.Context, p Principal, q AuditQuery, format string, w io.Writer) (int, error) {
+// ignored. start, when not nil, is called once the first page has been
+// read and before anything is written (an HTTP handler sends its status
+// there): an error returned before start was called wrote nothing. It
+// returns how many entries it wrote.
+func (s *Service) ExportAudit(ctx context.Context, p Principal, q AuditQuery, format string, w io.Writer, start func()) (int, error) {
 	if err := requireAdmin(p); err != nil {
 		return 0, err
 	}
@@ -217,6 +220,13 @@ func (s *Service) ExportAudit(ctx context.Context, p Principal, q AuditQuery, fo
 		return 0, invalidField("/format", "enum", "format must be jsonl or csv")
 	}
 	q.After, q.Newest, q.Before, q.Limit = 0, false, 0, maxChangesLimit
+	page, err := s.AuditLog(ctx, p, q)
+	if err != nil {
+		return 0, err
+	}
+	if start != nil {
+		start()
+	}
 	bw := bufio.NewWriter(w)
 	var cw *csv.Writer
 	if format == AuditCSV {
@@ -227,10 +237,6 @@ func (s *Service) ExportAudit(ctx context.Context, p Principal, q AuditQuery, fo
 	}
 	n := 0
 	for {
-		page, err := s.AuditLog(ctx, p, q)
-		if err != nil {
-			return n, err
-		}
 		for _, e := range page.Entries {
 			if err := writeAuditEntry(bw, cw, e); err != nil {
 				return n, err
@@ -241,6 +247,9 @@ func (s *Service) ExportAudit(ctx context.Context, p Principal, q AuditQuery, fo
 			break
 		}
 		q.After = page.Next
+		if page, err = s.AuditLog(ctx, p, q); err != nil {
+			return n, err
+		}
 	}
 	if cw != nil {
 		cw.Flush()

@@ -237,37 +237,18 @@ func (u *ui) auditExport(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Disposition", `attachment; filename="cardex-audit.`+format+`"`)
 	h.Set("Cache-Control", "no-store")
-	out := &downloadWriter{w: w, ctype: ctype}
-	n, err := u.svc.ExportAudit(r.Context(), principal(r), q, format, out)
+	started := false
+	n, err := u.svc.ExportAudit(r.Context(), principal(r), q, format, w, func() {
+		started = true
+		h.Set("Content-Type", ctype)
+		w.WriteHeader(http.StatusOK)
+	})
 	switch {
-	case err != nil && !out.started:
+	case err != nil && !started:
 		h.Del("Content-Disposition")
 		return err
 	case err != nil:
 		u.log.WarnContext(r.Context(), "audit export ended early", "entries", n, "err", err)
-	case !out.started:
-		out.start()
 	}
 	return nil
-}
-
-// downloadWriter sends the status and content type at the first write, so
-// a download that fails before its first byte still gets an error page.
-type downloadWriter struct {
-	w       http.ResponseWriter
-	ctype   string
-	started bool
-}
-
-func (d *downloadWriter) start() {
-	d.started = true
-	d.w.Header().Set("Content-Type", d.ctype)
-	d.w.WriteHeader(http.StatusOK)
-}
-
-func (d *downloadWriter) Write(p []byte) (int, error) {
-	if !d.started {
-		d.start()
-	}
-	return d.w.Write(p)
 }
