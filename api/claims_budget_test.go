@@ -268,6 +268,21 @@ func TestClaimTokenIsScopedToItsOrigin(t *testing.T) {
 		if a.Status != registry.StatusApproved {
 			t.Fatalf("the other tenant's agent is %s", a.Status)
 		}
+		// Nor does it list or read what only its host's publishers would:
+		// the other origin's pending agent is not in its list, and once
+		// internal the approved one answers not found.
+		pending := e.submit(theirs.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: other}).URL(), "")
+		var list struct{ Agents []registry.Agent }
+		e.do(req{method: "GET", path: "/api/v1/agents?pageSize=100", token: tok}).json(t, &list)
+		for _, l := range list.Agents {
+			if l.ID == pending.ID {
+				t.Fatal("the claim's token lists another origin's pending agent")
+			}
+		}
+		e.do(req{method: "PATCH", path: "/api/v1/agents/" + victim.ID, token: admin, body: jsonBody(`{"visibility":"internal"}`)}).
+			expectStatus(t, http.StatusOK)
+		e.do(req{method: "GET", path: "/api/v1/agents/" + victim.ID, token: tok}).expectProblem(t, http.StatusNotFound, "not-found")
+		e.do(req{method: "GET", path: "/api/v1/agents/" + mine.ID, token: tok}).expectStatus(t, http.StatusOK)
 
 		var toks struct{ Tokens []registry.Token }
 		e.do(req{method: "GET", path: "/api/v1/tokens", token: tok}).json(t, &toks)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Fetches returns an agent's crawl trace, newest first: admins, and the
@@ -66,7 +68,7 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	db := s.store.read(ctx).Table("changes c").Where("c.seq > ?", after)
 	if cond, args := changeSQL(p); cond != "" {
 		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where(cond, args...).
-			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.status, a.visibility, a.health, a.host")
+			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.status, a.visibility, a.health, a.host, a.card_url")
 	} else {
 		db = db.Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after")
 	}
@@ -77,6 +79,7 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 		At                               time.Time
 		ReachAfter                       int
 		Status, Visibility, Health, Host string
+		CardURL                          string
 	}
 	if err := db.Order("c.seq ASC").Limit(limit).Scan(&rows).Error; err != nil {
 		return nil, after, translate(err)
@@ -84,7 +87,7 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	out := make([]Change, len(rows))
 	next := after
 	for i, r := range rows {
-		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}
+		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host, cardurl.Origin(r.CardURL)}
 		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), now), At: r.At.UTC()}
 		next = r.Seq
 	}

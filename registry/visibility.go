@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/cardexhq/cardex/cardurl"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +24,8 @@ import (
 //   - anonymous callers list approved, public agents whose health is not gone;
 //   - publisher tokens, whether a host claim or an operator made them, list
 //     what anonymous callers list plus every agent of their own hosts that
-//     is not removed: never another host's internal agent;
+//     is not removed (a claim's token scoped to an origin: of that origin
+//     only): never another host's or origin's internal agent;
 //   - reader tokens (only an operator makes them) list approved, public or
 //     internal agents whose health is not gone;
 //   - admins list every agent.
@@ -47,12 +50,15 @@ type audience struct {
 	visibility Visibility
 	health     Health
 	host       string
+	origin     string // scheme://host[:port] of the card URL (cardurl.Origin)
 }
 
-func audienceOf(a Agent) audience { return audience{a.Status, a.Visibility, a.Health, a.Host} }
+func audienceOf(a Agent) audience {
+	return audience{a.Status, a.Visibility, a.Health, a.Host, cardurl.Origin(a.CardURL)}
+}
 
 func (r *agentRow) audience() audience {
-	return audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host}
+	return audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host, cardurl.Origin(r.CardURL)}
 }
 
 // Index terms of the listing rule: an agent carries every term whose
@@ -71,6 +77,10 @@ const (
 	// listTermHostPrefix + host: any agent of that host not removed, listed
 	// by the publisher tokens scoped to the host.
 	listTermHostPrefix = "host:"
+	// listTermOriginPrefix + origin: the same of one origin (scheme, host
+	// and port), listed by the tokens of a claim that named a port or a
+	// scheme (docs/claims.md, docs/threats.md K.104).
+	listTermOriginPrefix = "origin:"
 )
 
 // ListTerms are the index terms of the listing rule for a: store them with
@@ -79,7 +89,7 @@ const (
 // log, so an index that follows it never holds stale terms.
 func ListTerms(a Agent) []string { return audienceOf(a).terms() }
 
-func (x audience) terms() []string { return x.reach().terms(x.host) }
+func (x audience) terms() []string { return x.reach().terms(x.host, x.origin) }
 
 // reach is how far an agent is listed, the audiences nesting: everyone who
 // lists an agent at one reach lists it at every greater reach too (the
@@ -118,11 +128,14 @@ func (x audience) reach() reach {
 	return reachEveryone
 }
 
-// terms are the index terms of an agent of host at reach r.
-func (r reach) terms(host string) []string {
+// terms are the index terms of an agent of host and origin at reach r.
+func (r reach) terms(host, origin string) []string {
 	out := []string{ListTermAll}
 	if r >= reachHost && host != "" {
 		out = append(out, listTermHostPrefix+host)
+	}
+	if r >= reachHost && origin != "" {
+		out = append(out, listTermOriginPrefix+origin)
 	}
 	if r >= reachTokens {
 		out = append(out, ListTermTokens)
@@ -162,8 +175,12 @@ func ScopeOf(p Principal) Scope {
 		return Scope{Terms: []string{ListTermTokens}}
 	case RolePublisher:
 		// A publisher token is for publishing: it adds its own hosts to
-		// the anonymous listing and nothing else (docs/security.md).
+		// the anonymous listing and nothing else (docs/security.md); a
+		// claim's token scoped to one origin adds that origin only.
 		terms := []string{ListTermAnonymous}
+		if p.Origin != "" {
+			return Scope{Terms: append(terms, listTermOriginPrefix+p.Origin)}
+		}
 		for _, h := range p.Hosts {
 			terms = append(terms, listTermHostPrefix+h)
 		}
@@ -220,8 +237,9 @@ func (p Principal) mayRead(x audience) bool {
 	case x.status == StatusRemoved:
 		return false
 	case x.visibility == VisibilityInternal:
-		// The publisher tokens that list it (host terms) read it.
-		return p.Role == RoleReader || (p.Role == RolePublisher && slices.Contains(p.Hosts, x.host))
+		// The publisher tokens that list it (host or origin terms) read it.
+		return p.Role == RoleReader || (p.Role == RolePublisher && slices.Contains(p.Hosts, x.host) &&
+			(p.Origin == "" || p.Origin == x.origin))
 	}
 	return true
 }
@@ -250,6 +268,10 @@ func listedSQL(p Principal, t string) (string, []any) {
 			or = append(or, "("+t+"status = 'approved' AND "+t+"health <> 'gone')")
 		case strings.HasPrefix(term, listTermHostPrefix):
 			hosts = append(hosts, strings.TrimPrefix(term, listTermHostPrefix))
+		case strings.HasPrefix(term, listTermOriginPrefix):
+			cond, a := originSQL(t, strings.TrimPrefix(term, listTermOriginPrefix))
+			or = append(or, "("+cond+" AND "+t+"status <> 'removed')")
+			args = append(args, a...)
 		}
 	}
 	if len(hosts) > 0 {
@@ -257,6 +279,14 @@ func listedSQL(p Principal, t string) (string, []any) {
 		args = append(args, hosts)
 	}
 	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// originSQL is "the card URL (column t+card_url) has this origin": it
+// starts with the origin and a slash. Compared with substr rather than
+// LIKE, so no character of the origin is a pattern.
+func originSQL(t, origin string) (string, []any) {
+	return "(substr(" + t + "card_url, 1, ?) = ? AND substr(" + t + "card_url, ?, 1) = '/')",
+		[]any{len(origin), origin, len(origin) + 1}
 }
 
 // scope restricts a query on the agents table to what p may list.
@@ -290,6 +320,10 @@ func changeSQL(p Principal) (string, []any) {
 				or = append(or, fmt.Sprintf("%s >= %d", col, reachTokens))
 			case strings.HasPrefix(term, listTermHostPrefix):
 				hosts = append(hosts, strings.TrimPrefix(term, listTermHostPrefix))
+			case strings.HasPrefix(term, listTermOriginPrefix):
+				cond, a := originSQL("a.", strings.TrimPrefix(term, listTermOriginPrefix))
+				or = append(or, fmt.Sprintf("(%s >= %d AND %s)", col, reachHost, cond))
+				args = append(args, a...)
 			}
 		}
 		if len(hosts) > 0 {
@@ -310,7 +344,7 @@ func feedKind(p Principal, kind string, after reach, now audience) string {
 	if after == reachUnknown {
 		after = now.reach()
 	}
-	if ScopeOf(p).Admits(after.terms(now.host)) {
+	if ScopeOf(p).Admits(after.terms(now.host, now.origin)) {
 		return kind
 	}
 	return ChangeUnlisted

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -24,7 +25,9 @@ func oracleList(p registry.Principal, a registry.Agent) bool {
 	case registry.RolePublisher:
 		// Claim-issued or operator-made alike: the anonymous listing plus
 		// its own hosts, never another host's internal agent.
-		return public || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved)
+		// A claim's token that named a port or scheme: its origin only.
+		return public || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved &&
+			(p.Origin == "" || cardurl.Origin(a.CardURL) == p.Origin))
 	}
 	return public
 }
@@ -40,7 +43,8 @@ func oracleRead(p registry.Principal, a registry.Agent) bool {
 	if a.Visibility == registry.VisibilityPublic {
 		return true
 	}
-	return p.Role == registry.RoleReader || (p.Role == registry.RolePublisher && slices.Contains(p.Hosts, a.Host))
+	return p.Role == registry.RoleReader || (p.Role == registry.RolePublisher && slices.Contains(p.Hosts, a.Host) &&
+		(p.Origin == "" || cardurl.Origin(a.CardURL) == p.Origin))
 }
 
 // TestVisibilityRuleAgrees checks every combination of the columns the rule
@@ -49,16 +53,17 @@ func oracleRead(p registry.Principal, a registry.Agent) bool {
 func TestVisibilityRuleAgrees(t *testing.T) {
 	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
 		c := newClock()
-		svc := newService(s, c)
+		// Plain http too: two origins of one host (docs/threats.md K.104).
+		svc := registry.NewService(s, registry.ServiceConfig{Now: c.Now, URLPolicy: registry.URLPolicy{AllowInsecureHTTP: true}})
 		ctx := t.Context()
 		var agents []registry.Agent
 		n := 0
 		for _, st := range []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved} {
 			for _, vis := range []registry.Visibility{registry.VisibilityPublic, registry.VisibilityInternal} {
 				for _, h := range []registry.Health{registry.HealthUnknown, registry.HealthOK, registry.HealthFailing, registry.HealthGone} {
-					for _, host := range []string{"mine.example.com", "other.example.com"} {
+					for _, origin := range []string{"https://mine.example.com", "http://mine.example.com", "https://other.example.com"} {
 						n++
-						a, err := svc.Submit(ctx, admin, fmt.Sprintf("https://%s/agent%d.json", host, n), "")
+						a, err := svc.Submit(ctx, admin, fmt.Sprintf("%s/agent%d.json", origin, n), "")
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -71,8 +76,10 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 				}
 			}
 		}
-		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher()} {
-			name := string(p.Role) + fmt.Sprint(p.Hosts)
+		claimed := publisher("mine.example.com")
+		claimed.Origin = "https://mine.example.com"
+		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed} {
+			name := string(p.Role) + fmt.Sprint(p.Hosts) + p.Origin
 			var want []string
 			for _, a := range agents {
 				if got, w := registry.CanList(p, a), oracleList(p, a); got != w {
@@ -114,7 +121,7 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 		if err := s.WriteDB().Exec("UPDATE changes SET reach_before = -1, reach_after = -1").Error; err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher()} {
+		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed} {
 			var want, got []string
 			for _, a := range agents {
 				if oracleList(p, a) {
@@ -194,11 +201,15 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 			case registry.RoleReader:
 				return r >= 2
 			case registry.RolePublisher:
-				return r >= 3 || (r >= 1 && slices.Contains(p.Hosts, h))
+				return r >= 3 || (r >= 1 && slices.Contains(p.Hosts, h) && (p.Origin == "" || p.Origin == "https://"+h))
 			}
 			return r >= 3
 		}
-		for _, p := range []registry.Principal{anonymous, reader, publisher("mine.example.com"), publisher(), admin} {
+		// Claims' tokens scoped to an origin: the agents' own, and one of the
+		// same host that holds none of them (docs/threats.md K.104).
+		claimed, otherOrigin := publisher("mine.example.com"), publisher("mine.example.com")
+		claimed.Origin, otherOrigin.Origin = "https://mine.example.com", "http://mine.example.com"
+		for _, p := range []registry.Principal{anonymous, reader, publisher("mine.example.com"), publisher(), admin, claimed, otherOrigin} {
 			got, _, err := svc.Changes(ctx, p, start, 1000)
 			if err != nil {
 				t.Fatal(err)
@@ -220,7 +231,7 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 					want = registry.ChangeUnlisted
 				}
 				if seen[seq] != want {
-					t.Errorf("%s%v: %s change %d→%d shows as %q, want %q", p.Role, p.Hosts, sd.host, before, after, seen[seq], want)
+					t.Errorf("%s%v%s: %s change %d→%d shows as %q, want %q", p.Role, p.Hosts, p.Origin, sd.host, before, after, seen[seq], want)
 				}
 				delete(seen, seq)
 			}
