@@ -77,14 +77,14 @@ func parseProtected(b64 string) (*protectedHeader, error) {
 	case a == nil || a.Kind != strictjson.String || a.String == "":
 		return h, fmt.Errorf("%w: protected header has no alg", errMalformed)
 	case !isAllowedAlg(a.String):
-		return h, fmt.Errorf("algorithm %q is not allowed (RELIABILITY D.39, D.40)", a.String)
+		return h, fmt.Errorf("algorithm %q is not allowed (docs/threats.md D.39, D.40)", a.String)
 	}
 	switch k := v.Get("kid"); {
 	case k == nil || k.Kind != strictjson.String || k.String == "":
 		return h, fmt.Errorf("%w: protected header has no kid", errMalformed)
 	case len(k.String) > maxKidBytes:
 		h.kid = strings.ToValidUTF8(k.String[:maxKidBytes], "") // shown truncated, never cut mid-character
-		return h, fmt.Errorf("%w: kid is longer than %d bytes (RELIABILITY D.45)", errMalformed, maxKidBytes)
+		return h, fmt.Errorf("%w: kid is longer than %d bytes (docs/threats.md D.45)", errMalformed, maxKidBytes)
 	}
 	if v.Get("crit") != nil {
 		// Cardex understands no extension header (RFC 7515 §4.1.11, D.47).

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// RELIABILITY D.39–D.48, C.29, C.31: every malformed or disallowed signature
+// docs/threats.md D.39–D.48, C.29, C.31: every malformed or disallowed signature
 // is invalid with a reason, never verified and never a panic.
 func TestMalformedSignaturesAreInvalid(t *testing.T) {
 	k := mustKey(t, "P-256")

@@ -94,7 +94,7 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 		return fail(StatusInvalid, "signature entry has no protected string")
 	}
 	if sig == nil || sig.Kind != strictjson.String || sig.String == "" {
-		return fail(StatusInvalid, "signature entry has no signature string (RELIABILITY D.39)")
+		return fail(StatusInvalid, "signature entry has no signature string (docs/threats.md D.39)")
 	}
 	// The unprotected header never steers verification: the JWS is rebuilt
 	// in compact form from protected and signature only (D.46).
@@ -108,14 +108,14 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 		return fail(StatusInvalid, err.Error())
 	}
 	if critOutside {
-		return fail(StatusInvalid, "crit in the unprotected header (RELIABILITY D.47)")
+		return fail(StatusInvalid, "crit in the unprotected header (docs/threats.md D.47)")
 	}
 	sigBytes, err := decodeB64URL(sig.String)
 	if err != nil {
 		return fail(StatusInvalid, "signature: "+err.Error())
 	}
 	if n := allowedAlgs[h.alg].sigLen; n != 0 && len(sigBytes) != n {
-		return fail(StatusInvalid, fmt.Sprintf("%s signature must be %d bytes, got %d (RELIABILITY D.48)", h.alg, n, len(sigBytes)))
+		return fail(StatusInvalid, fmt.Sprintf("%s signature must be %d bytes, got %d (docs/threats.md D.48)", h.alg, n, len(sigBytes)))
 	}
 	// go-jose parses the compact detached form once; each profile's payload
 	// is then handed to DetachedVerify (the placeholder here is never used).
@@ -126,7 +126,7 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 
 	sources, untrusted := r.sources(h)
 	for _, name := range h.embedded {
-		untrusted = append(untrusted, "embedded "+name+" is never a trust root (RELIABILITY D.42)")
+		untrusted = append(untrusted, "embedded "+name+" is never a trust root (docs/threats.md D.42)")
 	}
 	var (
 		invalidReason string
@@ -148,15 +148,15 @@ func (r *run) examine(ctx context.Context, i int, s *strictjson.Value) Signature
 		if key.err != nil {
 			// The source names this key but it cannot be a valid key for
 			// any allowed algorithm (bad curve point, e=1…, D.41).
-			invalidReason, invalidSource = fmt.Sprintf("key %q from %s is unusable: %v (RELIABILITY D.41)", h.kid, describeSource(src), key.err), src.name
+			invalidReason, invalidSource = fmt.Sprintf("key %q from %s is unusable: %v (docs/threats.md D.41)", h.kid, describeSource(src), key.err), src.name
 			continue
 		}
 		if key.alg != "" && key.alg != h.alg {
-			invalidReason, invalidSource = fmt.Sprintf("key %q from %s is for %s, the signature uses %s (RELIABILITY D.41)", h.kid, describeSource(src), key.alg, h.alg), src.name
+			invalidReason, invalidSource = fmt.Sprintf("key %q from %s is for %s, the signature uses %s (docs/threats.md D.41)", h.kid, describeSource(src), key.alg, h.alg), src.name
 			continue
 		}
 		if err := checkKey(h.alg, key.pub); err != nil {
-			invalidReason, invalidSource = fmt.Sprintf("key %q from %s: %v (RELIABILITY D.41)", h.kid, describeSource(src), err), src.name
+			invalidReason, invalidSource = fmt.Sprintf("key %q from %s: %v (docs/threats.md D.41)", h.kid, describeSource(src), err), src.name
 			continue
 		}
 		if p, ok := r.tryProfiles(jws, h.alg, key.pub); ok {
@@ -211,7 +211,7 @@ func (r *run) sources(h *protectedHeader) (trusted []source, untrusted []string)
 		case r.hasOrigin && r.origin.contains(h.jku):
 			trusted = append(trusted, source{name: SourceJKU, url: h.jku})
 		case r.hasOrigin:
-			untrusted = append(untrusted, fmt.Sprintf("jku %q is not on the agent's origin %s and is never fetched (RELIABILITY D.43)", h.jku, r.origin))
+			untrusted = append(untrusted, fmt.Sprintf("jku %q is not on the agent's origin %s and is never fetched (docs/threats.md D.43)", h.jku, r.origin))
 		default:
 			untrusted = append(untrusted, fmt.Sprintf("jku %q is not fetched: no origin to check it against", h.jku))
 		}
@@ -234,7 +234,7 @@ func (r *run) keySet(ctx context.Context, src source) (*keySet, error) {
 	}
 	if !contains(r.urls, src.url) {
 		if len(r.urls) >= r.v.maxURLs {
-			return nil, fmt.Errorf("%w: not fetched, at most %d key set URLs per card (RELIABILITY D.51)", ErrKeySetBudget, r.v.maxURLs)
+			return nil, fmt.Errorf("%w: not fetched, at most %d key set URLs per card (docs/threats.md D.51)", ErrKeySetBudget, r.v.maxURLs)
 		}
 		r.urls = append(r.urls, src.url)
 	}

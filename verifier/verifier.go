@@ -120,7 +120,7 @@ func (v *Verifier) Verify(ctx context.Context, card *strictjson.Value, opts Veri
 		var r SignatureResult
 		if i >= v.maxSigs {
 			r = SignatureResult{Index: i, KeySource: SourceNone, Status: StatusInvalid,
-				Reason: "not examined: only the first " + strconv.Itoa(v.maxSigs) + " signatures are examined (RELIABILITY D.51)"}
+				Reason: "not examined: only the first " + strconv.Itoa(v.maxSigs) + " signatures are examined (docs/threats.md D.51)"}
 		} else {
 			r = run.examine(ctx, i, s)
 		}
