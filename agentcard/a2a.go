@@ -177,8 +177,7 @@ func (c *Card) A2A() *AgentCard {
 		out.Provider = &AgentProvider{URL: c.Provider.URL, Organization: c.Provider.Organization}
 	}
 	for _, e := range c.Capabilities.Extensions {
-		out.Capabilities.Extensions = append(out.Capabilities.Extensions, AgentExtension{URI: e.URI, Description: e.Description,
-			Required: e.Required, Params: e.Params})
+		out.Capabilities.Extensions = append(out.Capabilities.Extensions, AgentExtension(e))
 	}
 	for _, s := range c.SecuritySchemes {
 		if sch, ok := a2aScheme(s); ok {

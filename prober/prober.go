@@ -217,9 +217,6 @@ func New(cfg Config) (*Prober, error) {
 	}, nil
 }
 
-// Owner is the lease owner this prober claims as.
-func (p *Prober) Owner() string { return p.cfg.Owner }
-
 // Stats are counters since the prober was built.
 type Stats struct {
 	Claimed, Recorded, LeaseLost, Probes int64

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Test hooks: the external test package reaches the store's internals only
@@ -25,12 +23,6 @@ func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 // Models are the gorm models, for the schema check.
 var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}, &catalogRow{},
 	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}, &autoApprovalRow{}}
-
-// NormalizeCardURL exposes the URL normalization.
-func NormalizeCardURL(raw string, pol URLPolicy) (url, host string, bare bool, err error) {
-	c, err := cardurl.Normalize(raw, pol)
-	return c.URL, c.Host, c.BareHost, err
-}
 
 // ReadDB is the read handle (SQLite: the read-only pool).
 func (s *Store) ReadDB() *gorm.DB { return s.rdb }

@@ -63,7 +63,7 @@ func TestRecordFetchVersionIdentity(t *testing.T) {
 		if got, _ := svc.Get(ctx, admin, a.ID); got.VersionSeq != 1 || got.Trust != registry.TrustVerified {
 			t.Fatalf("recovered: version %d trust %s", got.VersionSeq, got.Trust)
 		}
-		kinds, mark := changeKinds(t, svc, mark)
+		kinds, _ := changeKinds(t, svc, mark)
 		if !slices.Equal(kinds, []string{"trust", "trust"}) {
 			t.Fatalf("failure and recovery changes %v", kinds)
 		}

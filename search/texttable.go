@@ -76,16 +76,6 @@ type setKey struct{ field, value string }
 // bit per document).
 const maxCachedSets = 256
 
-// fieldBoosts are the weights folded into a posting: textFields' boosts
-// by field name.
-var fieldBoosts = func() map[string]float64 {
-	m := make(map[string]float64, len(textFields))
-	for _, f := range textFields {
-		m[f.field] = f.boost
-	}
-	return m
-}()
-
 // buildTextSeg decodes seg's text fields.
 func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 	n64 := seg.Count()
@@ -250,18 +240,6 @@ func sortByPos(terms []uint32, pos []uint16) {
 			terms[j], terms[j-1] = terms[j-1], terms[j]
 		}
 	}
-}
-
-// size is the table's memory in bytes, about.
-func (ts *textSeg) size() int {
-	n := 4*(len(ts.off)+len(ts.docs)+len(ts.skills)+len(ts.seqStart)+len(ts.nameEnd)+len(ts.seqTerm)) + 2*(len(ts.weight)+len(ts.seqPos))
-	for _, t := range ts.termList {
-		n += 2*len(t) + 48 // the string and the map entry
-	}
-	for t, docs := range ts.tags {
-		n += len(t) + 40 + 4*len(docs)
-	}
-	return n
 }
 
 // weight16 is a posting weight with the precision of 8 significant bits

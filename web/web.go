@@ -76,7 +76,7 @@ type ui struct {
 // template fails here rather than on a request.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Service == nil || cfg.Index == nil {
-		return nil, errors.Join(ErrConfig, errors.New("Service and Index are required"))
+		return nil, errors.Join(ErrConfig, errors.New("the Service and the Index are required"))
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
