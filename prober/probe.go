@@ -16,8 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/http2"
-
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/registry"
@@ -297,8 +295,13 @@ func (p *Prober) grpcCheck(ctx context.Context, it agentcard.Interface, res *res
 		res.Outcome, res.Message = registry.OutcomeNonconformant, "the TLS endpoint does not offer HTTP/2"
 		return
 	}
-	tr := &http2.Transport{MaxHeaderListSize: 64 << 10}
-	cc, err := tr.NewClientConn(conn)
+	// The standard client over the connection the hardened dialer made
+	// (its address checked, its TLS verified): HTTP/2 only, headers bounded.
+	var h2 http.Protocols
+	h2.SetHTTP2(true)
+	tr := &http.Transport{Protocols: &h2, MaxResponseHeaderBytes: 64 << 10,
+		DialTLSContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil }}
+	cc, err := tr.NewClientConn(ctx, "https", net.JoinHostPort(host, port))
 	if err != nil {
 		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, crawler.ClassConnect, err.Error()
 		return
