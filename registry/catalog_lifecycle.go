@@ -87,6 +87,10 @@ func (s *Service) setCatalogStatus(ctx context.Context, p Principal, id string, 
 		if err := tx.Where("id = ?", id).Take(&r).Error; err != nil {
 			return err
 		}
+		var agents int64
+		if err := tx.Model(&agentRow{}).Where("catalog_url = ?", r.URL).Count(&agents).Error; err != nil {
+			return err
+		}
 		from := CatalogStatus(r.Status)
 		action := ""
 		upd := map[string]any{"status": to}
@@ -110,11 +114,7 @@ func (s *Service) setCatalogStatus(ctx context.Context, p Principal, id string, 
 			}
 			detail := map[string]any{"catalogId": r.ID, "catalog": r.URL, "from": from}
 			if action == ActionCatalogRemove {
-				var n int64
-				if err := tx.Model(&agentRow{}).Where("catalog_url = ?", r.URL).Count(&n).Error; err != nil {
-					return err
-				}
-				detail["agentsKept"] = n
+				detail["agentsKept"] = agents
 			}
 			if err := s.addAudit(tx, p, action, "", "", detail, s.now()); err != nil {
 				return err
@@ -126,6 +126,7 @@ func (s *Service) setCatalogStatus(ctx context.Context, p Principal, id string, 
 			}
 		}
 		out = catalogOf(r)
+		out.Agents = int(agents)
 		return nil
 	})
 	if err != nil {

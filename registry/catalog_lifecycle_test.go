@@ -96,7 +96,7 @@ func TestCatalogLifecycle(t *testing.T) {
 		}
 		for range 2 {
 			got, err := svc.RemoveCatalog(ctx, admin, cat.ID)
-			if err != nil || got.Status != registry.CatalogRemoved {
+			if err != nil || got.Status != registry.CatalogRemoved || got.Agents != 1 {
 				t.Fatalf("remove: %+v %v", got, err)
 			}
 		}

@@ -51,7 +51,7 @@ type Catalog struct {
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
 	FailingSince        *time.Time `json:"failingSince"`
 	// Agents is how many agents the catalog brought (removed ones
-	// included); Catalogs fills it.
+	// included); Catalogs and the lifecycle changes fill it.
 	Agents        int             `json:"agents"`
 	NextCrawlAt   time.Time       `json:"nextCrawlAt"`
 	LastCrawledAt *time.Time      `json:"lastCrawledAt"`
