@@ -93,4 +93,9 @@ func TestAdminCatalogs(t *testing.T) {
 	if strings.Join(actions, ",") != "catalog-pause,catalog-resume,catalog-remove" {
 		t.Errorf("audit %v", actions)
 	}
+	// The audit page says it in words.
+	d = parse(t, e.do("GET", "/admin/audit?action=catalog-remove", nil, e.asAdmin(tok)))
+	if got, want := d.text("main table"), "catalog "+cat.URL+"; was active; 1 agent kept"; !strings.Contains(got, want) {
+		t.Errorf("audit page %q lacks %q", got, want)
+	}
 }
