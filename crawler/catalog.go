@@ -312,6 +312,9 @@ func (cc CatalogCrawler) Crawl(ctx context.Context, u, etag string) registry.Cat
 	}
 	if err != nil {
 		rec.Error, rec.ErrorClass = err.Error(), ClassOf(err)
+		if fe := (*FetchError)(nil); errors.As(err, &fe) {
+			rec.HTTPStatus = fe.HTTPStatus
+		}
 		if rec.ErrorClass == "" {
 			rec.ErrorClass = ClassBlockedAddress // not an http(s) URL: nothing was fetched
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -16,24 +17,42 @@ import (
 	"github.com/cardexhq/cardex/cardurl"
 )
 
-// catalogRow is one crawled AI Catalog (migrations 00060).
+// catalogRow is one crawled AI Catalog (migrations 00060, 00180).
 type catalogRow struct {
-	URL           string `gorm:"primaryKey;column:url"`
-	Domain        string
-	ETag          string `gorm:"column:etag"`
-	NextCrawlAt   time.Time
-	LastCrawledAt *time.Time
-	LastError     string
-	Trace         string
-	CreatedAt     time.Time `gorm:"autoCreateTime:false"`
+	URL                 string `gorm:"primaryKey;column:url"`
+	ID                  string `gorm:"column:id"`
+	Domain              string
+	Status              string
+	Health              string
+	ConsecutiveFailures int
+	ConsecutiveMissing  int
+	FailingSince        *time.Time
+	ETag                string `gorm:"column:etag"`
+	NextCrawlAt         time.Time
+	LastCrawledAt       *time.Time
+	LastError           string
+	Trace               string
+	CreatedAt           time.Time `gorm:"autoCreateTime:false"`
 }
 
 func (catalogRow) TableName() string { return "catalogs" }
 
 // Catalog is a crawled catalog and the trace of its last crawl.
 type Catalog struct {
-	URL           string          `json:"url"`
-	Domain        string          `json:"domain"`
+	ID     string        `json:"id"`
+	URL    string        `json:"url"`
+	Domain string        `json:"domain"`
+	Status CatalogStatus `json:"status"`
+	// Health follows the agents' failure rule over the catalog's crawls
+	// (goneAfter): failing after a failed crawl, gone after
+	// goneAfterMissing consecutive 404/410 answers or failing for
+	// ServiceConfig.GoneAfter. A gone catalog is not crawled until resumed.
+	Health              Health     `json:"health"`
+	ConsecutiveFailures int        `json:"consecutiveFailures"`
+	FailingSince        *time.Time `json:"failingSince"`
+	// Agents is how many agents the catalog brought (removed ones
+	// included); Catalogs and the lifecycle changes fill it.
+	Agents        int             `json:"agents"`
 	NextCrawlAt   time.Time       `json:"nextCrawlAt"`
 	LastCrawledAt *time.Time      `json:"lastCrawledAt"`
 	LastError     string          `json:"lastError,omitempty"`
@@ -55,18 +74,19 @@ func hostCatalogURL(cardURL string) string {
 // as it is). Its registrable domain is the crawler's to decide; the first
 // crawl records it.
 func addCatalog(tx *gorm.DB, url string, now time.Time) error {
-	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&catalogRow{URL: url, NextCrawlAt: now,
-		Trace: "{}", CreatedAt: now}).Error
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&catalogRow{URL: url, ID: newID(), NextCrawlAt: now,
+		Status: string(CatalogActive), Health: string(HealthUnknown), Trace: "{}", CreatedAt: now}).Error
 }
 
 // DueCatalogs returns up to limit catalogs due for a crawl and moves their
 // next crawl to now+lease, so another replica does not crawl them at the
-// same time.
+// same time. Only active catalogs that are not gone are ever due
+// (docs/discovery.md "A catalog's lifecycle").
 func (s *Service) DueCatalogs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Catalog, error) {
 	var out []Catalog
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		var rows []catalogRow
-		if err := tx.Where("next_crawl_at <= ?", now).Order("next_crawl_at").Limit(limit).Find(&rows).Error; err != nil {
+		if err := tx.Where("next_crawl_at <= ? AND status = ? AND health <> ?", now, CatalogActive, HealthGone).Order("next_crawl_at").Limit(limit).Find(&rows).Error; err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -85,7 +105,8 @@ func (s *Service) DueCatalogs(ctx context.Context, now time.Time, lease time.Dur
 }
 
 func catalogOf(r catalogRow) Catalog {
-	return Catalog{URL: r.URL, Domain: r.Domain, NextCrawlAt: r.NextCrawlAt.UTC(), LastCrawledAt: utcPtr(r.LastCrawledAt),
+	return Catalog{ID: r.ID, URL: r.URL, Domain: r.Domain, Status: CatalogStatus(r.Status), Health: Health(r.Health),
+		ConsecutiveFailures: r.ConsecutiveFailures, FailingSince: utcPtr(r.FailingSince), NextCrawlAt: r.NextCrawlAt.UTC(), LastCrawledAt: utcPtr(r.LastCrawledAt),
 		LastError: r.LastError, Trace: json.RawMessage(r.Trace), ETag: r.ETag}
 }
 
@@ -99,6 +120,9 @@ type CatalogCrawl struct {
 	// ErrorClass is the class of a failed root document: the crawler's
 	// fetch classes, or ErrorClassNotACatalog.
 	ErrorClass string
+	// HTTPStatus is the status a failed root document answered with, 0
+	// when none: 404 and 410 count as missing (goneAfterMissing).
+	HTTPStatus int
 	Trace      json.RawMessage // the crawl's trace (documents and entries)
 	Agents     []CatalogAgent  // A2A entries to register, on the catalog's registrable domain
 	// Complete: every document of the crawl was read and parsed and no
@@ -219,22 +243,33 @@ type ownRow struct {
 // marked withheld in the stored trace and wait for a later crawl.
 //
 // A failed crawl or a 304 changes no agent: a catalog that cannot be read
-// withdraws nothing.
+// withdraws nothing. The crawl's outcome sets the catalog's health by the
+// agents' failure rule (goneAfter). A crawl that ends after the catalog
+// was paused or removed is not recorded: such a catalog registers,
+// withdraws and describes nothing.
 func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRecord, error) {
 	now := s.now()
-	upd := map[string]any{"next_crawl_at": c.NextCrawlAt, "last_crawled_at": now, "last_error": c.Error}
-	if c.Domain != "" {
-		upd["domain"] = c.Domain
-	}
 	read := !c.NotModified && c.Error == ""
-	if read {
-		upd["etag"] = c.ETag
-	}
 	origin := cardurl.Origin(c.URL)
 	var out CatalogRecord
 	spent := 0 // units c.Spend granted: a retried transaction spends them again only past this
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		out = CatalogRecord{}
+		var cat catalogRow
+		if err := tx.Where("url = ?", c.URL).Take(&cat).Error; err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		if st := CatalogStatus(cat.Status); st == CatalogPaused || st == CatalogRemoved {
+			return nil
+		}
+		upd := map[string]any{"next_crawl_at": c.NextCrawlAt, "last_crawled_at": now, "last_error": c.Error}
+		if c.Domain != "" {
+			upd["domain"] = c.Domain
+		}
+		if read {
+			upd["etag"] = c.ETag
+		}
+		s.catalogHealth(&cat, c, now, upd)
 		if err := tx.Model(&catalogRow{}).Where("url = ?", c.URL).Updates(upd).Error; err != nil {
 			return err
 		}
@@ -527,9 +562,23 @@ func (s *Service) Catalogs(ctx context.Context, p Principal) ([]Catalog, error) 
 	if err := s.store.read(ctx).Order("url").Limit(1000).Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
+	var counts []struct {
+		CatalogURL string
+		N          int
+	}
+	if err := s.store.read(ctx).Model(&agentRow{}).Select("catalog_url, COUNT(*) AS n").
+		Where("catalog_url <> ''").Group("catalog_url").Find(&counts).Error; err != nil {
+		return nil, translate(err)
+	}
+	n := make(map[string]int, len(counts))
+	for _, c := range counts {
+		n[c.CatalogURL] = c.N
+	}
 	out := make([]Catalog, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, catalogOf(r))
+		c := catalogOf(r)
+		c.Agents = n[r.URL]
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -113,7 +113,8 @@ func (s *Service) Audit(ctx context.Context, p Principal, after int64, limit int
 
 // AuditActions are the actions the audit log records.
 var AuditActions = []string{"submit", "approve", "reject", "suspend", "restore", "remove",
-	"set-visibility", "pin-keys", "unpin-keys", "crawl", "token-create", "token-revoke", ActionAutoApprove}
+	"set-visibility", "pin-keys", "unpin-keys", "crawl", "token-create", "token-revoke", ActionAutoApprove,
+	ActionCatalogPause, ActionCatalogResume, ActionCatalogRemove}
 
 // AuditQuery selects audit entries. Oldest first after After (a feed to
 // follow), or with Newest, newest first below Before (0: from the newest),

@@ -38,10 +38,18 @@ func (s *Service) recordFailure(r *agentRow, res FetchResult, at time.Time, upd 
 	upd["last_error_status"] = res.Attempt.HTTPStatus
 	upd["last_error_message"] = cleanMessage(res.Attempt.Message)
 	upd["last_error_at"] = at
-	if missing >= goneAfterMissing || at.Sub(failingSince) >= s.cfg.GoneAfter {
+	if s.goneAfter(missing, failingSince, at) {
 		return HealthGone
 	}
 	return HealthFailing
+}
+
+// goneAfter is the one rule that makes a failing agent, or catalog, gone:
+// goneAfterMissing consecutive missing answers, or failing since
+// ServiceConfig.GoneAfter ago (docs/design.md crawl lifecycle;
+// docs/discovery.md "A catalog's lifecycle").
+func (s *Service) goneAfter(missing int, failingSince, at time.Time) bool {
+	return missing >= goneAfterMissing || at.Sub(failingSince) >= s.cfg.GoneAfter
 }
 
 func recordSuccess(r *agentRow, res FetchResult, at time.Time, upd map[string]any) {

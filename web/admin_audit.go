@@ -161,6 +161,11 @@ func auditDetail(e registry.AuditEntry) string {
 		parts = append(parts, p)
 	case "token-revoke":
 		parts = append(parts, "token “"+str("name")+"”")
+	case registry.ActionCatalogPause, registry.ActionCatalogResume, registry.ActionCatalogRemove:
+		parts = append(parts, "catalog "+str("catalog"), "was "+str("from"))
+		if e.Action == registry.ActionCatalogRemove {
+			parts = append(parts, plural(int(number(d["agentsKept"])), "agent")+" kept")
+		}
 	default:
 		keys := sortedKeys(d)
 		for _, k := range keys {

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -51,6 +52,16 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A catalog with a long URL and a long last error.
+	if _, err := e.svc.Submit(context.Background(), registry.Anonymous, "catalog-host-with-a-rather-long-subdomain-name.example.com", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.RecordCatalog(context.Background(), registry.CatalogCrawl{
+		URL:        "https://catalog-host-with-a-rather-long-subdomain-name.example.com/.well-known/ai-catalog.json",
+		Error:      "fetch https://catalog-host-with-a-rather-long-subdomain-name.example.com/.well-known/ai-catalog.json: dial tcp: lookup catalog-host-with-a-rather-long-subdomain-name.example.com: no such host",
+		ErrorClass: "dns", NextCrawlAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
 	e.sync()
 	ctx := tab(t)
 	public := []string{"/", "/?q=geo", "/agents/" + geo.ID, "/agents/" + geo.ID + "/versions", "/tags", "/legend", "/publish"}
@@ -65,7 +76,7 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 		chromedp.Submit("#token", chromedp.ByID),
 		chromedp.WaitVisible("#pending", chromedp.ByID),
 	)
-	admin := []string{"/admin", "/admin?view=flagged", "/admin?view=failing", "/admin/audit", "/admin/tokens",
+	admin := []string{"/admin", "/admin?view=flagged", "/admin?view=failing", "/admin/audit", "/admin/tokens", "/admin/catalogs",
 		"/admin/agents/" + flagged, "/admin/agents/" + geo.ID, "/agents/" + geo.ID}
 	for _, path := range admin {
 		if over := overflowAt(t, ctx, e.srv.URL+path, 390); over > 0 {
@@ -76,13 +87,16 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 			t.Errorf("signed in, %s is %d px wider than a 390 px screen", path, over)
 		}
 	}
-	// Buttons keep their words whole: "Revoke" never wraps a letter per line.
-	var tall []string
-	run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin/tokens"), chromedp.WaitReady("main", chromedp.ByQuery),
-		chromedp.Evaluate(`Array.from(document.querySelectorAll("main button")).filter(b => b.getBoundingClientRect().height > 3 * parseFloat(getComputedStyle(b).fontSize)).map(b => b.textContent.trim())`, &tall),
-		chromedp.EmulateViewport(1280, 800))
-	if len(tall) > 0 {
-		t.Errorf("buttons wrap on /admin/tokens at 390 px: %q", tall)
+	// Buttons keep their words whole: "Revoke" or "Remove" never wraps a
+	// letter per line.
+	for _, path := range []string{"/admin/tokens", "/admin/catalogs"} {
+		var tall []string
+		run(t, ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+path), chromedp.WaitReady("main", chromedp.ByQuery),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll("main button")).filter(b => b.getBoundingClientRect().height > 3 * parseFloat(getComputedStyle(b).fontSize)).map(b => b.textContent.trim())`, &tall),
+			chromedp.EmulateViewport(1280, 800))
+		if len(tall) > 0 {
+			t.Errorf("buttons wrap on %s at 390 px: %q", path, tall)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ var templateFS embed.FS
 // and is executed through "layout".
 var pageNames = []string{
 	"catalogue", "agent", "agent_version", "legend", "reference", "tags", "publish", "publish_status", "publish_catalog", "publish_claim", "error",
-	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens",
+	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens", "admin_catalogs",
 }
 
 type pageSet map[string]*template.Template

@@ -44,6 +44,10 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/admin/audit/export", on{"GET", u.admin(u.auditExport)})
 	r.handle("/admin/tokens", on{"GET", u.admin(u.tokensPage)}, on{"POST", u.admin(u.createToken)})
 	r.handle("/admin/tokens/{id}/revoke", on{"POST", u.admin(u.revokeToken)})
+	r.handle("/admin/catalogs", on{"GET", u.admin(u.catalogsPage)})
+	r.handle("/admin/catalogs/{id}/pause", on{"POST", u.admin(u.catalogChange("pause", u.svc.PauseCatalog))})
+	r.handle("/admin/catalogs/{id}/resume", on{"POST", u.admin(u.catalogChange("resume", u.svc.ResumeCatalog))})
+	r.handle("/admin/catalogs/{id}/remove", on{"POST", u.admin(u.catalogChange("remove", u.svc.RemoveCatalog))})
 	r.handle("/static/{name}", on{"GET", u.assets.serve})
 	mux.Handle("/", r.wrap(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
 

@@ -46,12 +46,13 @@ var commands = []command{
 	{"crawl", "fetch, parse and verify one card URL (nothing stored)", runCrawl},
 	{"migrate", "apply the SQL migrations", runMigrate},
 	{"token", "create, list and revoke API tokens", runToken},
+	{"catalog", "list, pause, resume and remove crawled AI Catalogs", runCatalog},
 	{"reindex", "rebuild the search index of a stopped server", (&reindexCmd{}).run},
 }
 
-// networkCommands print what servers send: their output goes through
-// termSafe.
-var networkCommands = map[string]bool{"verify": true, "lint": true, "crawl": true}
+// networkCommands print what servers send (catalog: crawl errors): their
+// output goes through termSafe.
+var networkCommands = map[string]bool{"verify": true, "lint": true, "crawl": true, "catalog": true}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {

@@ -70,7 +70,14 @@ func parseExpiry(s string) (time.Duration, error) {
 // after its arguments (`token revoke NAME --data DIR`); ok is false when
 // the command should exit with code.
 func tokenFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)) (sf *storeFlags, fs *flag.FlagSet, pos []string, code int, ok bool) {
-	fs = flag.NewFlagSet("cardex token "+name, flag.ContinueOnError)
+	return storeSubFlags(e, "token", tokenUsage, name, args, extra)
+}
+
+// storeSubFlags parses the flags of `cardex CMD NAME` (a store
+// subcommand: token, catalog), which may come before or after its
+// arguments; ok is false when the command should exit with code.
+func storeSubFlags(e *env, cmd, usage, name string, args []string, extra func(fs *flag.FlagSet)) (sf *storeFlags, fs *flag.FlagSet, pos []string, code int, ok bool) {
+	fs = flag.NewFlagSet("cardex "+cmd+" "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	sf = &storeFlags{}
 	sf.register(fs, e.getenv)
@@ -78,7 +85,7 @@ func tokenFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)
 		extra(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), tokenUsage)
+		fmt.Fprintln(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	for rest := args; ; {
@@ -95,7 +102,7 @@ func tokenFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)
 		rest = fs.Args()[1:]
 	}
 	if err := sf.validate(); err != nil {
-		fmt.Fprintf(e.stderr, "cardex token %s: %v\n", name, err)
+		fmt.Fprintf(e.stderr, "cardex %s %s: %v\n", cmd, name, err)
 		return nil, nil, nil, exitUsage, false
 	}
 	return sf, fs, pos, 0, true
@@ -104,9 +111,15 @@ func tokenFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)
 // openService opens the store a server created; code is the exit code
 // when it cannot.
 func openService(ctx context.Context, e *env, cmd string, sf *storeFlags) (svc *registry.Service, closeStore func(), code int) {
+	return openStoreService(ctx, e, "token "+cmd, sf)
+}
+
+// openStoreService is openService for `cardex CMD` (cmd is "token list",
+// "catalog pause", …).
+func openStoreService(ctx context.Context, e *env, cmd string, sf *storeFlags) (svc *registry.Service, closeStore func(), code int) {
 	store, err := sf.openExisting(ctx, nil)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "cardex token %s: %v\n", cmd, err)
+		fmt.Fprintf(e.stderr, "cardex %s: %v\n", cmd, err)
 		return nil, nil, storeExitCode(err)
 	}
 	return registry.NewService(store, registry.ServiceConfig{}), func() { store.Close() }, exitOK
