@@ -166,3 +166,53 @@ func BenchmarkListPage(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkApprove approves fetched pending agents one by one (Act) and a
+// thousand at a time (ActMany, POST /api/v1/agents/bulk) in the store alone;
+// it reports approvals per second (docs/benchmarks.md "Curation in bulk").
+func BenchmarkApprove(b *testing.B) {
+	const n = 1000
+	raw := cardJSON("Bench", "1")
+	p, _ := agentcard.Parse(raw, agentcard.Options{})
+	card := p.Card
+	for _, mode := range []string{"one-by-one", "bulk"} {
+		b.Run(mode, func(b *testing.B) {
+			benchStores(b, func(b *testing.B, s *registry.Store) {
+				c := newClock()
+				svc := newService(s, c)
+				seedFetched(b, svc, c, n, card, raw)
+				var items []registry.BulkItem
+				q := registry.ListQuery{PageSize: 100, Status: []registry.Status{registry.StatusPending}}
+				for {
+					page, err := svc.List(b.Context(), admin, q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, a := range page.Agents {
+						items = append(items, registry.BulkItem{ID: a.ID, VersionSeq: seq(a.VersionSeq)})
+					}
+					if q.PageToken = page.NextPageToken; q.PageToken == "" {
+						break
+					}
+				}
+				if len(items) != n {
+					b.Fatalf("%d pending agents", len(items))
+				}
+				start := time.Now()
+				if mode == "bulk" {
+					res, err := svc.ActMany(b.Context(), admin, registry.ActionApprove, items, "bench")
+					if err != nil || res[n-1].Status != registry.StatusApproved {
+						b.Fatalf("bulk: %v", err)
+					}
+				} else {
+					for _, it := range items {
+						if _, err := svc.Act(b.Context(), admin, it.ID, registry.ActionApprove, registry.ActionRequest{VersionSeq: it.VersionSeq}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "approvals/s")
+			})
+		})
+	}
+}
