@@ -24,12 +24,7 @@ func (s *server) adminReindex(c echo.Context) error {
 	if principal(c).Role != registry.RoleAdmin {
 		return registry.ErrForbidden
 	}
-	body, raw, err := readBody(c, false)
-	if err != nil {
-		return err
-	}
-	var req struct{}
-	if err := decodeObject(body, raw, &req); err != nil {
+	if err := emptyBody(c); err != nil {
 		return err
 	}
 	if s.reindex == nil {

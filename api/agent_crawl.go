@@ -11,12 +11,7 @@ import (
 // crawlAgent is POST /api/v1/agents/{id}/crawl {} (admin, or the owner's
 // publisher token): fetch as soon as possible.
 func (s *server) crawlAgent(c echo.Context) error {
-	body, raw, err := readBody(c, false)
-	if err != nil {
-		return err
-	}
-	var req struct{}
-	if err := decodeObject(body, raw, &req); err != nil {
+	if err := emptyBody(c); err != nil {
 		return err
 	}
 	if p := principal(c); p.Role == registry.RolePublisher {

@@ -172,3 +172,15 @@ func nestsDeeperThan(data []byte, max int) bool {
 	}
 	return false
 }
+
+// emptyBody checks the body of an operation that takes none: absent, or an
+// empty JSON object; any member is unknown-field, anything else as
+// readBody and decodeObject answer.
+func emptyBody(c echo.Context) error {
+	body, raw, err := readBody(c, false)
+	if err != nil {
+		return err
+	}
+	var req struct{}
+	return decodeObject(body, raw, &req)
+}

@@ -27,12 +27,7 @@ func (s *server) listCatalogs(c echo.Context) error {
 // an optional empty JSON object as body; the catalog after the change.
 func (s *server) catalogChange(change func(context.Context, registry.Principal, string) (*registry.Catalog, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		body, raw, err := readBody(c, false)
-		if err != nil {
-			return err
-		}
-		var req struct{}
-		if err := decodeObject(body, raw, &req); err != nil {
+		if err := emptyBody(c); err != nil {
 			return err
 		}
 		cat, err := change(c.Request().Context(), principal(c), c.Param("id"))
