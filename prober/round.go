@@ -8,7 +8,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -100,10 +100,10 @@ func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeR
 		if i > 0 && !p.leaseHeld(ctx, d.ID) {
 			return r // probing turned off or the lease lost: nothing to record
 		}
-		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, crawler.UseProbe)
+		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, fetch.UseProbe)
 		if err != nil {
 			r.Unfinished = appendTargets(r.Unfinished, targets[i:i+1])
-			busy = busy || errors.Is(err, crawler.ErrHostBusy)
+			busy = busy || errors.Is(err, fetch.ErrHostBusy)
 			continue
 		}
 		res, ok := p.probeInterface(ctx, it)

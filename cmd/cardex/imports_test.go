@@ -12,7 +12,8 @@ import (
 // The intended import direction of CONTRIBUTING.md, checked on the
 // module's production code (test files may import anything): cmd → api,
 // web, crawler, search → registry → agentcard; crawler → verifier →
-// agentcard; web and api never import each other; leaves stay leaves.
+// agentcard; crawler and prober → fetch, the hardened client, which sits on
+// the leaves only; web and api never import each other; leaves stay leaves.
 // The cardex binary never links the testing package, net/http/httptest or
 // a Cardex package whose path ends in "test".
 func TestImportDirection(t *testing.T) {
@@ -28,10 +29,12 @@ func TestImportDirection(t *testing.T) {
 	forbidden := map[string][]string{
 		"api":       {"web"},
 		"web":       {"api"},
-		"registry":  {"api", "web", "crawler", "search", "verifier", "agentfleet", "ratelimit"},
-		"search":    {"api", "web", "crawler", "verifier", "agentfleet"},
+		"registry":  {"api", "web", "crawler", "fetch", "search", "verifier", "agentfleet", "ratelimit"},
+		"search":    {"api", "web", "crawler", "fetch", "verifier", "agentfleet"},
 		"crawler":   {"api", "web", "search", "agentfleet"},
-		"verifier":  {"api", "web", "crawler", "search", "registry", "agentfleet"},
+		"prober":    {"api", "web", "crawler", "search", "verifier", "agentfleet"},
+		"fetch":     {"*"},
+		"verifier":  {"api", "web", "crawler", "fetch", "search", "registry", "agentfleet"},
 		"agentcard": {"*"},
 		"ratelimit": {"*"},
 		"cardurl":   {"*"},
@@ -47,6 +50,7 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},
 		"aicatalog": {"agentcard/strictjson"},
+		"fetch":     {"cardurl", "ratelimit", "buildinfo"},
 	}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"errors"
@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // C.28 at the fetch level: an HTML error page with status 200 is fetched
 // (the body is returned), and CheckJSON classifies it not_json.
 func TestHTMLPage200IsNotJSONC28(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	for _, b := range []agentfleet.Behavior{agentfleet.HTMLPage, agentfleet.NotJSON} {
 		a := fleet.Add(agentfleet.Agent{Behavior: b})
-		resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+		resp, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
@@ -24,8 +24,8 @@ func TestHTMLPage200IsNotJSONC28(t *testing.T) {
 			t.Errorf("%s: status %d, %d bytes", b, resp.StatusCode, len(resp.Body))
 		}
 		err = resp.CheckJSON()
-		fe := wantClass(t, err, crawler.ClassNotJSON)
-		if !errors.Is(err, crawler.ErrNotJSON) || fe.Hop != a.URL() || fe.HTTPStatus != 200 {
+		fe := wantClass(t, err, fetch.ClassNotJSON)
+		if !errors.Is(err, fetch.ErrNotJSON) || fe.Hop != a.URL() || fe.HTTPStatus != 200 {
 			t.Errorf("%s: %+v", b, fe)
 		}
 	}
@@ -57,7 +57,7 @@ func TestCheckJSON(t *testing.T) {
 		{"application/json;;;", `{}`, false},
 	}
 	for _, c := range cases {
-		r := &crawler.Response{URL: "http://127.0.0.1/x", StatusCode: 200, Header: http.Header{}, Body: []byte(c.body)}
+		r := &fetch.Response{URL: "http://127.0.0.1/x", StatusCode: 200, Header: http.Header{}, Body: []byte(c.body)}
 		if c.ctype != "" {
 			r.Header.Set("Content-Type", c.ctype)
 		}
@@ -65,8 +65,8 @@ func TestCheckJSON(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("CheckJSON(%q, %q) = %v, want ok=%v", c.ctype, c.body, err, c.ok)
 		}
-		if err != nil && crawler.ClassOf(err) != crawler.ClassNotJSON {
-			t.Errorf("class %q", crawler.ClassOf(err))
+		if err != nil && fetch.ClassOf(err) != fetch.ClassNotJSON {
+			t.Errorf("class %q", fetch.ClassOf(err))
 		}
 	}
 }

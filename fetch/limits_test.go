@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"bytes"
@@ -9,19 +9,19 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // B.20: 2 GiB of chunked JSON, and a truthful 2 GiB Content-Length, fail
 // with too_large after reading at most the limit.
 func TestHugeBodyB20(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	for _, declare := range []bool{false, true} {
 		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeBody, DeclareLength: declare})
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-		wantClass(t, err, crawler.ClassTooLarge)
-		if !errors.Is(err, crawler.ErrBodyTooLarge) {
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+		wantClass(t, err, fetch.ClassTooLarge)
+		if !errors.Is(err, fetch.ErrBodyTooLarge) {
 			t.Errorf("declared=%v: %v", declare, err)
 		}
 	}
@@ -41,14 +41,14 @@ func TestBodyLimitBoundaryB20(t *testing.T) {
 		w.Write(bytes.Repeat([]byte(" "), n))
 	}))
 	defer srv.Close()
-	f := newFetcher(t, crawler.Config{Policy: p})
+	f := newFetcher(t, fetch.Config{Policy: p})
 	for _, mode := range []string{"", "&chunked=1"} {
-		resp, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL + "/?n=1000" + mode})
+		resp, err := f.Fetch(t.Context(), fetch.Request{URL: srv.URL + "/?n=1000" + mode})
 		if err != nil || len(resp.Body) != 1000 {
 			t.Errorf("at the limit%s: %v", mode, err)
 		}
-		_, err = f.Fetch(t.Context(), crawler.Request{URL: srv.URL + "/?n=1001" + mode})
-		wantClass(t, err, crawler.ClassTooLarge)
+		_, err = f.Fetch(t.Context(), fetch.Request{URL: srv.URL + "/?n=1001" + mode})
+		wantClass(t, err, fetch.ClassTooLarge)
 	}
 }
 
@@ -57,18 +57,18 @@ func TestBodyLimitBoundaryB20(t *testing.T) {
 func TestGzipBombB21(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.GzipBomb})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-	wantClass(t, err, crawler.ClassTooLarge)
-	if !errors.Is(err, crawler.ErrBodyTooLarge) {
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+	wantClass(t, err, fetch.ClassTooLarge)
+	if !errors.Is(err, fetch.ErrBodyTooLarge) {
 		t.Errorf("err = %v", err)
 	}
 	// A bomb below the limit inflates fine: the transport really decompresses.
 	small := fleet.Add(agentfleet.Agent{Behavior: agentfleet.GzipBomb, Size: 1})
 	p := loopbackPolicy()
 	p.MaxBodyBytes = 1 << 20
-	f2 := newFetcher(t, crawler.Config{Policy: p})
-	resp, err := f2.Fetch(t.Context(), crawler.Request{URL: small.URL()})
+	f2 := newFetcher(t, fetch.Config{Policy: p})
+	resp, err := f2.Fetch(t.Context(), fetch.Request{URL: small.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,17 +81,17 @@ func TestGzipBombB21(t *testing.T) {
 func TestHugeHeadersB22(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HugeHeaders})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-	wantClass(t, err, crawler.ClassTooLarge)
-	if !errors.Is(err, crawler.ErrHeadersTooLarge) {
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+	wantClass(t, err, fetch.ClassTooLarge)
+	if !errors.Is(err, fetch.ErrHeadersTooLarge) {
 		t.Errorf("err = %v", err)
 	}
 	// With a limit above the block the same agent is fine.
 	p := loopbackPolicy()
 	p.MaxHeaderBytes = 256 << 10
-	f2 := newFetcher(t, crawler.Config{Policy: p})
-	if _, err := f2.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+	f2 := newFetcher(t, fetch.Config{Policy: p})
+	if _, err := f2.Fetch(t.Context(), fetch.Request{URL: a.URL()}); err != nil {
 		t.Errorf("with a 256 KiB header limit: %v", err)
 	}
 }
@@ -101,24 +101,24 @@ func TestLimitsOverTLS(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, BaseAddr: "127.0.0.44"})
 	p := loopbackPolicy()
 	p.RootCAs = fleet.CertPool()
-	f := newFetcher(t, crawler.Config{Policy: p})
+	f := newFetcher(t, fetch.Config{Policy: p})
 	for _, c := range []struct {
 		b   agentfleet.Behavior
 		err error
 	}{
-		{agentfleet.HugeHeaders, crawler.ErrHeadersTooLarge},
-		{agentfleet.GzipBomb, crawler.ErrBodyTooLarge},
-		{agentfleet.HugeBody, crawler.ErrBodyTooLarge},
+		{agentfleet.HugeHeaders, fetch.ErrHeadersTooLarge},
+		{agentfleet.GzipBomb, fetch.ErrBodyTooLarge},
+		{agentfleet.HugeBody, fetch.ErrBodyTooLarge},
 	} {
 		a := fleet.Add(agentfleet.Agent{Behavior: c.b})
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-		wantClass(t, err, crawler.ClassTooLarge)
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+		wantClass(t, err, fetch.ClassTooLarge)
 		if !errors.Is(err, c.err) {
 			t.Errorf("%s over TLS: %v", c.b, err)
 		}
 	}
 	ok := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
-	if _, err := f.Fetch(t.Context(), crawler.Request{URL: ok.URL()}); err != nil {
+	if _, err := f.Fetch(t.Context(), fetch.Request{URL: ok.URL()}); err != nil {
 		t.Errorf("normal agent over TLS: %v", err)
 	}
 }

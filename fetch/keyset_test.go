@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // fakeSigner attaches a signatures member naming kid and jku. The fetcher
@@ -32,7 +32,7 @@ type keySetFetcher interface {
 func TestFetchKeySet(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{Signer: fakeSigner})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	var _ keySetFetcher = f
 	body, err := f.FetchKeySet(t.Context(), a.Host().JWKSURL())
 	if err != nil {
@@ -63,15 +63,15 @@ func TestOffOriginJKUNeverFetchedD43(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2, BaseAddr: "127.0.0.50", Signer: fakeSigner})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.OffOriginJKU, Host: fleet.Hosts()[0]})
 	evil := fleet.Hosts()[1]
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	ks, err := f.KeySetsFor(a.Origin())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, jku := range []string{evil.JWKSURL(), "https://evil.example/jwks.json", "http://169.254.169.254/jwks.json", "https://agent.example:8443/jwks.json"} {
 		_, err := ks.FetchKeySet(t.Context(), jku)
-		wantClass(t, err, crawler.ClassBlockedAddress)
-		if !errors.Is(err, crawler.ErrOffOrigin) {
+		wantClass(t, err, fetch.ClassBlockedAddress)
+		if !errors.Is(err, fetch.ErrOffOrigin) {
 			t.Errorf("%s: %v", jku, err)
 		}
 	}
@@ -80,10 +80,10 @@ func TestOffOriginJKUNeverFetchedD43(t *testing.T) {
 	}
 	// Under the production policy an http or non-443 jku on the right host
 	// is refused by the policy itself.
-	prod := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: newResolver()})
+	prod := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: newResolver()})
 	for _, jku := range []string{"http://agent.example/.well-known/jwks.json", "https://127.0.0.1/.well-known/jwks.json"} {
 		_, err := prod.FetchKeySet(t.Context(), jku)
-		wantClass(t, err, crawler.ClassBlockedAddress)
+		wantClass(t, err, fetch.ClassBlockedAddress)
 	}
 }
 
@@ -99,17 +99,17 @@ func TestHostileKeySetsD44(t *testing.T) {
 		class string
 		err   error
 	}{
-		{agentfleet.Agent{Behavior: agentfleet.HugeBody, Size: 50 << 20, Path: "/keys/huge.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
-		{agentfleet.Agent{Behavior: agentfleet.GzipBomb, Path: "/keys/bomb.json"}, crawler.ClassTooLarge, crawler.ErrBodyTooLarge},
-		{agentfleet.Agent{Behavior: agentfleet.SlowDrip, Path: "/keys/slow.json"}, crawler.ClassTimeout, crawler.ErrBodyTimeout},
-		{agentfleet.Agent{Behavior: agentfleet.Redirect, Location: "/keys/real.json", Path: "/keys/moved.json"}, crawler.ClassHTTPStatus, crawler.ErrRedirectNotFollowed},
-		{agentfleet.Agent{Behavior: agentfleet.HTMLPage, Path: "/keys/page.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
-		{agentfleet.Agent{Behavior: agentfleet.NotJSON, Path: "/keys/text.json"}, crawler.ClassNotJSON, crawler.ErrNotJSON},
-		{agentfleet.Agent{Behavior: agentfleet.Status, Status: http.StatusNotFound, Path: "/keys/gone.json"}, crawler.ClassHTTPStatus, crawler.ErrHTTPStatus},
+		{agentfleet.Agent{Behavior: agentfleet.HugeBody, Size: 50 << 20, Path: "/keys/huge.json"}, fetch.ClassTooLarge, fetch.ErrBodyTooLarge},
+		{agentfleet.Agent{Behavior: agentfleet.GzipBomb, Path: "/keys/bomb.json"}, fetch.ClassTooLarge, fetch.ErrBodyTooLarge},
+		{agentfleet.Agent{Behavior: agentfleet.SlowDrip, Path: "/keys/slow.json"}, fetch.ClassTimeout, fetch.ErrBodyTimeout},
+		{agentfleet.Agent{Behavior: agentfleet.Redirect, Location: "/keys/real.json", Path: "/keys/moved.json"}, fetch.ClassHTTPStatus, fetch.ErrRedirectNotFollowed},
+		{agentfleet.Agent{Behavior: agentfleet.HTMLPage, Path: "/keys/page.json"}, fetch.ClassNotJSON, fetch.ErrNotJSON},
+		{agentfleet.Agent{Behavior: agentfleet.NotJSON, Path: "/keys/text.json"}, fetch.ClassNotJSON, fetch.ErrNotJSON},
+		{agentfleet.Agent{Behavior: agentfleet.Status, Status: http.StatusNotFound, Path: "/keys/gone.json"}, fetch.ClassHTTPStatus, fetch.ErrHTTPStatus},
 	}
 	p := loopbackPolicy()
 	p.Timeout = 300 * time.Millisecond
-	f := newFetcher(t, crawler.Config{Policy: p})
+	f := newFetcher(t, fetch.Config{Policy: p})
 	ks, err := f.KeySetsFor(h.Origin())
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // The production policy with no allowances never sends a single request to
@@ -19,12 +19,12 @@ func TestProductionPolicyNeverReachesFleet(t *testing.T) {
 		for range 6 {
 			agents = append(agents, fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal}))
 		}
-		p := crawler.DefaultPolicy()
+		p := fetch.DefaultPolicy()
 		p.RootCAs = fleet.CertPool()
-		f := newFetcher(t, crawler.Config{Policy: p})
+		f := newFetcher(t, fetch.Config{Policy: p})
 		for _, a := range agents {
-			_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
-			wantClass(t, err, crawler.ClassBlockedAddress)
+			_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
+			wantClass(t, err, fetch.ClassBlockedAddress)
 		}
 		for _, h := range fleet.Hosts() {
 			if n := h.Requests(); n != 0 {
@@ -45,10 +45,10 @@ func TestNameResolvingToReservedB11B12(t *testing.T) {
 	for _, a := range targets {
 		res.set("agent.example", addrs(a))
 		dial, dials := noDial(t)
-		f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: res, DialContext: dial})
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: "https://agent.example/.well-known/agent-card.json"})
-		fe := wantClass(t, err, crawler.ClassBlockedAddress)
-		if !errors.Is(err, crawler.ErrReservedAddress) || !strings.Contains(err.Error(), "refusing to connect to reserved address "+netip.MustParseAddr(a).String()) {
+		f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res, DialContext: dial})
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://agent.example/.well-known/agent-card.json"})
+		fe := wantClass(t, err, fetch.ClassBlockedAddress)
+		if !errors.Is(err, fetch.ErrReservedAddress) || !strings.Contains(err.Error(), "refusing to connect to reserved address "+netip.MustParseAddr(a).String()) {
 			t.Errorf("%s: error %q does not say it refused the reserved address", a, err)
 		}
 		if fe.Hop != "https://agent.example/.well-known/agent-card.json" {
@@ -63,11 +63,11 @@ func TestNameResolvingToReservedB11B12(t *testing.T) {
 // A.2 at the fetch level: numeric spellings never reach a resolver.
 func TestNumericHostsNeverResolved(t *testing.T) {
 	res := newResolver()
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy(), Resolver: res})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy(), Resolver: res})
 	for _, host := range []string{"2130706433", "0x7f.1", "127.1", "0177.0.0.1", "a.b.0x7f"} {
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: "http://" + host + "/"})
-		wantClass(t, err, crawler.ClassBlockedAddress)
-		if !errors.Is(err, crawler.ErrBadURL) {
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: "http://" + host + "/"})
+		wantClass(t, err, fetch.ClassBlockedAddress)
+		if !errors.Is(err, fetch.ErrBadURL) {
 			t.Errorf("%s: %v, want ErrBadURL", host, err)
 		}
 		if res.lookups(host) != 0 {
@@ -77,19 +77,19 @@ func TestNumericHostsNeverResolved(t *testing.T) {
 }
 
 func TestURLPolicy(t *testing.T) {
-	f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: newResolver()})
+	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: newResolver()})
 	cases := map[string]error{
-		"http://agent.example/":          crawler.ErrSchemeNotAllowed,
-		"gopher://agent.example/":        crawler.ErrUnsupportedScheme,
-		"file:///etc/passwd":             crawler.ErrUnsupportedScheme,
-		"ftp://agent.example/card.json":  crawler.ErrUnsupportedScheme,
-		"https://user:pw@agent.example/": crawler.ErrBadURL,
-		"https:///no-host":               crawler.ErrBadURL,
-		"https://a b/":                   crawler.ErrBadURL,
+		"http://agent.example/":          fetch.ErrSchemeNotAllowed,
+		"gopher://agent.example/":        fetch.ErrUnsupportedScheme,
+		"file:///etc/passwd":             fetch.ErrUnsupportedScheme,
+		"ftp://agent.example/card.json":  fetch.ErrUnsupportedScheme,
+		"https://user:pw@agent.example/": fetch.ErrBadURL,
+		"https:///no-host":               fetch.ErrBadURL,
+		"https://a b/":                   fetch.ErrBadURL,
 	}
 	for url, want := range cases {
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: url})
-		wantClass(t, err, crawler.ClassBlockedAddress)
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: url})
+		wantClass(t, err, fetch.ClassBlockedAddress)
 		if !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", url, err, want)
 		}

@@ -1,12 +1,14 @@
-// Package crawler fetches agent cards and key sets from hosts that untrusted
-// people name, and must never become a tool against the network it runs in.
+// Package fetch is the one hardened HTTP client of Cardex: the crawler's
+// card and key-set fetches, host-claim checks and the liveness prober's
+// requests all go through it, to hosts that untrusted people name, and it
+// must never become a tool against the network it runs in.
 //
-// Every request goes through one hardened client: the address is checked at
-// dial time on the exact IP being dialed (docs/threats.md B.11–B.14), no proxy
-// is taken from the environment (B.24), TLS is verified, and every stage has
-// a limit — dial, TLS, headers, total time, header and body size, redirects
-// (docs/security.md "Network policy").
-package crawler
+// The address is checked at dial time on the exact IP being dialed
+// (docs/threats.md B.11–B.14), no proxy is taken from the environment
+// (B.24), TLS is verified, and every stage has a limit — dial, TLS,
+// headers, total time, header and body size, redirects (docs/security.md
+// "Network policy").
+package fetch
 
 import (
 	"crypto/x509"

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // fleetURL rewrites an agent URL to use host name instead of its IP.
@@ -40,8 +40,8 @@ func TestMixedAnswersDialOnlyAllowedB13(t *testing.T) {
 	p := loopbackPolicy()
 	p.AllowNetworks = []netip.Prefix{netip.PrefixFrom(ip, 32)}
 	log := newCheckLog(p.CheckAddr)
-	f := newFetcher(t, crawler.Config{Policy: p, Resolver: res, CheckAddr: log.Check})
-	resp, err := f.Fetch(t.Context(), crawler.Request{URL: u})
+	f := newFetcher(t, fetch.Config{Policy: p, Resolver: res, CheckAddr: log.Check})
+	resp, err := f.Fetch(t.Context(), fetch.Request{URL: u})
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
@@ -63,10 +63,10 @@ func TestAllAnswersReservedB13(t *testing.T) {
 	res := newResolver()
 	res.set("inside.test", addrs("10.0.0.1", "169.254.169.254", "::1"))
 	dial, dials := noDial(t)
-	f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: res, DialContext: dial})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: "https://inside.test/"})
-	wantClass(t, err, crawler.ClassBlockedAddress)
-	if !errors.Is(err, crawler.ErrReservedAddress) || dials.Load() != 0 {
+	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res, DialContext: dial})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://inside.test/"})
+	wantClass(t, err, fetch.ClassBlockedAddress)
+	if !errors.Is(err, fetch.ErrReservedAddress) || dials.Load() != 0 {
 		t.Errorf("err %v, %d dials", err, dials.Load())
 	}
 }
@@ -81,7 +81,7 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 	u, ip := fleetURL(t, a, "rebind.test")
 	res := newResolver()
 	res.set("rebind.test", addrs("93.184.215.14"), []netip.Addr{ip})
-	p := crawler.DefaultPolicy()
+	p := fetch.DefaultPolicy()
 	p.AllowInsecureHTTP = true
 	errSandbox := errors.New("test sandbox: public addresses are never dialed")
 	var publicChecks atomic.Int64
@@ -92,13 +92,13 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 		}
 		return p.CheckAddr(ap)
 	}
-	f := newFetcher(t, crawler.Config{Policy: p, Resolver: res, CheckAddr: check})
+	f := newFetcher(t, fetch.Config{Policy: p, Resolver: res, CheckAddr: check})
 	for i := range 6 {
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: u})
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: u})
 		if i%2 == 0 && !errors.Is(err, errSandbox) {
 			t.Errorf("fetch %d: %v, want the sandbox refusal of the public answer", i, err)
 		}
-		if i%2 == 1 && !errors.Is(err, crawler.ErrReservedAddress) {
+		if i%2 == 1 && !errors.Is(err, fetch.ErrReservedAddress) {
 			t.Errorf("fetch %d: %v, want ErrReservedAddress", i, err)
 		}
 	}
@@ -122,12 +122,12 @@ func TestDialTimeControlRefusesB14(t *testing.T) {
 		if calls.Add(1) == 1 {
 			return nil // the pre-dial filter
 		}
-		return crawler.DefaultPolicy().CheckAddr(ap) // connect time: production rules
+		return fetch.DefaultPolicy().CheckAddr(ap) // connect time: production rules
 	}
-	f := newFetcher(t, crawler.Config{Policy: p, CheckAddr: check})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-	wantClass(t, err, crawler.ClassBlockedAddress)
-	if !errors.Is(err, crawler.ErrReservedAddress) {
+	f := newFetcher(t, fetch.Config{Policy: p, CheckAddr: check})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+	wantClass(t, err, fetch.ClassBlockedAddress)
+	if !errors.Is(err, fetch.ErrReservedAddress) {
 		t.Errorf("err = %v", err)
 	}
 	if calls.Load() != 2 || a.Requests() != 0 {
@@ -147,10 +147,10 @@ func TestBlackHoleFailsAtDialTimeoutB19(t *testing.T) {
 		<-ctx.Done() // SYNs into the void
 		return nil, ctx.Err()
 	}
-	f := newFetcher(t, crawler.Config{Policy: p, DialContext: blackHole})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: "http://127.0.0.9:8080/"})
-	wantClass(t, err, crawler.ClassTimeout)
-	if !errors.Is(err, crawler.ErrConnectTimeout) {
+	f := newFetcher(t, fetch.Config{Policy: p, DialContext: blackHole})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: "http://127.0.0.9:8080/"})
+	wantClass(t, err, fetch.ClassTimeout)
+	if !errors.Is(err, fetch.ErrConnectTimeout) {
 		t.Errorf("err = %v, want ErrConnectTimeout", err)
 	}
 }
@@ -170,8 +170,8 @@ func TestProxyEnvironmentIgnoredB24(t *testing.T) {
 	t.Setenv("NO_PROXY", "")
 	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.5"})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	if _, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	if _, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()}); err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
 	if proxied.Load() != 0 || a.Requests() != 1 {
@@ -186,30 +186,30 @@ func TestDNSFailuresB25(t *testing.T) {
 	res.errs["slow.test"] = &net.DNSError{Err: "i/o timeout", Name: "slow.test", IsTimeout: true, IsTemporary: true}
 	res.set("empty.test", nil)
 	res.set("cname-internal.test", addrs("10.20.30.40")) // a CNAME chain ending inside
-	f := newFetcher(t, crawler.Config{Policy: crawler.DefaultPolicy(), Resolver: res})
-	fetch := func(host string) error {
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: "https://" + host + "/.well-known/agent-card.json"})
+	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res})
+	get := func(host string) error {
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://" + host + "/.well-known/agent-card.json"})
 		return err
 	}
 	var de *net.DNSError
-	if err := fetch("nxdomain.test"); !ClassIs(err, crawler.ClassDNS) || !errors.As(err, &de) || !de.IsNotFound {
+	if err := get("nxdomain.test"); !ClassIs(err, fetch.ClassDNS) || !errors.As(err, &de) || !de.IsNotFound {
 		t.Errorf("NXDOMAIN: %v", err)
 	}
-	if err := fetch("servfail.test"); !ClassIs(err, crawler.ClassDNS) || !errors.As(err, &de) || !de.IsTemporary {
+	if err := get("servfail.test"); !ClassIs(err, fetch.ClassDNS) || !errors.As(err, &de) || !de.IsTemporary {
 		t.Errorf("SERVFAIL: %v", err)
 	}
-	if err := fetch("slow.test"); !ClassIs(err, crawler.ClassDNS) || !errors.As(err, &de) || !de.IsTimeout {
+	if err := get("slow.test"); !ClassIs(err, fetch.ClassDNS) || !errors.As(err, &de) || !de.IsTimeout {
 		t.Errorf("DNS timeout: %v", err)
 	}
-	if err := fetch("empty.test"); !ClassIs(err, crawler.ClassDNS) || !errors.Is(err, crawler.ErrNoAddresses) {
+	if err := get("empty.test"); !ClassIs(err, fetch.ClassDNS) || !errors.Is(err, fetch.ErrNoAddresses) {
 		t.Errorf("no answers: %v", err)
 	}
-	if err := fetch("cname-internal.test"); !ClassIs(err, crawler.ClassBlockedAddress) {
+	if err := get("cname-internal.test"); !ClassIs(err, fetch.ClassBlockedAddress) {
 		t.Errorf("internal CNAME target: %v", err)
 	}
 }
 
-func ClassIs(err error, class string) bool { return crawler.ClassOf(err) == class }
+func ClassIs(err error, class string) bool { return fetch.ClassOf(err) == class }
 
 func TestConnectionRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.6:0")
@@ -218,9 +218,9 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err = f.Fetch(t.Context(), crawler.Request{URL: "http://" + addr + "/"})
-	wantClass(t, err, crawler.ClassConnect)
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err = f.Fetch(t.Context(), fetch.Request{URL: "http://" + addr + "/"})
+	wantClass(t, err, fetch.ClassConnect)
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("err = %v, want ECONNREFUSED in the chain", err)
 	}

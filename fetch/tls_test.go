@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"crypto/tls"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 func tlsServer(t *testing.T, cfg *tls.Config) *httptest.Server {
@@ -41,10 +41,10 @@ func TestTLSFailuresB23(t *testing.T) {
 
 	p := loopbackPolicy()
 	p.RootCAs = ca.Pool()
-	f := newFetcher(t, crawler.Config{Policy: p})
+	f := newFetcher(t, fetch.Config{Policy: p})
 
 	ok := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{good}})
-	if _, err := f.Fetch(t.Context(), crawler.Request{URL: ok.URL}); err != nil {
+	if _, err := f.Fetch(t.Context(), fetch.Request{URL: ok.URL}); err != nil {
 		t.Fatalf("valid certificate: %v", err)
 	}
 	var unknown x509.UnknownAuthorityError
@@ -69,8 +69,8 @@ func TestTLSFailuresB23(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := tlsServer(t, c.cfg)
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL})
-		wantClass(t, err, crawler.ClassTLS)
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: srv.URL})
+		wantClass(t, err, fetch.ClassTLS)
 		if !c.check(err) {
 			t.Errorf("%s: %v (%T) is not the expected TLS error", c.name, err, errors.Unwrap(err))
 		}
@@ -78,12 +78,12 @@ func TestTLSFailuresB23(t *testing.T) {
 	// The fleet CA is not a system root: without RootCAs the fleet fails.
 	fleet := agentfleet.Start(t, agentfleet.Options{TLS: true, BaseAddr: "127.0.0.40"})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
-	sys := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err = sys.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-	wantClass(t, err, crawler.ClassTLS)
+	sys := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err = sys.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+	wantClass(t, err, fetch.ClassTLS)
 	p.RootCAs = fleet.CertPool()
-	withCA := newFetcher(t, crawler.Config{Policy: p})
-	if _, err := withCA.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+	withCA := newFetcher(t, fetch.Config{Policy: p})
+	if _, err := withCA.Fetch(t.Context(), fetch.Request{URL: a.URL()}); err != nil {
 		t.Errorf("fleet with its CA: %v", err)
 	}
 	if a.Requests() != 1 {
@@ -95,10 +95,10 @@ func TestTLSFailuresB23(t *testing.T) {
 func TestPlainHTTPOnTLSPortB23(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{BaseAddr: "127.0.0.41"})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: "https" + a.URL()[len("http"):]})
-	wantClass(t, err, crawler.ClassTLS)
-	if !errors.Is(err, crawler.ErrPlainHTTPOnTLSPort) {
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: "https" + a.URL()[len("http"):]})
+	wantClass(t, err, fetch.ClassTLS)
+	if !errors.Is(err, fetch.ErrPlainHTTPOnTLSPort) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -123,10 +123,10 @@ func TestTLSHandshakeStallB18(t *testing.T) {
 	}()
 	p := loopbackPolicy()
 	p.TLSHandshakeTimeout = 100 * time.Millisecond
-	f := newFetcher(t, crawler.Config{Policy: p})
-	_, err = f.Fetch(t.Context(), crawler.Request{URL: "https://" + ln.Addr().String() + "/"})
-	wantClass(t, err, crawler.ClassTimeout)
-	if !errors.Is(err, crawler.ErrTLSHandshakeTimeout) {
+	f := newFetcher(t, fetch.Config{Policy: p})
+	_, err = f.Fetch(t.Context(), fetch.Request{URL: "https://" + ln.Addr().String() + "/"})
+	wantClass(t, err, fetch.ClassTimeout)
+	if !errors.Is(err, fetch.ErrTLSHandshakeTimeout) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -154,7 +154,7 @@ func TestHTTP2PrefaceOnPlainHTTPB23(t *testing.T) {
 			}()
 		}
 	}()
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	_, err = f.Fetch(t.Context(), crawler.Request{URL: "http://" + ln.Addr().String() + "/"})
-	wantClass(t, err, crawler.ClassConnect)
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	_, err = f.Fetch(t.Context(), fetch.Request{URL: "http://" + ln.Addr().String() + "/"})
+	wantClass(t, err, fetch.ClassConnect)
 }

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 func TestFetchSendsProtocolHeaders(t *testing.T) {
@@ -21,15 +21,15 @@ func TestFetchSendsProtocolHeaders(t *testing.T) {
 		w.Write([]byte(`{"name":"x"}`))
 	}))
 	defer srv.Close()
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	resp, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL + "/card", ETag: `W/"abc"`, LastModified: "Sun, 22 Nov 2026 05:00:00 GMT"})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	resp, err := f.Fetch(t.Context(), fetch.Request{URL: srv.URL + "/card", ETag: `W/"abc"`, LastModified: "Sun, 22 Nov 2026 05:00:00 GMT"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
 		"Accept":            "application/json",
 		"A2a-Version":       "1.0",
-		"User-Agent":        crawler.DefaultPolicy().UserAgent,
+		"User-Agent":        fetch.DefaultPolicy().UserAgent,
 		"If-None-Match":     `W/"abc"`,
 		"If-Modified-Since": "Sun, 22 Nov 2026 05:00:00 GMT",
 		"Accept-Encoding":   "gzip", // transparent decompression, B.21
@@ -51,8 +51,8 @@ func TestFetchServedCardExactly(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 2})
 	for _, name := range agentfleet.SampleCardNames() {
 		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: agentfleet.SampleCards()[name]})
-		f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-		resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
+		f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+		resp, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -69,8 +69,8 @@ func TestFetchServedCardExactly(t *testing.T) {
 func TestConditionalFetch304(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Conditional})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
-	first, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
+	first, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +78,10 @@ func TestConditionalFetch304(t *testing.T) {
 	if etag == "" || lm == "" {
 		t.Fatalf("no validators: %v", first.Header)
 	}
-	if d, ok := crawler.MaxAge(first.Header); !ok || d != time.Hour {
+	if d, ok := fetch.MaxAge(first.Header); !ok || d != time.Hour {
 		t.Errorf("MaxAge = %v %v, want 1h", d, ok)
 	}
-	for _, req := range []crawler.Request{{URL: a.URL(), ETag: etag}, {URL: a.URL(), LastModified: lm}} {
+	for _, req := range []fetch.Request{{URL: a.URL(), ETag: etag}, {URL: a.URL(), LastModified: lm}} {
 		resp, err := f.Fetch(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestConditionalFetch304(t *testing.T) {
 			t.Errorf("%+v: got status %d, NotModified %v, %d body bytes", req, resp.StatusCode, resp.NotModified, len(resp.Body))
 		}
 	}
-	resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), ETag: `W/"stale"`})
+	resp, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL(), ETag: `W/"stale"`})
 	if err != nil || resp.StatusCode != 200 || !bytes.Equal(resp.Body, a.Card()) {
 		t.Errorf("a stale ETag: %v, %+v", err, resp)
 	}
@@ -102,11 +102,11 @@ func TestConditionalFetch304(t *testing.T) {
 func TestChangingCardNewVersionEveryN(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 2})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	var etag string
 	var statuses []int
 	for range 6 {
-		resp, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL(), ETag: etag})
+		resp, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL(), ETag: etag})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestChangingCardNewVersionEveryN(t *testing.T) {
 // B.26: status classes, with Retry-After exposed for the scheduler.
 func TestHTTPStatusB26(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	now := time.Now()
 	cases := []struct {
 		status     int
@@ -141,12 +141,12 @@ func TestHTTPStatusB26(t *testing.T) {
 	}
 	for _, c := range cases {
 		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Status, Status: c.status, RetryAfter: c.retryAfter})
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-		fe := wantClass(t, err, crawler.ClassHTTPStatus)
-		if fe.HTTPStatus != c.status || !errors.Is(err, crawler.ErrHTTPStatus) || fe.Hop != a.URL() {
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+		fe := wantClass(t, err, fetch.ClassHTTPStatus)
+		if fe.HTTPStatus != c.status || !errors.Is(err, fetch.ErrHTTPStatus) || fe.Hop != a.URL() {
 			t.Errorf("%d: %+v", c.status, fe)
 		}
-		d, ok := crawler.RetryAfter(fe.Header, now)
+		d, ok := fetch.RetryAfter(fe.Header, now)
 		if ok != (c.retryAfter != "") || (ok && (d < c.wantDelay || d > c.wantDelay+2*time.Second)) {
 			t.Errorf("%d: RetryAfter = %v %v, want about %v", c.status, d, ok, c.wantDelay)
 		}
@@ -162,12 +162,12 @@ func TestOriginHelpers(t *testing.T) {
 		"HTTPS://[::1]/":                 "https://[::1]",
 	}
 	for in, want := range cases {
-		got, err := crawler.OriginOf(in)
+		got, err := fetch.OriginOf(in)
 		if err != nil || got != want {
 			t.Errorf("OriginOf(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := crawler.OriginOf("/relative"); err == nil || !strings.Contains(err.Error(), "no host") {
+	if _, err := fetch.OriginOf("/relative"); err == nil || !strings.Contains(err.Error(), "no host") {
 		t.Errorf("relative URL: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // claimHost serves every claim path after hold returns, counting the
@@ -39,7 +39,7 @@ func claimHost(t *testing.T, hold func(r *http.Request)) (port string, peak *ato
 // spelling of its address: 127.0.0.1 and ::ffff:127.0.0.1 are one host.
 func TestClaimFetchesShareTheCanonicalHostCap(t *testing.T) {
 	port, peak, total := claimHost(t, func(*http.Request) { time.Sleep(30 * time.Millisecond) }) // a slow host
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy(), ClaimsPerHost: 1})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy(), ClaimsPerHost: 1})
 	var wg sync.WaitGroup
 	for i := range 6 {
 		host := "127.0.0.1"
@@ -70,7 +70,7 @@ func TestClaimFetchWaitsAtMostClaimWait(t *testing.T) {
 		<-release
 	})
 	const wait = 100 * time.Millisecond
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy(), ClaimsPerHost: 1, ClaimWait: wait})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy(), ClaimsPerHost: 1, ClaimWait: wait})
 	url := func(i int) string { return fmt.Sprintf("http://127.0.0.1:%s/.well-known/cardex-claim/t%d", port, i) }
 	held := make(chan error, 1)
 	go func() {
@@ -80,7 +80,7 @@ func TestClaimFetchWaitsAtMostClaimWait(t *testing.T) {
 	<-started
 	for i := 1; i <= 2; i++ {
 		_, err := f.FetchClaim(t.Context(), url(i))
-		var busy *crawler.HostBusyError
+		var busy *fetch.HostBusyError
 		if !errors.As(err, &busy) || busy.Host != "127.0.0.1" || busy.RetryAfter() != wait {
 			t.Fatalf("claim %d while the slot is held: %v", i, err)
 		}

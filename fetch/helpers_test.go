@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"context"
@@ -12,32 +12,32 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // loopbackPolicy is what tests run with: the fleet lives on plain http in
 // 127.0.0.0/8 (docs/threats.md: tests inject a loopback-permitting policy).
-func loopbackPolicy() crawler.Policy {
-	p := crawler.DefaultPolicy()
+func loopbackPolicy() fetch.Policy {
+	p := fetch.DefaultPolicy()
 	p.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	p.AllowInsecureHTTP = true
 	return p
 }
 
-func newFetcher(t testing.TB, cfg crawler.Config) *crawler.Fetcher {
+func newFetcher(t testing.TB, cfg fetch.Config) *fetch.Fetcher {
 	t.Helper()
-	f, err := crawler.New(cfg)
+	f, err := fetch.New(cfg)
 	if err != nil {
-		t.Fatalf("crawler.New: %v", err)
+		t.Fatalf("fetch.New: %v", err)
 	}
 	t.Cleanup(f.Close)
 	return f
 }
 
 // wantClass asserts err is a *FetchError of class and returns it.
-func wantClass(t *testing.T, err error, class string) *crawler.FetchError {
+func wantClass(t *testing.T, err error, class string) *fetch.FetchError {
 	t.Helper()
-	var fe *crawler.FetchError
+	var fe *fetch.FetchError
 	if !errors.As(err, &fe) {
 		t.Fatalf("error %v (%T) is not a *FetchError", err, err)
 	}
@@ -93,12 +93,12 @@ func addrs(s ...string) []netip.Addr {
 
 // checkLog wraps a check and counts how often each address was checked.
 type checkLog struct {
-	check crawler.AddrCheck
+	check fetch.AddrCheck
 	mu    sync.Mutex
 	seen  map[netip.Addr]int
 }
 
-func newCheckLog(check crawler.AddrCheck) *checkLog {
+func newCheckLog(check fetch.AddrCheck) *checkLog {
 	return &checkLog{check: check, seen: map[netip.Addr]int{}}
 }
 

@@ -1,4 +1,4 @@
-package crawler
+package fetch
 
 import (
 	"context"
@@ -48,7 +48,7 @@ var ErrHostBusy = errors.New("crawler: the host's share of in-flight requests is
 //
 // Use it around each request:
 //
-//	release, err := hosts.Acquire(ctx, rawURLOrHost, crawler.UseClaim)
+//	release, err := hosts.Acquire(ctx, rawURLOrHost, fetch.UseClaim)
 //	if err != nil {
 //		return err // ctx ended while waiting, or ErrHostBusy
 //	}

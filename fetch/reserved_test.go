@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // docs/threats.md B.11 and B.12: every reserved spelling is refused by the
@@ -24,21 +24,21 @@ func TestReservedAddressesB11B12(t *testing.T) {
 		"192.0.2.1", "198.51.100.1", "203.0.113.1", "192.88.99.1", "192.31.196.1", "192.52.193.1", "192.175.48.1",
 		"100::1", "2001::1", "2001:db8::1", "2001:2::1", "2620:4f:8000::1", "3fff::1", "5f00::1", "fc00::1", "fec0::1", "::127.0.0.1",
 	}
-	p := crawler.DefaultPolicy()
+	p := fetch.DefaultPolicy()
 	for _, s := range reserved {
 		a := netip.MustParseAddr(s)
 		if !cardurl.IsReserved(a) {
 			t.Errorf("IsReserved(%s) = false", s)
 		}
 		err := p.CheckAddr(netip.AddrPortFrom(a, 443))
-		if !errors.Is(err, crawler.ErrReservedAddress) {
+		if !errors.Is(err, fetch.ErrReservedAddress) {
 			t.Errorf("CheckAddr(%s:443) = %v, want ErrReservedAddress", s, err)
 		}
 	}
 }
 
 func TestPublicAddressesAllowedOn443(t *testing.T) {
-	p := crawler.DefaultPolicy()
+	p := fetch.DefaultPolicy()
 	for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111", "2a00:1450:4001::200e"} {
 		a := netip.MustParseAddr(s)
 		if cardurl.IsReserved(a) {
@@ -49,7 +49,7 @@ func TestPublicAddressesAllowedOn443(t *testing.T) {
 		}
 		// B.17: only 443 by default; 80 only for --allow-insecure-http.
 		for _, port := range []uint16{80, 8443, 22} {
-			if err := p.CheckAddr(netip.AddrPortFrom(a, port)); !errors.Is(err, crawler.ErrPortNotAllowed) {
+			if err := p.CheckAddr(netip.AddrPortFrom(a, port)); !errors.Is(err, fetch.ErrPortNotAllowed) {
 				t.Errorf("CheckAddr(%s:%d) = %v, want ErrPortNotAllowed", s, port, err)
 			}
 		}
@@ -61,7 +61,7 @@ func TestPublicAddressesAllowedOn443(t *testing.T) {
 }
 
 func TestAllowNetworksAnyPort(t *testing.T) {
-	p := crawler.DefaultPolicy()
+	p := fetch.DefaultPolicy()
 	p.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("::1/128")}
 	for _, s := range []string{"10.1.2.3:8080", "10.1.255.255:1", "[::1]:9000", "[::ffff:10.1.0.7]:8443"} {
 		if err := p.CheckAddr(netip.MustParseAddrPort(s)); err != nil {
@@ -69,27 +69,27 @@ func TestAllowNetworksAnyPort(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"10.2.0.1:443", "127.0.0.1:443", "169.254.169.254:80"} {
-		if err := p.CheckAddr(netip.MustParseAddrPort(s)); !errors.Is(err, crawler.ErrReservedAddress) {
+		if err := p.CheckAddr(netip.MustParseAddrPort(s)); !errors.Is(err, fetch.ErrReservedAddress) {
 			t.Errorf("CheckAddr(%s) = %v, want ErrReservedAddress", s, err)
 		}
 	}
 }
 
 func TestPolicyValidate(t *testing.T) {
-	if err := crawler.DefaultPolicy().Validate(); err != nil {
+	if err := fetch.DefaultPolicy().Validate(); err != nil {
 		t.Fatalf("default policy: %v", err)
 	}
-	bad := crawler.DefaultPolicy()
+	bad := fetch.DefaultPolicy()
 	bad.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("10.1.2.3/8")}
 	if bad.Validate() == nil {
 		t.Error("a prefix with host bits set was accepted")
 	}
-	bad = crawler.DefaultPolicy()
+	bad = fetch.DefaultPolicy()
 	bad.Timeout = 0
-	if _, err := crawler.New(crawler.Config{Policy: bad}); err == nil {
+	if _, err := fetch.New(fetch.Config{Policy: bad}); err == nil {
 		t.Error("New accepted a zero timeout")
 	}
-	if ua := crawler.DefaultPolicy().UserAgent; len(ua) < 7 || ua[:7] != "Cardex/" {
+	if ua := fetch.DefaultPolicy().UserAgent; len(ua) < 7 || ua[:7] != "Cardex/" {
 		t.Errorf("User-Agent %q does not name Cardex", ua)
 	}
 }

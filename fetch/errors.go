@@ -1,11 +1,9 @@
-package crawler
+package fetch
 
 import (
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/cardexhq/cardex/registry"
 )
 
 // Error classes recorded on a failed fetch (docs/security.md "Network policy"). The fetcher
@@ -25,11 +23,6 @@ const (
 	ClassNotJSON             = "not_json"
 	ClassNotACard            = "not_a_card"
 	ClassInvalidCard         = "invalid_card"
-	// ClassNotACatalog: a catalog document that is not a valid AI Catalog.
-	ClassNotACatalog = registry.ErrorClassNotACatalog
-	// ClassNotListed: the catalog that brought the agent no longer lists
-	// it (nothing is fetched); recorded as missing, like a 404.
-	ClassNotListed = registry.ErrorClassNotListed
 )
 
 // Sentinel errors wrapped by FetchError.Err, for callers that need more than

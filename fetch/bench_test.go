@@ -1,16 +1,16 @@
-package crawler_test
+package fetch_test
 
 import (
 	"sync/atomic"
 	"testing"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // benchFleet starts agents on several loopback addresses so connection
 // reuse looks like a crawl of many hosts.
-func benchFleet(b *testing.B, behavior agentfleet.Behavior, n int, tls bool) ([]*agentfleet.AgentHandle, *crawler.Fetcher) {
+func benchFleet(b *testing.B, behavior agentfleet.Behavior, n int, tls bool) ([]*agentfleet.AgentHandle, *fetch.Fetcher) {
 	fleet := agentfleet.Start(b, agentfleet.Options{Hosts: 16, BaseAddr: "127.0.2.1", TLS: tls})
 	agents := make([]*agentfleet.AgentHandle, n)
 	for i := range agents {
@@ -18,15 +18,15 @@ func benchFleet(b *testing.B, behavior agentfleet.Behavior, n int, tls bool) ([]
 	}
 	p := loopbackPolicy()
 	p.RootCAs = fleet.CertPool()
-	return agents, newFetcher(b, crawler.Config{Policy: p})
+	return agents, newFetcher(b, fetch.Config{Policy: p})
 }
 
-func fetchParallel(b *testing.B, agents []*agentfleet.AgentHandle, f *crawler.Fetcher) {
+func fetchParallel(b *testing.B, agents []*agentfleet.AgentHandle, f *fetch.Fetcher) {
 	var next atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			a := agents[next.Add(1)%int64(len(agents))]
-			if _, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
+			if _, err := f.Fetch(b.Context(), fetch.Request{URL: a.URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -42,7 +42,7 @@ func BenchmarkFetch(b *testing.B) {
 		agents, f := benchFleet(b, agentfleet.Normal, 256, false)
 		i := 0
 		for b.Loop() {
-			if _, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i%len(agents)].URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
+			if _, err := f.Fetch(b.Context(), fetch.Request{URL: agents[i%len(agents)].URL(), FollowRedirects: true, SameOriginOnly: true}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -66,7 +66,7 @@ func BenchmarkFetch304(b *testing.B) {
 	agents, f := benchFleet(b, agentfleet.Conditional, 256, false)
 	etags := make([]string, len(agents))
 	for i, a := range agents {
-		resp, err := f.Fetch(b.Context(), crawler.Request{URL: a.URL()})
+		resp, err := f.Fetch(b.Context(), fetch.Request{URL: a.URL()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func BenchmarkFetch304(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1) % int64(len(agents))
-			resp, err := f.Fetch(b.Context(), crawler.Request{URL: agents[i].URL(), ETag: etags[i]})
+			resp, err := f.Fetch(b.Context(), fetch.Request{URL: agents[i].URL(), ETag: etags[i]})
 			if err != nil || !resp.NotModified {
 				b.Errorf("fetch: %v", err)
 				return

@@ -1,4 +1,4 @@
-package crawler_test
+package fetch_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // B.18: a slow drip and a hang after the headers both end at the total
@@ -18,18 +18,18 @@ func TestSlowlorisAndHangB18(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{DripInterval: 20 * time.Millisecond})
 	p := loopbackPolicy()
 	p.Timeout = 300 * time.Millisecond
-	f := newFetcher(t, crawler.Config{Policy: p})
+	f := newFetcher(t, fetch.Config{Policy: p})
 	for _, b := range []agentfleet.Behavior{agentfleet.SlowDrip, agentfleet.HangAfterHeaders} {
 		a := fleet.Add(agentfleet.Agent{Behavior: b})
-		_, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()})
-		wantClass(t, err, crawler.ClassTimeout)
-		if !errors.Is(err, crawler.ErrBodyTimeout) {
+		_, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()})
+		wantClass(t, err, fetch.ClassTimeout)
+		if !errors.Is(err, fetch.ErrBodyTimeout) {
 			t.Errorf("%s: %v, want ErrBodyTimeout", b, err)
 		}
 	}
 	// The worker is free: the next agent on the same fleet proceeds.
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
-	if _, err := f.Fetch(t.Context(), crawler.Request{URL: a.URL()}); err != nil {
+	if _, err := f.Fetch(t.Context(), fetch.Request{URL: a.URL()}); err != nil {
 		t.Errorf("next fetch: %v", err)
 	}
 }
@@ -48,18 +48,18 @@ func TestNoHeadersB18(t *testing.T) {
 	p := loopbackPolicy()
 	p.ResponseHeaderTimeout = 100 * time.Millisecond
 	p.Timeout = time.Minute
-	f := newFetcher(t, crawler.Config{Policy: p})
-	_, err := f.Fetch(t.Context(), crawler.Request{URL: srv.URL})
-	wantClass(t, err, crawler.ClassTimeout)
-	if !errors.Is(err, crawler.ErrHeaderTimeout) {
+	f := newFetcher(t, fetch.Config{Policy: p})
+	_, err := f.Fetch(t.Context(), fetch.Request{URL: srv.URL})
+	wantClass(t, err, fetch.ClassTimeout)
+	if !errors.Is(err, fetch.ErrHeaderTimeout) {
 		t.Errorf("err = %v, want ErrHeaderTimeout", err)
 	}
 	// The total deadline ends a header wait too, with the same class.
 	p.ResponseHeaderTimeout = time.Minute
 	p.Timeout = 100 * time.Millisecond
-	f = newFetcher(t, crawler.Config{Policy: p})
-	_, err = f.Fetch(t.Context(), crawler.Request{URL: srv.URL})
-	if !errors.Is(err, crawler.ErrHeaderTimeout) {
+	f = newFetcher(t, fetch.Config{Policy: p})
+	_, err = f.Fetch(t.Context(), fetch.Request{URL: srv.URL})
+	if !errors.Is(err, fetch.ErrHeaderTimeout) {
 		t.Errorf("total deadline while waiting for headers: %v", err)
 	}
 }
@@ -69,7 +69,7 @@ func TestNoHeadersB18(t *testing.T) {
 func TestCallerCancel(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.HangAfterHeaders})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		// Cancel once the agent is answering (bounded polling).
@@ -78,7 +78,7 @@ func TestCallerCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := f.Fetch(ctx, crawler.Request{URL: a.URL()})
+	_, err := f.Fetch(ctx, fetch.Request{URL: a.URL()})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled in the chain", err)
 	}

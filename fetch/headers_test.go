@@ -1,11 +1,11 @@
-package crawler_test
+package fetch_test
 
 import (
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -32,7 +32,7 @@ func TestRetryAfter(t *testing.T) {
 		if c.value != "" {
 			h.Set("Retry-After", c.value)
 		}
-		got, ok := crawler.RetryAfter(h, now)
+		got, ok := fetch.RetryAfter(h, now)
 		if got != c.want || ok != c.ok {
 			t.Errorf("RetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
 		}
@@ -63,7 +63,7 @@ func TestMaxAge(t *testing.T) {
 		for _, v := range c.values {
 			h.Add("Cache-Control", v)
 		}
-		got, ok := crawler.MaxAge(h)
+		got, ok := fetch.MaxAge(h)
 		if got != c.want || ok != c.ok {
 			t.Errorf("MaxAge(%q) = %v, %v; want %v, %v", c.values, got, ok, c.want, c.ok)
 		}
