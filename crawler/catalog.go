@@ -10,8 +10,8 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/aicatalog"
+	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/fetch"
-	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -130,7 +130,7 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 	if err != nil {
 		return nil, err
 	}
-	c := &CatalogCrawl{Domain: ratelimit.DomainKey(rootURL)}
+	c := &CatalogCrawl{Domain: cardurl.DomainKey(rootURL)}
 	if c.Origin, err = fetch.OriginOf(rootURL); err != nil {
 		return nil, ErrNotCatalogURL
 	}
@@ -187,7 +187,7 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 					}
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
-					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", ratelimit.DomainKey(e.URL), c.Domain)
+					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", cardurl.DomainKey(e.URL), c.Domain)
 				case !sameOrigin(e.URL, c.Origin):
 					te.Outcome = CatalogOffOrigin
 					te.Message = fmt.Sprintf("not on %s: a catalog lists the agents of its own origin only; another origin's agent is listed by that origin's catalog or submitted directly", c.Origin)
@@ -201,7 +201,7 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 				case e.URL == "" || err != nil:
 					te.Outcome, te.Message = CatalogNotFollowed, "a nested catalog needs an http(s) url"
 				case !f.sameDomain(nested, c.Domain):
-					te.Outcome, te.Message = CatalogOffDomain, "a nested catalog on "+ratelimit.DomainKey(nested)+" is not followed"
+					te.Outcome, te.Message = CatalogOffDomain, "a nested catalog on "+cardurl.DomainKey(nested)+" is not followed"
 				case !sameOrigin(nested, c.Origin):
 					te.Outcome, te.Message = CatalogOffOrigin, "a nested catalog not on "+c.Origin+" is not followed"
 				case visited[nested]:
@@ -243,7 +243,7 @@ func inlineOutcome(data []byte, name, domain string) (outcome, msg string) {
 		return CatalogInvalid, "the inline card is not a valid agent card: " + truncate(err.Error(), 300)
 	}
 	for _, in := range p.Card.Interfaces {
-		if d := ratelimit.DomainKey(in.URL); d != domain {
+		if d := cardurl.DomainKey(in.URL); d != domain {
 			return CatalogOffDomain, fmt.Sprintf("the inline card's endpoint %s is on %s, not %s: an inline card is registered under the catalog's host, so its endpoints must be on the catalog's domain",
 				truncate(in.URL, 200), d, domain)
 		}
@@ -279,7 +279,7 @@ func (f CatalogCrawler) sameDomain(u, domain string) bool {
 	if err != nil || p.Host == "" || (p.Scheme != "https" && !(p.Scheme == "http" && f.Policy().AllowInsecureHTTP)) {
 		return false
 	}
-	return ratelimit.DomainKey(u) == domain
+	return cardurl.DomainKey(u) == domain
 }
 
 // sameOrigin reports whether u is on origin (scheme, host and port, as

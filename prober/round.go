@@ -9,7 +9,6 @@ import (
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/fetch"
-	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -48,14 +47,14 @@ func (p *Prober) plan(d registry.DueProbe) (targets []agentcard.Interface, dropp
 }
 
 // domainOf is the registrable domain of a host or an interface URL, any
-// spelling (the rule of ratelimit.DomainKey on the host of
+// spelling (the rule of cardurl.DomainKey on the host of
 // cardurl.HostKey): an IP literal is its own domain.
 func domainOf(hostOrURL string) string {
 	h := cardurl.HostKey(hostOrURL)
 	if strings.Contains(h, ":") {
 		h = "[" + h + "]"
 	}
-	return ratelimit.DomainKey("https://" + h)
+	return cardurl.DomainKey("https://" + h)
 }
 
 // roundBudget is how long a round of d may run: at most half the lease

@@ -51,6 +51,7 @@ func TestImportDirection(t *testing.T) {
 		"agentcard": {"agentcard/strictjson"},
 		"aicatalog": {"agentcard/strictjson"},
 		"fetch":     {"cardurl", "ratelimit", "buildinfo"},
+		"ratelimit": {"cardurl"},
 	}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)

@@ -1,4 +1,4 @@
-package ratelimit
+package cardurl
 
 import (
 	"net"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
-	"golang.org/x/net/publicsuffix"
 )
 
 // DomainKey is the per-domain submission key of a card URL as a client
@@ -14,6 +13,8 @@ import (
 // when it has none (an IP literal, a bare public suffix). A bare host and
 // its https:// URL give the same key, as the registry stores them as the
 // same agent; the registry judges whether the URL is acceptable at all.
+// Submissions are counted by it (ratelimit, docs/threats.md A.8) and a
+// catalog speaks for the agents of its own domain only (crawler).
 func DomainKey(cardURL string) string {
 	raw := strings.TrimSpace(cardURL)
 	if !strings.Contains(raw, "://") {
@@ -30,8 +31,5 @@ func DomainKey(cardURL string) string {
 	if a, err := idna.Lookup.ToASCII(host); err == nil {
 		host = a
 	}
-	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return d
-	}
-	return host
+	return RegistrableDomain(host)
 }
