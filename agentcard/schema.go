@@ -3,7 +3,7 @@ package agentcard
 import (
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // anyKind accepts every JSON type (used for array elements and members

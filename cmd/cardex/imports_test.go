@@ -27,18 +27,19 @@ func TestImportDirection(t *testing.T) {
 	// forbidden[p] are the module packages p must not import; "*" is every
 	// module package but the ones allowed[p] names.
 	forbidden := map[string][]string{
-		"api":       {"web"},
-		"web":       {"api"},
-		"registry":  {"api", "web", "crawler", "fetch", "search", "verifier", "agentfleet", "ratelimit"},
-		"search":    {"api", "web", "crawler", "fetch", "verifier", "agentfleet"},
-		"crawler":   {"api", "web", "search", "agentfleet"},
-		"prober":    {"api", "web", "crawler", "search", "verifier", "agentfleet"},
-		"fetch":     {"*"},
-		"verifier":  {"api", "web", "crawler", "fetch", "search", "registry", "agentfleet"},
-		"agentcard": {"*"},
-		"ratelimit": {"*"},
-		"cardurl":   {"*"},
-		"problems":  {"api", "web", "crawler", "verifier", "agentfleet"},
+		"api":        {"web"},
+		"web":        {"api"},
+		"registry":   {"api", "web", "crawler", "fetch", "search", "verifier", "agentfleet", "ratelimit"},
+		"search":     {"api", "web", "crawler", "fetch", "verifier", "agentfleet"},
+		"crawler":    {"api", "web", "search", "agentfleet"},
+		"prober":     {"api", "web", "crawler", "search", "verifier", "agentfleet"},
+		"fetch":      {"*"},
+		"verifier":   {"api", "web", "crawler", "fetch", "search", "registry", "agentfleet"},
+		"agentcard":  {"*"},
+		"strictjson": {"*"},
+		"ratelimit":  {"*"},
+		"cardurl":    {"*"},
+		"problems":   {"api", "web", "crawler", "verifier", "agentfleet"},
 		// The discovery surfaces are faces like api and web: they share
 		// only what sits below them (discover, search, registry).
 		"a2a":       {"api", "web", "mcpserver", "catalog", "crawler", "agentfleet"},
@@ -48,8 +49,8 @@ func TestImportDirection(t *testing.T) {
 		"aicatalog": {"*"},
 	}
 	allowed := map[string][]string{
-		"agentcard": {"agentcard/strictjson"},
-		"aicatalog": {"agentcard/strictjson"},
+		"agentcard": {"strictjson"},
+		"aicatalog": {"strictjson"},
 		"fetch":     {"cardurl", "ratelimit", "buildinfo"},
 		"ratelimit": {"cardurl"},
 	}
