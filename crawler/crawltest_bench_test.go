@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/verifier"
@@ -49,7 +50,7 @@ func newPipelineBench(b *testing.B, store *registry.Store, urls []string) *pipel
 		})
 	}
 	wg.Wait()
-	f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
+	f := newFetcher(b, fetch.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
 	sched, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: svc, Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Now: clk.Now}),
 		Now: clk.Now, Tick: time.Hour,
@@ -146,7 +147,7 @@ func BenchmarkPipelineNoStore(b *testing.B) {
 			for range 1000 {
 				targets = append(targets, crawler.Target{CardURL: fleet.Add(agentfleet.Agent{Behavior: behavior}).URL()})
 			}
-			f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
+			f := newFetcher(b, fetch.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
 			p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
 			var next atomic.Int64
 			b.SetParallelism(16) // 16 × GOMAXPROCS(2) = 32 goroutines

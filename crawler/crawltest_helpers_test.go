@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -53,12 +54,12 @@ type stack struct {
 }
 
 type stackOptions struct {
-	policy   *crawler.Policy // default loopbackPolicy()
+	policy   *fetch.Policy // default loopbackPolicy()
 	clk      *clock
 	owner    string
 	workers  int
 	cacheTTL time.Duration // verifier key-set cache (default 10 min)
-	resolver crawler.Resolver
+	resolver fetch.Resolver
 }
 
 // newStack builds a registry service that accepts loopback submissions
@@ -74,7 +75,7 @@ func newStack(t testing.TB, store *registry.Store, o stackOptions) *stack {
 		pol = *o.policy
 	}
 	pol.Timeout = 5 * time.Second
-	f := newFetcher(t, crawler.Config{Policy: pol, Resolver: o.resolver})
+	f := newFetcher(t, fetch.Config{Policy: pol, Resolver: o.resolver})
 	svc := registry.NewService(store, registry.ServiceConfig{
 		Now: o.clk.Now,
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: true,

@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -39,7 +40,7 @@ func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.Fe
 	res.Attempt.At = start // the scheduler's clock, which the registry's gone-after period runs on
 	if out.Err != nil {
 		res.NextFetchAt = now.Add(s.cfg.Schedule.AfterFailure(a.ConsecutiveFailures+1, out.Status, out.Header, now, s.cfg.Rand))
-		s.log.Debug("crawl failed", "agent_id", a.ID, "class", ClassOf(out.Err), "status", out.Status)
+		s.log.Debug("crawl failed", "agent_id", a.ID, "class", fetch.ClassOf(out.Err), "status", out.Status)
 	} else {
 		res.NextFetchAt = now.Add(s.cfg.Schedule.AfterSuccess(out.Header, s.cfg.Rand))
 	}
@@ -61,9 +62,9 @@ func FetchResult(out Outcome) registry.FetchResult {
 		res.ETag, res.LastModified = out.Header.Get("ETag"), out.Header.Get("Last-Modified")
 	}
 	if out.Err != nil {
-		res.Attempt.ErrorClass = ClassOf(out.Err)
+		res.Attempt.ErrorClass = fetch.ClassOf(out.Err)
 		if res.Attempt.ErrorClass == "" {
-			res.Attempt.ErrorClass = ClassConnect
+			res.Attempt.ErrorClass = fetch.ClassConnect
 		}
 		res.Attempt.Message = out.Err.Error()
 		res.FetchedURL = ""

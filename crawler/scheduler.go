@@ -2,19 +2,17 @@ package crawler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -32,7 +30,7 @@ type Registry interface {
 // required; every other zero value takes the docs/configuration.md default.
 type SchedulerConfig struct {
 	Registry Registry
-	Fetcher  *Fetcher
+	Fetcher  *fetch.Fetcher
 	// Verifier checks signatures. Nil builds one whose key sets come
 	// through Fetcher (same network policy, docs/security.md "Network policy") and whose cache
 	// runs on Now.
@@ -42,7 +40,7 @@ type SchedulerConfig struct {
 	Now func() time.Time
 	// Rand yields [0, 1) for jitter; default math/rand/v2.
 	Rand func() float64
-	// Owner names this scheduler's leases; default DefaultOwner().
+	// Owner names this scheduler's leases; default registry.DefaultOwner().
 	Owner string
 	// Tick is how often cron asks the database for due agents (--crawl-tick,
 	// 10s; whole seconds).
@@ -53,7 +51,7 @@ type SchedulerConfig struct {
 	PerHost int
 	// Hosts is the in-process per-host cap, shared with the liveness
 	// prober; nil builds one of PerHost slots.
-	Hosts *HostSlots
+	Hosts *fetch.HostSlots
 	// LeaseTTL is how long a claim holds an agent (--lease-ttl, 2m). A
 	// crashed worker's agent is claimable again after it (docs/threats.md
 	// B.27).
@@ -71,18 +69,6 @@ type SchedulerConfig struct {
 	// error): the hook for metrics (attempts by class, fetch durations). It
 	// runs on the worker or the batch recorder and must not block.
 	Observe func(res registry.FetchResult, recordErr error)
-}
-
-// DefaultOwner is hostname/pid/random: unique per process, readable in the
-// database when an operator wonders who holds a lease.
-func DefaultOwner() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "cardex"
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 func (c *SchedulerConfig) withDefaults() error {
@@ -108,7 +94,7 @@ func (c *SchedulerConfig) withDefaults() error {
 		c.Verifier = verifier.New(verifier.Config{Fetcher: c.Fetcher, Now: c.Now, Logger: c.Logger})
 	}
 	if c.Owner == "" {
-		c.Owner = DefaultOwner()
+		c.Owner = registry.DefaultOwner()
 	}
 	if c.Tick <= 0 {
 		c.Tick = 10 * time.Second
@@ -167,7 +153,7 @@ type Scheduler struct {
 
 	inFlight atomic.Int64
 	short    atomic.Bool // the last claim got fewer agents than it asked for
-	hosts    *HostSlots
+	hosts    *fetch.HostSlots
 	stats    stats
 }
 
@@ -190,7 +176,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		hosts:          cfg.Hosts,
 	}
 	if s.hosts == nil {
-		s.hosts = NewHostSlots(cfg.PerHost)
+		s.hosts = fetch.NewHostSlots(cfg.PerHost)
 	}
 	s.process = s.crawl
 	if _, ok := cfg.Registry.(BatchRegistry); ok && cfg.BatchSize > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -115,7 +116,7 @@ func (s *Scheduler) run(a registry.DueAgent) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, budget)
-	release, err := s.hosts.Acquire(ctx, a.Host, UseCrawl)
+	release, err := s.hosts.Acquire(ctx, a.Host, fetch.UseCrawl)
 	if err != nil {
 		cancel()
 		// The budget ran out waiting for the host's other crawls: not the

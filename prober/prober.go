@@ -1,7 +1,7 @@
 // Package prober checks that approved agents answer A2A, not just that
 // their cards load (docs/liveness.md). Every interface of an agent's
 // current card is probed on a schedule with a request that can create no
-// work, through the crawler's hardened fetcher (its dialer, address policy,
+// work, through the hardened fetcher of package fetch (its dialer, address policy,
 // limits) and under the crawler's per-host cap; the results are stored as
 // history in the registry, which derives each agent's liveness.
 //
@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -40,11 +40,11 @@ type Config struct {
 	Registry Registry
 	// Fetcher is the crawler's: every probe goes through its dialer and
 	// network policy.
-	Fetcher *crawler.Fetcher
+	Fetcher *fetch.Fetcher
 	// Hosts is the per-host politeness budget shared with the crawler and
 	// claim verification; nil builds one of PerHost slots. Probes take at
 	// most its Share() of a host's slots (docs/liveness.md).
-	Hosts *crawler.HostSlots
+	Hosts *fetch.HostSlots
 	// MaxInterfaces caps the interfaces probed per agent and round
 	// (--probe-max-interfaces, default 8), MaxOffDomain those among them
 	// off the card's registrable domain (--probe-max-off-domain, default
@@ -126,7 +126,7 @@ func (c *Config) withDefaults() error {
 		c.PerHost = 2
 	}
 	if c.Hosts == nil {
-		c.Hosts = crawler.NewHostSlots(c.PerHost)
+		c.Hosts = fetch.NewHostSlots(c.PerHost)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 5 * time.Second
@@ -161,7 +161,7 @@ func (c *Config) withDefaults() error {
 		c.BatchDelay = 50 * time.Millisecond
 	}
 	if c.Owner == "" {
-		c.Owner = crawler.DefaultOwner()
+		c.Owner = registry.DefaultOwner()
 	}
 	if c.Now == nil {
 		c.Now = time.Now

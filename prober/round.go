@@ -8,8 +8,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -48,14 +47,14 @@ func (p *Prober) plan(d registry.DueProbe) (targets []agentcard.Interface, dropp
 }
 
 // domainOf is the registrable domain of a host or an interface URL, any
-// spelling (the rule of ratelimit.DomainKey on the host of
+// spelling (the rule of cardurl.DomainKey on the host of
 // cardurl.HostKey): an IP literal is its own domain.
 func domainOf(hostOrURL string) string {
 	h := cardurl.HostKey(hostOrURL)
 	if strings.Contains(h, ":") {
 		h = "[" + h + "]"
 	}
-	return ratelimit.DomainKey("https://" + h)
+	return cardurl.DomainKey("https://" + h)
 }
 
 // roundBudget is how long a round of d may run: at most half the lease
@@ -100,10 +99,10 @@ func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeR
 		if i > 0 && !p.leaseHeld(ctx, d.ID) {
 			return r // probing turned off or the lease lost: nothing to record
 		}
-		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, crawler.UseProbe)
+		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, fetch.UseProbe)
 		if err != nil {
 			r.Unfinished = appendTargets(r.Unfinished, targets[i:i+1])
-			busy = busy || errors.Is(err, crawler.ErrHostBusy)
+			busy = busy || errors.Is(err, fetch.ErrHostBusy)
 			continue
 		}
 		res, ok := p.probeInterface(ctx, it)

@@ -51,7 +51,7 @@ func (d *opsDB) ph(n int) string {
 }
 
 // deadLeases counts agents still leased by the process pid (owner
-// hostname/pid/random, crawler.DefaultOwner). A fetch recorded clears its
+// hostname/pid/random, registry.DefaultOwner). A fetch recorded clears its
 // lease, so once the killed server's agents are reclaimed and fetched none
 // is left.
 func (d *opsDB) deadLeases(ctx context.Context, pid int) (int, error) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // The fixed ports of the demo's fake A2A endpoints (HTTP, and TLS for
@@ -262,7 +262,7 @@ func rewriteJSON(data []byte, replace func(path []string, v string) (string, boo
 // probeFetcher is the demo prober's client: the server's policy, trusting
 // the demo's gRPC certificate, but it resolves no name and dials only the
 // demo's own addresses.
-func (d *demoFleet) probeFetcher(c *serveConfig, allow crawlNetwork, log *slog.Logger) (*crawler.Fetcher, error) {
+func (d *demoFleet) probeFetcher(c *serveConfig, allow crawlNetwork, log *slog.Logger) (*fetch.Fetcher, error) {
 	pol, err := c.policy(allow)
 	if err != nil {
 		return nil, err
@@ -271,12 +271,12 @@ func (d *demoFleet) probeFetcher(c *serveConfig, allow crawlNetwork, log *slog.L
 		pol.RootCAs = x509.NewCertPool()
 	}
 	pol.RootCAs.AddCert(d.a2a.GRPCCA())
-	return crawler.New(crawler.Config{
+	return fetch.New(fetch.Config{
 		Policy:   pol,
 		Resolver: noNames{},
 		CheckAddr: func(ap netip.AddrPort) error {
 			if !slices.ContainsFunc(d.nets, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) }) {
-				return fmt.Errorf("%w: the demo probes only its own agents (%s)", crawler.ErrReservedAddress, ap)
+				return fmt.Errorf("%w: the demo probes only its own agents (%s)", fetch.ErrReservedAddress, ap)
 			}
 			return pol.CheckAddr(ap)
 		},

@@ -12,7 +12,8 @@ import (
 // The intended import direction of CONTRIBUTING.md, checked on the
 // module's production code (test files may import anything): cmd → api,
 // web, crawler, search → registry → agentcard; crawler → verifier →
-// agentcard; web and api never import each other; leaves stay leaves.
+// agentcard; crawler and prober → fetch, the hardened client, which sits on
+// the leaves only; web and api never import each other; leaves stay leaves.
 // The cardex binary never links the testing package, net/http/httptest or
 // a Cardex package whose path ends in "test".
 func TestImportDirection(t *testing.T) {
@@ -26,16 +27,19 @@ func TestImportDirection(t *testing.T) {
 	// forbidden[p] are the module packages p must not import; "*" is every
 	// module package but the ones allowed[p] names.
 	forbidden := map[string][]string{
-		"api":       {"web"},
-		"web":       {"api"},
-		"registry":  {"api", "web", "crawler", "search", "verifier", "agentfleet", "ratelimit"},
-		"search":    {"api", "web", "crawler", "verifier", "agentfleet"},
-		"crawler":   {"api", "web", "search", "agentfleet"},
-		"verifier":  {"api", "web", "crawler", "search", "registry", "agentfleet"},
-		"agentcard": {"*"},
-		"ratelimit": {"*"},
-		"cardurl":   {"*"},
-		"problems":  {"api", "web", "crawler", "verifier", "agentfleet"},
+		"api":        {"web"},
+		"web":        {"api"},
+		"registry":   {"api", "web", "crawler", "fetch", "search", "verifier", "agentfleet", "ratelimit"},
+		"search":     {"api", "web", "crawler", "fetch", "verifier", "agentfleet"},
+		"crawler":    {"api", "web", "search", "agentfleet"},
+		"prober":     {"api", "web", "crawler", "search", "verifier", "agentfleet"},
+		"fetch":      {"*"},
+		"verifier":   {"api", "web", "crawler", "fetch", "search", "registry", "agentfleet"},
+		"agentcard":  {"*"},
+		"strictjson": {"*"},
+		"ratelimit":  {"*"},
+		"cardurl":    {"*"},
+		"problems":   {"api", "web", "crawler", "verifier", "agentfleet"},
 		// The discovery surfaces are faces like api and web: they share
 		// only what sits below them (discover, search, registry).
 		"a2a":       {"api", "web", "mcpserver", "catalog", "crawler", "agentfleet"},
@@ -45,8 +49,10 @@ func TestImportDirection(t *testing.T) {
 		"aicatalog": {"*"},
 	}
 	allowed := map[string][]string{
-		"agentcard": {"agentcard/strictjson"},
-		"aicatalog": {"agentcard/strictjson"},
+		"agentcard": {"strictjson"},
+		"aicatalog": {"strictjson"},
+		"fetch":     {"cardurl", "ratelimit", "buildinfo"},
+		"ratelimit": {"cardurl"},
 	}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)

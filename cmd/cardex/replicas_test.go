@@ -207,7 +207,7 @@ func waitSameSearch(t *testing.T, clients []*opsClient, wantAll []string, d time
 }
 
 // leasesOf counts agents whose lease is held by process pid and not yet
-// expired (the owner is hostname/pid/random, crawler.DefaultOwner).
+// expired (the owner is hostname/pid/random, registry.DefaultOwner).
 func leasesOf(ctx context.Context, db *sql.DB, pid int) (int, error) {
 	var n int
 	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM agents WHERE lease_owner LIKE $1 AND lease_until > now()",
