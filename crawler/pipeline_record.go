@@ -9,9 +9,8 @@ import (
 )
 
 // crawl is the scheduler's work for one claimed agent: the pipeline, then
-// the outcome in registry terms with the next fetch time. ok is false when
-// the crawl was cut short by Shutdown: that is not the host's fault and
-// must not count as a failure (the lease is released instead).
+// the outcome in registry terms with the next fetch time. ok is always
+// true; run drops a crawl cut short by Shutdown.
 func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.FetchResult, bool) {
 	start := s.cfg.Now()
 	t := Target{
@@ -31,9 +30,6 @@ func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.Fe
 		out = s.pipe.Inline(ctx, t, a.CatalogCard)
 	default:
 		out = s.pipe.Crawl(ctx, t)
-	}
-	if s.ctx.Err() != nil {
-		return registry.FetchResult{}, false
 	}
 	res := FetchResult(out)
 	now := s.cfg.Now()

@@ -9,6 +9,7 @@ import (
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/leasework"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -63,7 +64,7 @@ func domainOf(hostOrURL string) string {
 // claims the agent under a running round (docs/threats.md K.98). It is ≤ 0
 // when the agent waited in the queue too long.
 func (p *Prober) roundBudget(d registry.DueProbe) time.Duration {
-	return min(p.cfg.LeaseTTL/2, d.LeaseUntil.Sub(p.cfg.Now())-p.cfg.LeaseTTL/4)
+	return leasework.Budget(p.cfg.LeaseTTL, d.LeaseUntil, p.cfg.Now())
 }
 
 // Probe probes the planned interfaces of one leased agent, one at a time,

@@ -13,7 +13,8 @@ import (
 // module's production code (test files may import anything): cmd → api,
 // web, crawler, search → registry → agentcard; crawler → verifier →
 // agentcard; crawler and prober → fetch, the hardened client, which sits on
-// the leaves only; web and api never import each other; leaves stay leaves.
+// the leaves only, and → leasework, the lease-worker loop; web and api never
+// import each other; leaves stay leaves.
 // The cardex binary never links the testing package, net/http/httptest or
 // a Cardex package whose path ends in "test".
 func TestImportDirection(t *testing.T) {
@@ -47,6 +48,9 @@ func TestImportDirection(t *testing.T) {
 		"catalog":   {"api", "web", "a2a", "mcpserver", "crawler", "agentfleet"},
 		"discover":  {"api", "web", "a2a", "mcpserver", "catalog", "crawler", "agentfleet"},
 		"aicatalog": {"*"},
+		// The lease-worker loop of the crawler and the prober knows
+		// nothing of what it runs.
+		"leasework": {"*"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"strictjson"},
