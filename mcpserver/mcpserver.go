@@ -229,7 +229,7 @@ func (t *tools) server(version string) *mcp.Server {
 	s.AddTool(&mcp.Tool{
 		Name: "search_agents",
 		Description: "Search the registry's agents by free text (q) and filters (tag, skill, inputMode, outputMode, " +
-			"capability, binding, securityScheme, protocolVersion, provider, extension, trust; each a list, values ORed, " +
+			"capability, binding, securityScheme, protocolVersion, provider, extension, trust, live; each a list, values ORed, " +
 			"filters ANDed). Returns one page of agents with a summary of each A2A card, trust, health and matched skills, the total, " +
 			"facet counts over all matches, and nextPageToken when there are more.",
 		InputSchema:  in,
