@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -17,26 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/demo"
 	"github.com/cardexhq/cardex/registry"
 )
-
-// Every embedded demo card is a card the parser accepts.
-func TestDemoCardsParse(t *testing.T) {
-	names, err := fs.Glob(demoCards, "demodata/*.json")
-	if err != nil || len(names) < 20 {
-		t.Fatalf("%d demo cards, %v", len(names), err)
-	}
-	for _, n := range names {
-		b, err := demoCards.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := agentcard.Parse(b, agentcard.Options{}); err != nil {
-			t.Errorf("%s: %v", n, err)
-		}
-	}
-}
 
 type demoList struct {
 	Agents []struct {
@@ -91,7 +73,7 @@ func TestServeDemo(t *testing.T) {
 			if a.Status == "approved" && a.NeedsReview {
 				flagged++
 			}
-			if strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) && a.VersionSeq >= 2 {
+			if strings.Contains(a.CardURL, demo.ChangingPath) && a.VersionSeq >= 2 {
 				changed++
 			}
 		}
@@ -144,7 +126,7 @@ func TestServeDemo(t *testing.T) {
 	}
 	// The changing agent's history has a diff with an added skill.
 	for _, a := range list.Agents {
-		if !strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) {
+		if !strings.Contains(a.CardURL, demo.ChangingPath) {
 			continue
 		}
 		_, _, body := get(t, s.base+"/api/v1/agents/"+a.ID+"/versions", token)
@@ -160,8 +142,8 @@ func TestServeDemo(t *testing.T) {
 			fromCatalog++
 		}
 	}
-	if fromCatalog != demoCatalogAgents+1 { // and the inline one
-		t.Errorf("%d approved agents from the demo's catalog, want %d", fromCatalog, demoCatalogAgents+1)
+	if fromCatalog != demo.CatalogListed { // and the inline one
+		t.Errorf("%d approved agents from the demo's catalog, want %d", fromCatalog, demo.CatalogListed)
 	}
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
@@ -191,7 +173,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("catalogue page %d without the demo banner", code)
 	}
 	// The marker holds nothing secret.
-	marker, err := os.ReadFile(filepath.Join(data, demoMarker))
+	marker, err := os.ReadFile(filepath.Join(data, demo.MarkerFile))
 	if err != nil || strings.Contains(string(marker), token) || !strings.Contains(string(marker), `"cardex": "demo"`) {
 		t.Fatalf("marker %q %v", marker, err)
 	}
@@ -288,38 +270,23 @@ func TestDemoDataDirSeparation(t *testing.T) {
 	if code != exitFail || !strings.Contains(stderr, "not a demo's") {
 		t.Fatalf("--demo on real data: %d %q", code, stderr)
 	}
-	if _, err := prepareDemoDir(real, time.Now()); !errors.Is(err, errNotDemoDir) {
-		t.Fatalf("prepareDemoDir on real data: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(real, demoMarker)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(real, demo.MarkerFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a marker was written into real data: %v", err)
 	}
 
-	demo := filepath.Join(t.TempDir(), "demo")
-	first, err := prepareDemoDir(demo, time.Now())
-	if err != nil || !first {
-		t.Fatalf("fresh demo dir: first %v, %v", first, err)
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if first, err := prepareDemoDir(demo, time.Now()); err != nil || first {
-		t.Fatalf("demo dir again: first %v, %v", first, err)
+	if err := os.WriteFile(filepath.Join(dir, demo.MarkerFile), []byte(`{"cardex":"demo"}`), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if err := checkNotDemoDir(demo); !errors.Is(err, errDemoDir) {
-		t.Fatalf("checkNotDemoDir: %v", err)
-	}
-	code, _, stderr = runCLI(t, "", "serve", "--data", demo, "--addr", "127.0.0.1:0")
+	code, _, stderr = runCLI(t, "", "serve", "--data", dir, "--addr", "127.0.0.1:0")
 	if code != exitFail || !strings.Contains(stderr, "holds the demo catalogue") {
 		t.Fatalf("serve on a demo dir: %d %q", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(demo, "cardex.db")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, "cardex.db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("plain serve touched the demo dir: %v", err)
-	}
-	// An empty directory and a directory of unrelated files are fine.
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if first, err := prepareDemoDir(other, time.Now()); err != nil || !first {
-		t.Fatalf("unrelated files: first %v, %v", first, err)
 	}
 }
 
@@ -385,8 +352,8 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	if first.base == second.base || first.base == "http://"+busy.Addr().String() {
 		t.Fatalf("addresses %s and %s (default %s)", first.base, second.base, busy.Addr())
 	}
-	m1, err1 := readDemoMarker("cardex-demo")
-	m2, err2 := readDemoMarker("cardex-demo-2")
+	m1, err1 := demo.ReadMarker("cardex-demo")
+	m2, err2 := demo.ReadMarker("cardex-demo-2")
 	if err1 != nil || err2 != nil {
 		t.Fatalf("markers: %v %v", err1, err2)
 	}
@@ -449,7 +416,7 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 			t.Errorf("the restarted demo lists %s, on a host it did not serve before", u)
 		}
 	}
-	if m, _ := readDemoMarker("cardex-demo-2"); m.Ports != m2.Ports {
+	if m, _ := demo.ReadMarker("cardex-demo-2"); m.Ports != m2.Ports {
 		t.Errorf("ports after a restart %+v, want %+v", m.Ports, m2.Ports)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/demo"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
@@ -65,35 +66,25 @@ func runServe(ctx context.Context, e *env, args []string) int {
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Writer) error {
 	allow := crawlNetwork{AllowNetworks: cfg.AllowNetworks, AllowInsecureHTTP: cfg.AllowInsecureHTTP}
 	var (
-		demo      *demoFleet
-		demoFirst bool
+		store *registry.Store
+		dm    *demo.Demo
 	)
-	var store *registry.Store
 	if cfg.Demo {
-		dir, first, st, err := openDemoStore(ctx, cfg, log)
-		if err != nil {
+		var err error
+		if dm, err = demo.Start(ctx, demo.Config{DataDir: cfg.Store.data, DataDirSet: cfg.dataSet, Logger: log}); err != nil {
 			return err
 		}
-		store, demoFirst, cfg.Store.data = st, first, dir
-		defer closeStore(store, log)
-		marker, err := readDemoMarker(dir)
-		if err != nil {
-			return err
-		}
-		if demo, err = startDemoFleet(log, marker.Ports); err != nil {
-			return err
-		}
-		defer demo.Close()
-		if demo.ports != marker.Ports {
-			if err := writeDemoPorts(dir, demo.ports); err != nil {
-				return err
+		defer func() {
+			if err := dm.Close(); err != nil {
+				log.Error("closing store", "err", err.Error())
 			}
-		}
+		}()
+		store, cfg.Store.data = dm.Store, dm.Dir
 		// The demo allows its own fleet's addresses and nothing else.
-		allow = crawlNetwork{AllowNetworks: demo.nets, AllowInsecureHTTP: true}
+		allow = crawlNetwork{AllowNetworks: dm.Networks(), AllowInsecureHTTP: true}
 	} else {
 		if cfg.Store.databaseURL == "" {
-			if err := checkNotDemoDir(cfg.Store.data); err != nil {
+			if err := demo.CheckNotDemoDir(cfg.Store.data); err != nil {
 				return err
 			}
 		}
@@ -159,8 +150,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	probeFetcher := fetcher
-	if demo != nil {
-		if probeFetcher, err = demo.probeFetcher(cfg, allow, log); err != nil {
+	if dm != nil {
+		pol, err := cfg.policy(allow)
+		if err != nil {
+			return err
+		}
+		if probeFetcher, err = dm.ProbeFetcher(pol, log); err != nil {
 			return err
 		}
 		defer probeFetcher.Close()
@@ -231,10 +226,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	// (migrations 00170; docs/verification.md), judged again from their
 	// stored bytes.
 	seeding.Go(func() { reverifyStored(seedCtx, cr.sched, svc, log) })
-	if demo == nil {
+	if dm == nil {
 		seeding.Go(catalogs)
 	} else {
-		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
+		if err := dm.Welcome(ctx, stdout, svc, browseURL(ln.Addr(), tlsOn)); err != nil {
 			log.Error("demo", "err", err.Error())
 		}
 		seeding.Go(func() {
@@ -250,7 +245,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 			crawlCatalogs := func(ctx context.Context) []string {
 				return cfg.crawlCatalogs(ctx, cr.fetcher, svc, time.Now(), log)
 			}
-			if err := demo.seed(seedCtx, svc, kick, crawlCatalogs, log); err != nil && seedCtx.Err() == nil {
+			if err := dm.Seed(seedCtx, svc, kick, crawlCatalogs, log); err != nil && seedCtx.Err() == nil {
 				log.Error("demo catalogue", "err", err.Error())
 			}
 			catalogs()

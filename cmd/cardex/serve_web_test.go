@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/registry/registrytest"
+	"github.com/cardexhq/cardex/verifier"
 )
 
 // get fetches url with an optional bearer token and returns status,
@@ -328,4 +330,9 @@ func TestServeShutdownReleasesLeases(t *testing.T) {
 	if hangs[0].Requests()+hangs[1].Requests() != 1 {
 		t.Fatalf("the queued agent was fetched: %d + %d requests", hangs[0].Requests(), hangs[1].Requests())
 	}
+}
+
+// signCard signs the fleet's cards with the verifier, as a publisher would.
+func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"crypto"
@@ -134,6 +134,10 @@ func newLiveAgents(origin string, now func() time.Time, answer cardAnswer) (*liv
 	l.recovering, l.pending = cards[liveRecovering], cards[livePending]
 	return l, nil
 }
+
+// ChangingPath is in the card URL of the live agent that publishes a new
+// version every few minutes.
+var ChangingPath = fmt.Sprintf("/live/%d/", liveChanging)
 
 func (l *liveAgents) url(m liveMode) string {
 	return fmt.Sprintf("%s/live/%d/.well-known/agent-card.json", l.origin, m)

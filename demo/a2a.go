@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -59,16 +59,16 @@ var demoA2AAgents = []a2aAgent{
 		[]a2aInterface{{"night-rpc", agentfleet.A2AReset, "JSONRPC", "1.0"}}},
 }
 
-// demoNotAnswering are the demo agents (by slug) that do not answer A2A,
-// on purpose; every other one answers.
-var demoNotAnswering = []string{"legacy-concierge", "night-shift"}
+// NotAnswering are the demo agents (by slug) that do not answer A2A, on
+// purpose; every other one answers.
+var NotAnswering = []string{"legacy-concierge", "night-shift"}
 
 // startA2AServer serves the fake A2A endpoints on the address after the
 // fleet's (127.0.0.6), on the ports a previous start recorded (want), else
 // the usual ones, else free ones. Probes and fetches share a cap per host
 // (docs/liveness.md): on an address of their own, the probes of every
 // agent's interfaces never hold up the crawls the demo waits for.
-func (d *demoFleet) startA2AServer(want demoPorts, log *slog.Logger) error {
+func (d *demoFleet) startA2AServer(want Ports, log *slog.Logger) error {
 	hosts := d.fleet.Hosts()
 	addr := netip.MustParseAddrPort(hosts[len(hosts)-1].Origin()[len("http://"):]).Addr().Next()
 	host := addr.String()
@@ -259,14 +259,10 @@ func rewriteJSON(data []byte, replace func(path []string, v string) (string, boo
 	return out.Bytes(), nil
 }
 
-// probeFetcher is the demo prober's client: the server's policy, trusting
+// probeFetcher is the demo prober's client: the server's policy pol, trusting
 // the demo's gRPC certificate, but it resolves no name and dials only the
 // demo's own addresses.
-func (d *demoFleet) probeFetcher(c *serveConfig, allow crawlNetwork, log *slog.Logger) (*crawler.Fetcher, error) {
-	pol, err := c.policy(allow)
-	if err != nil {
-		return nil, err
-	}
+func (d *demoFleet) probeFetcher(pol crawler.Policy, log *slog.Logger) (*crawler.Fetcher, error) {
 	if pol.RootCAs == nil {
 		pol.RootCAs = x509.NewCertPool()
 	}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"errors"
@@ -22,6 +22,9 @@ import (
 const (
 	demoCatalogPort   = 47083
 	demoCatalogAgents = 3 // by card URL, plus one inline
+	// CatalogListed is how many agents the catalog registers: those
+	// listed by card URL and the inline one.
+	CatalogListed = demoCatalogAgents + 1
 )
 
 type catalogHost struct {

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"crypto"
@@ -38,14 +38,14 @@ const (
 // whose agents turn failing (500) and gone (404) once they are approved.
 type demoFleet struct {
 	fleet   *agentfleet.Fleet
-	a2a     *agentfleet.A2AServer // the A2A endpoints every agent's interfaces point at (demo_a2a.go)
+	a2a     *agentfleet.A2AServer // the A2A endpoints every agent's interfaces point at (a2a.go)
 	flaky   *flakyAgents
-	live    *liveAgents  // demo_live.go
-	catalog *catalogHost // demo_catalog.go
-	ports   demoPorts    // where the agents listen, kept in the demo marker
+	live    *liveAgents  // live.go
+	catalog *catalogHost // catalog.go
+	ports   Ports        // where the agents listen, kept in the demo marker
 	agents  []demoAgent
 	nets    []netip.Prefix
-	// self is the agent whose host claims itself (demo_claim.go): it is
+	// self is the agent whose host claims itself (claim.go): it is
 	// submitted with the publisher token of that claim, not by the demo
 	// admin.
 	self     *agentfleet.AgentHandle
@@ -66,7 +66,7 @@ func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
 // startDemoFleet starts the demo's agents on the ports a previous start
 // of this demo recorded (want), else on the usual ports, else on other
 // free ones; d.ports says which, for the demo marker.
-func startDemoFleet(log *slog.Logger, want demoPorts) (*demoFleet, error) {
+func startDemoFleet(log *slog.Logger, want Ports) (*demoFleet, error) {
 	opts := agentfleet.Options{Hosts: demoHosts, BaseAddr: demoBaseAddr, Signer: signCard}
 	var fleet *agentfleet.Fleet
 	var err error

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const (
 var errDemoSeed = errors.New("demo catalogue incomplete")
 
 // seed registers every demo agent through Service.Submit (one through a
-// host claim, demo_claim.go), approves each
+// host claim, claim.go), approves each
 // once its first version is recorded (Service.Act, like an admin would),
 // then breaks the flaky agents and has them re-crawled until they are
 // failing and gone. Agents already registered by an earlier run are
@@ -58,7 +58,7 @@ func (d *demoFleet) seed(ctx context.Context, svc *registry.Service, kick func()
 	} else {
 		ids[selfID] = demoAgent{url: d.self.URL()}
 	}
-	// The multi-agent host's catalog (demo_catalog.go): the agents it
+	// The multi-agent host's catalog (catalog.go): the agents it
 	// lists are registered now and approved with the rest.
 	for _, id := range crawlCatalogs(ctx) {
 		ids[id] = demoAgent{}
