@@ -1,7 +1,6 @@
-package main
+package load
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
 )
 
 // report is the outcome of a run, as printed (-json: this struct).
@@ -54,8 +55,6 @@ type growth struct {
 	Settled float64 `json:"settled"`
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func newReport(c *config, s *stats, elapsed time.Duration, before, after, settled sample) *report {
 	r := &report{
 		URL: c.URL, Clients: c.Clients, DurationSec: elapsed.Seconds(),
@@ -79,8 +78,8 @@ func newReport(c *config, s *stats, elapsed time.Duration, before, after, settle
 				r.Shed += n
 			}
 		}
-		l := summarize(o.latencies)
-		or.P50ms, or.P90ms, or.P99ms, or.MaxMs = ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max)
+		l := bench.Summarize(o.latencies)
+		or.P50ms, or.P90ms, or.P99ms, or.MaxMs = bench.Ms(l.P50), bench.Ms(l.P90), bench.Ms(l.P99), bench.Ms(l.Max)
 		r.Operations[name] = or
 		r.Requests += or.Requests
 		r.TransportErrs += o.errors
@@ -118,11 +117,7 @@ func (r *report) failures() []string {
 	return f
 }
 
-func (r *report) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *report) writeJSON(w io.Writer) error { return bench.WriteJSON(w, r) }
 
 func (r *report) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d clients, %.1fs, %d requests, %.0f req/s\n", r.URL, r.Clients, r.DurationSec, r.Requests, r.RequestsPerSec)

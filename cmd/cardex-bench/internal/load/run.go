@@ -1,9 +1,9 @@
-// Command cardex-load drives a running Cardex server with concurrent
+// Package load is `cardex-bench load`: it drives a running Cardex server with concurrent
 // clients of mixed reads and writes for a bounded time, then reports
 // requests per second, status counts, latency percentiles per operation
 // and the server's goroutine and memory growth read from /metrics.
 //
-//	go run ./cmd/cardex-load -url http://127.0.0.1:8080 -clients 200 -duration 30s -token ADMIN_TOKEN
+//	go run ./cmd/cardex-bench load -url http://127.0.0.1:8080 -clients 200 -duration 30s -token ADMIN_TOKEN
 //
 // Every agent the run submits is removed when it ends (-keep leaves them
 // and lists their ids in a file; -remove FILE removes those later).
@@ -11,7 +11,7 @@
 // It exits 1 when any request got a 5xx or a transport error, or when the
 // server's goroutines grew by more than -goroutine-slack once the run has
 // settled; 2 on bad flags.
-package main
+package load
 
 import (
 	"context"
@@ -20,17 +20,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
-)
 
-const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
 )
 
 // config is every setting of a run.
@@ -61,7 +54,7 @@ const defaultGoroutineSlack = 50
 
 func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
-	fs := flag.NewFlagSet("cardex-load", flag.ContinueOnError)
+	fs := flag.NewFlagSet("cardex-bench load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "base `URL` of the Cardex server")
 	fs.IntVar(&c.Clients, "clients", 200, "concurrent clients")
@@ -76,7 +69,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		"card `URL` template of submissions: {n} becomes a number unique to the run, {ip} a distinct 127.0.0.0/8 address")
 	fs.BoolVar(&c.AllowShed, "allow-shed", false, "report 503 answers (the server shedding load, with Retry-After) as shed instead of failing the run; for correctness runs on a loaded machine")
 	fs.BoolVar(&c.Keep, "keep", false, "leave the agents the run submits in the target (default: remove them when the run ends) and list their ids in -keep-file")
-	fs.StringVar(&c.KeepFile, "keep-file", "cardex-load-agents.txt", "with -keep, the `file` that lists the submitted agents' ids, for -remove")
+	fs.StringVar(&c.KeepFile, "keep-file", "cardex-bench-load-agents.txt", "with -keep, the `file` that lists the submitted agents' ids, for -remove")
 	fs.StringVar(&c.Remove, "remove", "", "remove the agents listed in `file` (written by a -keep run) and exit; needs an admin -token")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -116,40 +109,34 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	return c, nil
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// run parses args, drives the server, prints the report and returns the
+// Run parses args, drives the server, prints the report and returns the
 // exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return bench.ExitOK
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "cardex-load:", err)
-		return exitUsage
+		fmt.Fprintln(stderr, "cardex-bench load:", err)
+		return bench.ExitUsage
 	}
 	if c.Remove != "" {
 		var out strings.Builder
 		err := removeRun(ctx, c, &out)
 		fmt.Fprint(stdout, out.String())
 		if err != nil {
-			fmt.Fprintln(stderr, "cardex-load:", err)
-			return exitFail
+			fmt.Fprintln(stderr, "cardex-bench load:", err)
+			return bench.ExitFail
 		}
-		return exitOK
+		return bench.ExitOK
 	}
 	rep, err := drive(ctx, c)
 	if err != nil {
-		fmt.Fprintln(stderr, "cardex-load:", err)
-		return exitFail
+		fmt.Fprintln(stderr, "cardex-bench load:", err)
+		return bench.ExitFail
 	}
 	if rep.Created > 0 && c.Keep {
-		fmt.Fprintf(stderr, "cardex-load: kept the %d agents this run submitted, listed in %s; remove them with: cardex-load -url %s -token TOKEN -remove %s\n",
+		fmt.Fprintf(stderr, "cardex-bench load: kept the %d agents this run submitted, listed in %s; remove them with: cardex-bench load -url %s -token TOKEN -remove %s\n",
 			rep.Created, c.KeepFile, c.URL, c.KeepFile)
 	}
 	if c.JSON {
@@ -158,14 +145,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = rep.writeText(stdout)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "cardex-load:", err)
-		return exitFail
+		fmt.Fprintln(stderr, "cardex-bench load:", err)
+		return bench.ExitFail
 	}
 	if fails := rep.failures(); len(fails) > 0 {
 		for _, f := range fails {
-			fmt.Fprintln(stderr, "cardex-load: FAIL:", f)
+			fmt.Fprintln(stderr, "cardex-bench load: FAIL:", f)
 		}
-		return exitFail
+		return bench.ExitFail
 	}
-	return exitOK
+	return bench.ExitOK
+}
+
+// CheckArgs reports whether args (after the subcommand) are flags Run
+// accepts, without running anything.
+func CheckArgs(args []string) error {
+	_, err := parse(args, io.Discard)
+	return err
 }

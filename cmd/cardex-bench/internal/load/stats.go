@@ -1,7 +1,6 @@
-package main
+package load
 
 import (
-	"slices"
 	"sync"
 	"time"
 )
@@ -66,27 +65,4 @@ func (s *stats) merge(other *stats) {
 			dst.lastErr = src.lastErr
 		}
 	}
-}
-
-// percentile is the nearest-rank percentile of sorted latencies.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted))*p+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// latency summarizes one operation's latencies.
-type latency struct {
-	P50, P90, P99, Max time.Duration
-}
-
-func summarize(l []time.Duration) latency {
-	s := slices.Clone(l)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return latency{}
-	}
-	return latency{P50: percentile(s, 0.50), P90: percentile(s, 0.90), P99: percentile(s, 0.99), Max: s[len(s)-1]}
 }

@@ -1,11 +1,11 @@
-package main
+package searchload
 
 import (
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+
 	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,20 +22,16 @@ func TestSearchLoadSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs cardex serve")
 	}
-	bin := filepath.Join(t.TempDir(), "cardex")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.CommandContext(ctx, "go", append(args, "github.com/cardexhq/cardex/cmd/cardex")...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := bench.Build(ctx, t.TempDir(), bench.RaceEnabled)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"-cardex", bin, "-agents", "150", "-hosts", "3", "-duration", "1s", "-clients", "1,3",
+	code := Run(ctx, []string{"-cardex", bin, "-agents", "150", "-hosts", "3", "-duration", "1s", "-clients", "1,3",
 		"-repeated", "20", "-json"}, &stdout, &stderr)
-	if code != exitOK {
+	if code != bench.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
 	var rep report
@@ -51,12 +47,63 @@ func TestSearchLoadSmall(t *testing.T) {
 			t.Errorf("run %d is %s, want %s", i, got, want[i])
 		}
 		if r.Requests == 0 || r.Statuses["200"] != r.Requests || r.NonOK != 0 || r.Transport != 0 ||
-			r.P50ms <= 0 || r.P50ms > r.P99ms || r.CPUmsPerReq <= 0 {
+			r.P50ms <= 0 || r.P50ms > r.P99ms || r.CPUmsPerReq <= 0 || r.Phase != "" || r.Probes != 0 {
 			t.Errorf("run %s: %+v", want[i], r)
 		}
 	}
 	if !strings.Contains(stderr.String(), "crawled and approved 150 agents") {
 		t.Errorf("log:\n%s", stderr.String())
+	}
+	if rep.Defaults || rep.Probes != 0 {
+		t.Errorf("the quiet server probed: defaults %v, %v probes", rep.Defaults, rep.Probes)
+	}
+}
+
+// -defaults runs the server with the crawler and the prober at their
+// defaults: the agents are approved through the bulk API, the prober
+// starts and probes their interfaces (on loopback, at the fleet's own A2A
+// endpoints), and the unique queries run right after the approval and
+// again in steady state, each run with the probes made during it.
+func TestSearchLoadDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cardex serve")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	bin, err := bench.Build(ctx, t.TempDir(), bench.RaceEnabled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"-defaults", "-cardex", bin, "-agents", "40", "-hosts", "2", "-duration", "1s", "-clients", "2",
+		"-repeated", "10", "-reindex=false", "-json"}, &stdout, &stderr)
+	if code != bench.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	want := []string{"unique/after-approval/2", "unique/steady/2", "repeated/steady/2"}
+	if len(rep.Runs) != len(want) || !rep.Defaults || rep.Agents != 40 {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, r := range rep.Runs {
+		if got := r.Workload + "/" + r.Phase + "/" + strconv.Itoa(r.Clients); got != want[i] {
+			t.Errorf("run %d is %s, want %s", i, got, want[i])
+		}
+		if r.Requests == 0 || r.Transport != 0 || r.Bad5xx != 0 {
+			t.Errorf("run %s: %+v", want[i], r)
+		}
+	}
+	// Steady state came after the first probe round: the prober ran.
+	if rep.Probes < 1 || rep.Setup.Steady <= 0 {
+		t.Errorf("%v probes, steady after %s", rep.Probes, rep.Setup.Steady)
+	}
+	for _, line := range []string{"crawled and approved 40 agents through the bulk API", "steady state"} {
+		if !strings.Contains(stderr.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, stderr.String())
+		}
 	}
 }
 
@@ -69,9 +116,11 @@ func TestParseRejects(t *testing.T) {
 		{"-clients", "0"},
 		{"-repeated", "0"},
 		{"extra"},
+		{"-defaults", "-cost"},
+		{"-defaults", "-populated", "-data", "x"},
 	} {
-		if code := run(t.Context(), args, &bytes.Buffer{}, &bytes.Buffer{}); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		if code := Run(t.Context(), args, &bytes.Buffer{}, &bytes.Buffer{}); code != bench.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, bench.ExitUsage)
 		}
 	}
 }

@@ -1,7 +1,7 @@
-// Command cardex-searchload measures search through the whole `cardex
-// serve` at catalogue scale, from a clean checkout:
+// Package searchload is `cardex-bench search`: it measures search through
+// the whole `cardex serve` at catalogue scale, from a clean checkout:
 //
-//	go run ./cmd/cardex-searchload -agents 100000
+//	go run ./cmd/cardex-bench search -agents 100000
 //
 // It starts a loopback fleet serving N generated cards (search/corpus,
 // seed 42: twelve domains, 1–10 skills each, Zipf-distributed words), runs
@@ -30,25 +30,18 @@
 // cards at the size limit (cost.go, docs/benchmarks.md "Cost of anonymous
 // requests"):
 //
-//	go run ./cmd/cardex-searchload -cost -agents 100 -hosts 10 -duration 60s
-package main
+//	go run ./cmd/cardex-bench search -cost -agents 100 -hosts 10 -duration 60s
+package searchload
 
 import (
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
-)
-
-const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
 )
 
 type config struct {
@@ -70,11 +63,16 @@ type config struct {
 	// Cost: measure the cost of anonymous requests over cards at the size
 	// limit instead (cost.go).
 	Cost bool
+	// Defaults: the server runs with the crawler and the prober at their
+	// defaults, the agents are approved through the bulk API, and the
+	// unique queries run twice: right after the approval and in steady
+	// state (defaults.go).
+	Defaults bool
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
-	fs := flag.NewFlagSet("cardex-searchload", flag.ContinueOnError)
+	fs := flag.NewFlagSet("cardex-bench search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.Agents, "agents", 100_000, "agents in the fleet, submitted, crawled and approved")
 	fs.IntVar(&c.Hosts, "hosts", 50, "loopback addresses the fleet serves from (127.0.0.1 counting up)")
@@ -88,6 +86,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.Reindex, "reindex", true, "time a full index rebuild after the runs")
 	fs.BoolVar(&c.Cost, "cost", false, "measure what anonymous requests cost over -agents cards of 510 KiB (cost.go) instead")
+	fs.BoolVar(&c.Defaults, "defaults", false, "run the server with the crawler and the prober at their defaults, approve through the bulk API and measure right after the approval and again in steady state (defaults.go)")
 	fs.BoolVar(&c.Populated, "populated", false, "-data already holds the agents of an earlier run: skip submitting and approving")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -110,26 +109,24 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-repeated must be at least 1")
 	case c.Cost && (c.Populated || c.Data != ""):
 		return nil, errors.New("-cost runs on a fresh temporary catalogue: no -data or -populated")
+	case c.Defaults && (c.Cost || c.Populated):
+		return nil, errors.New("-defaults measures from the approval of a fresh catalogue: no -cost or -populated")
 	case c.Populated && c.Data == "":
 		return nil, errors.New("-populated needs -data")
 	}
 	return c, nil
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run parses args (after `search`), measures, prints the report and
+// returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return bench.ExitOK
 		}
-		fmt.Fprintln(stderr, "cardex-searchload:", err)
-		return exitUsage
+		fmt.Fprintln(stderr, "cardex-bench search:", err)
+		return bench.ExitUsage
 	}
 	if cfg.Cost {
 		rep, err := measureCost(ctx, cfg, stderr)
@@ -139,10 +136,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "cardex-searchload:", err)
-			return exitFail
+			fmt.Fprintln(stderr, "cardex-bench search:", err)
+			return bench.ExitFail
 		}
-		return exitOK
+		return bench.ExitOK
 	}
 	rep, err := measure(ctx, cfg, stderr)
 	if rep != nil {
@@ -151,12 +148,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "cardex-searchload:", err)
-		return exitFail
+		fmt.Fprintln(stderr, "cardex-bench search:", err)
+		return bench.ExitFail
 	}
 	if rep.failures() > 0 {
-		fmt.Fprintf(stderr, "cardex-searchload: %d transport errors or 5xx answers without Retry-After\n", rep.failures())
-		return exitFail
+		fmt.Fprintf(stderr, "cardex-bench search: %d transport errors or 5xx answers without Retry-After\n", rep.failures())
+		return bench.ExitFail
 	}
-	return exitOK
+	return bench.ExitOK
+}
+
+// CheckArgs reports whether args (after the subcommand) are flags Run
+// accepts, without running anything.
+func CheckArgs(args []string) error {
+	_, err := parse(args, io.Discard)
+	return err
 }

@@ -1,6 +1,8 @@
-package main
+package searchload
 
 import (
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+
 	"context"
 	"fmt"
 	"io"
@@ -77,7 +79,10 @@ func (q *queryGen) next() (string, bool) {
 
 // result is one measured run.
 type result struct {
-	Workload     string         `json:"workload"`
+	Workload string `json:"workload"`
+	// Phase is when the run was, with -defaults: after-approval or
+	// steady.
+	Phase        string         `json:"phase,omitempty"`
 	Clients      int            `json:"clients"`
 	Requests     int            `json:"requests"`
 	PerSecond    float64        `json:"requestsPerSecond"`
@@ -90,19 +95,26 @@ type result struct {
 	CPUmsPerReq  float64        `json:"serverCpuMsPerRequest"`
 	LoadAvgStart float64        `json:"loadAverageStart"`
 	LoadAvgEnd   float64        `json:"loadAverageEnd"`
+	// Probes is how many liveness probes the server made during the run.
+	Probes float64 `json:"probes"`
 }
 
 // runLoad sends GET /api/v1/agents?q=…&pageSize=20 from clients goroutines
 // for d, each taking its next query from next.
-func runLoad(ctx context.Context, s *server, workload string, clients int, d time.Duration, next func() string) (result, error) {
+func runLoad(ctx context.Context, s *bench.Server, workload string, clients int, d time.Duration, next func() string) (result, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	res := result{Workload: workload, Clients: clients, Statuses: map[string]int{}, LoadAvgStart: loadAvg()}
-	cpu0, _, err := procStat(s.cmd.Process.Pid)
+	res := result{Workload: workload, Clients: clients, Statuses: map[string]int{}, LoadAvgStart: bench.LoadAvg()}
+	cpu0, _, err := bench.ProcStat(s.Cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
+	probes0, err := probes(ctx, c, s)
+	if err != nil {
+		return res, err
+	}
+	runCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var mu sync.Mutex
@@ -115,7 +127,7 @@ func runLoad(ctx context.Context, s *server, workload string, clients int, d tim
 			statuses := map[string]int{}
 			transport, bad := 0, 0
 			for ctx.Err() == nil {
-				u := s.base + "/api/v1/agents?pageSize=20&q=" + url.QueryEscape(next())
+				u := s.Base + "/api/v1/agents?pageSize=20&q=" + url.QueryEscape(next())
 				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, u, nil)
 				t0 := time.Now()
 				r, err := c.Do(req)
@@ -143,42 +155,53 @@ func runLoad(ctx context.Context, s *server, workload string, clients int, d tim
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1, _, err := procStat(s.cmd.Process.Pid)
+	cpu1, _, err := bench.ProcStat(s.Cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
-	res.LoadAvgEnd = loadAvg()
+	res.LoadAvgEnd = bench.LoadAvg()
+	probes1, err := probes(runCtx, c, s)
+	if err != nil {
+		return res, err
+	}
+	res.Probes = probes1 - probes0
 	res.Requests = len(lat)
 	res.PerSecond = float64(len(lat)) / elapsed.Seconds()
 	res.NonOK = len(lat) - res.Statuses["200"]
 	if len(lat) > 0 {
 		slices.Sort(lat)
-		res.P50ms = ms(lat[(len(lat)*50+99)/100-1])
-		res.P99ms = ms(lat[(len(lat)*99+99)/100-1])
-		res.CPUmsPerReq = ms(cpu1-cpu0) / float64(len(lat))
+		res.P50ms = bench.Ms(bench.Percentile(lat, 50))
+		res.P99ms = bench.Ms(bench.Percentile(lat, 99))
+		res.CPUmsPerReq = bench.Ms(cpu1-cpu0) / float64(len(lat))
 	}
 	return res, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // setupTimes are the durations of the preparation steps.
 type setupTimes struct {
 	Submit       time.Duration `json:"submit"`
 	CrawlApprove time.Duration `json:"crawlAndApprove"`
 	Index        time.Duration `json:"indexCatchUp"`
+	// Steady is how long after the index caught up the server took to
+	// settle (-defaults: no crawl due, the first probe round done).
+	Steady time.Duration `json:"steady,omitempty"`
 }
 
 // report is the whole measurement.
 type report struct {
-	Agents     int        `json:"agents"`
-	Setup      setupTimes `json:"setup"`
-	Runs       []result   `json:"runs"`
-	RSSBytes   int64      `json:"serverRssAfterRuns"`
-	Reindex    float64    `json:"reindexSeconds,omitempty"`
-	ReindexCPU float64    `json:"reindexCpuSeconds,omitempty"`
-	Started    time.Time  `json:"started"`
-	Machine    string     `json:"machine"`
+	Agents int `json:"agents"`
+	// Defaults: the server ran with the crawler and the prober at their
+	// defaults (-defaults).
+	Defaults bool       `json:"defaults,omitempty"`
+	Setup    setupTimes `json:"setup"`
+	Runs     []result   `json:"runs"`
+	RSSBytes int64      `json:"serverRssAfterRuns"`
+	// Probes is how many liveness probes the server made in all.
+	Probes     float64   `json:"probes"`
+	Reindex    float64   `json:"reindexSeconds,omitempty"`
+	ReindexCPU float64   `json:"reindexCpuSeconds,omitempty"`
+	Started    time.Time `json:"started"`
+	Machine    string    `json:"machine"`
 }
 
 func (r *report) failures() int {
@@ -191,12 +214,19 @@ func (r *report) failures() int {
 
 func (r *report) write(w io.Writer, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, r)
+		return bench.WriteJSON(w, r)
 	}
 	fmt.Fprintf(w, "%d agents (%s); setup: submit %s, crawl+approve %s, index catch-up %s\n\n", r.Agents, r.Machine,
 		r.Setup.Submit.Round(time.Second), r.Setup.CrawlApprove.Round(time.Second), r.Setup.Index.Round(time.Second))
-	fmt.Fprintln(w, "| workload | clients | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | load avg |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	if r.Defaults {
+		// The phases and the background work each run saw.
+		fmt.Fprintf(w, "crawler and prober at their defaults; steady state %s after the index caught up\n\n", r.Setup.Steady.Round(time.Second))
+		fmt.Fprintln(w, "| workload | phase | clients | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | load avg | probes |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	} else {
+		fmt.Fprintln(w, "| workload | clients | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | load avg |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	}
 	for _, x := range r.Runs {
 		var codes []string
 		for k, v := range x.Statuses {
@@ -209,10 +239,15 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 		if len(codes) > 0 {
 			non += " (" + strings.Join(codes, ", ") + ")"
 		}
+		if r.Defaults {
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f | %.1f | %s | %.2f | %.1f → %.1f | %.0f |\n", x.Workload, x.Phase, x.Clients, x.PerSecond,
+				x.P50ms, x.P99ms, non, x.CPUmsPerReq, x.LoadAvgStart, x.LoadAvgEnd, x.Probes)
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %s | %.2f | %.1f → %.1f |\n", x.Workload, x.Clients, x.PerSecond,
 			x.P50ms, x.P99ms, non, x.CPUmsPerReq, x.LoadAvgStart, x.LoadAvgEnd)
 	}
-	fmt.Fprintf(w, "\nserver RSS after the runs: %d MiB\n", r.RSSBytes>>20)
+	fmt.Fprintf(w, "\nserver RSS after the runs: %d MiB; liveness probes: %.0f\n", r.RSSBytes>>20, r.Probes)
 	if r.Reindex > 0 {
 		fmt.Fprintf(w, "index rebuild: %.1f s wall, %.1f CPU-s\n", r.Reindex, r.ReindexCPU)
 	}

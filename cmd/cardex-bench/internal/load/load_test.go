@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -6,29 +6,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
 )
 
 // buildServer compiles cmd/cardex (with -race when this test has it).
 func buildServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cardex")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", append(args, "github.com/cardexhq/cardex/cmd/cardex")...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := bench.Build(ctx, t.TempDir(), bench.RaceEnabled)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -46,45 +40,15 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 }
 
 // startServe runs `cardex serve` on a loopback port with data in a temp
-// directory and returns its base URL and an admin token.
+// directory, crawling often, and returns its base URL and an admin token.
 func startServe(t *testing.T, bin string) (base, token string) {
 	t.Helper()
-	data, addrFile := t.TempDir(), filepath.Join(t.TempDir(), "addr")
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--data", data,
-		"--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--submit-rate", "0", "--read-rate", "0",
-		"--crawl-tick", "1s", "--crawl-min-interval", "1s", "--crawl-timeout", "2s", "--log-level", "error")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	s, err := bench.Start(t.Context(), bin, t.TempDir(), "--crawl-tick", "1s", "--crawl-min-interval", "1s", "--crawl-timeout", "2s")
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	waitUntil(t, "the server's address", time.Minute, func() bool {
-		select {
-		case <-exited:
-			t.Fatalf("server exited: %s", stderr.String())
-		default:
-		}
-		b, err := os.ReadFile(addrFile)
-		base = "http://" + strings.TrimSpace(string(b))
-		return err == nil && len(b) > 0
-	})
-	out, err := exec.Command(bin, "token", "create", "--role", "admin", "--data", data).Output()
-	if err != nil {
-		t.Fatalf("token create: %v", err)
-	}
-	token, _, _ = strings.Cut(string(out), "\n")
-	return base, token
+	t.Cleanup(s.Stop)
+	return s.Base, s.Token
 }
 
 // TestLoadAgainstServe runs the generator for a few seconds against a real
@@ -122,13 +86,13 @@ func TestLoadAgainstServe(t *testing.T) {
 	})
 
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"-url", base, "-token", token, "-clients", "20", "-duration", "3s",
+	code := Run(t.Context(), []string{"-url", base, "-token", token, "-clients", "20", "-duration", "3s",
 		"-write-ratio", "0.2", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-allow-shed", "-json"}, &stdout, &stderr)
 	var rep report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
-	if code != exitOK {
+	if code != bench.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
 	// Under -race on a busy machine the search gate may shed a few reads
@@ -180,9 +144,9 @@ func TestLoadAgainstServe(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "kept.txt")
 	stdout.Reset()
 	stderr.Reset()
-	code = run(t.Context(), []string{"-url", base, "-token", token, "-clients", "4", "-duration", "1s",
+	code = Run(t.Context(), []string{"-url", base, "-token", token, "-clients", "4", "-duration", "1s",
 		"-write-ratio", "1", "-submit-url", "http://{ip}:9/", "-settle", "15s", "-allow-shed", "-keep", "-keep-file", keep}, &stdout, &stderr)
-	if code != exitOK || !strings.Contains(stdout.String(), "kept (ids in "+keep+")") ||
+	if code != bench.ExitOK || !strings.Contains(stdout.String(), "kept (ids in "+keep+")") ||
 		!strings.Contains(stderr.String(), "-remove "+keep) {
 		t.Fatalf("-keep run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -196,7 +160,7 @@ func TestLoadAgainstServe(t *testing.T) {
 		return countStatus("pending")+countStatus("approved") == 20+len(ids)
 	})
 	stdout.Reset()
-	if code := run(t.Context(), []string{"-url", base, "-token", token, "-remove", keep}, &stdout, &stderr); code != exitOK ||
+	if code := Run(t.Context(), []string{"-url", base, "-token", token, "-remove", keep}, &stdout, &stderr); code != bench.ExitOK ||
 		stdout.String() != fmt.Sprintf("removed %d of %d agents listed in %s\n", len(ids), len(ids), keep) {
 		t.Fatalf("-remove: exit %d %q %q", code, stdout.String(), stderr.String())
 	}
@@ -216,23 +180,9 @@ func TestParseRejects(t *testing.T) {
 		{"extra"},
 	} {
 		var stderr bytes.Buffer
-		if code := run(t.Context(), args, &bytes.Buffer{}, &stderr); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		if code := Run(t.Context(), args, &bytes.Buffer{}, &stderr); code != bench.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, bench.ExitUsage)
 		}
-	}
-}
-
-func TestPercentileNearestRank(t *testing.T) {
-	var l []time.Duration
-	for i := 1; i <= 100; i++ {
-		l = append(l, time.Duration(i)*time.Millisecond)
-	}
-	got := summarize(l)
-	if got.P50 != 50*time.Millisecond || got.P90 != 90*time.Millisecond || got.P99 != 99*time.Millisecond || got.Max != 100*time.Millisecond {
-		t.Fatalf("%+v", got)
-	}
-	if one := summarize([]time.Duration{7}); one.P50 != 7 || one.Max != 7 {
-		t.Fatalf("%+v", one)
 	}
 }
 

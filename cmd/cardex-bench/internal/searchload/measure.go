@@ -1,8 +1,9 @@
-package main
+package searchload
 
 import (
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ import (
 // measure prepares the catalogue and runs every workload.
 func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	rep := &report{Agents: cfg.Agents, Started: time.Now().UTC(), Machine: machine()}
-	tmp, err := os.MkdirTemp("", "cardex-searchload-")
+	tmp, err := os.MkdirTemp("", "cardex-bench-search-")
 	if err != nil {
 		return nil, err
 	}
@@ -30,39 +31,59 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	bin := cfg.Cardex
 	if bin == "" {
 		fmt.Fprintln(log, "building cmd/cardex")
-		if bin, err = buildCardex(ctx, tmp); err != nil {
+		if bin, err = bench.Build(ctx, tmp, false); err != nil {
 			return nil, err
 		}
 	}
 	// A populated catalogue was crawled by an earlier run: its agents are
 	// not due again during a run, so no fleet is needed.
 	urls := make([]string, cfg.Agents)
+	var a2a *a2aHosts
 	if !cfg.Populated {
 		fmt.Fprintf(log, "starting a fleet of %d agents on %d loopback addresses\n", cfg.Agents, cfg.Hosts)
-		fleet, u, err := startFleet(cfg)
+		a2aDir := ""
+		if cfg.Defaults {
+			a2aDir = tmp
+		}
+		fleet, a, u, err := startFleet(cfg, a2aDir)
 		if err != nil {
 			return nil, err
 		}
 		defer fleet.Close()
-		urls = u
+		if a != nil {
+			defer a.Close()
+		}
+		a2a, urls = a, u
 	}
-	s, err := startServer(ctx, bin, data)
+	var s *bench.Server
+	if cfg.Defaults {
+		rep.Defaults = true
+		s, err = bench.Start(ctx, bin, data, "--ca-file", a2a.caFile)
+	} else {
+		s, err = startServer(ctx, bin, data)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	setupCtx, cancel := context.WithTimeout(ctx, cfg.Setup)
-	rep.Setup, err = populate(setupCtx, s, urls, cfg.Populated, log)
-	cancel()
-	if err != nil {
-		return rep, err
-	}
-
+	defer cancel()
 	gen := newQueryGen(cfg.Seed, cfg.Agents)
 	unique := func() string {
 		q, _ := gen.next()
 		return q
 	}
+	phase := ""
+	if cfg.Defaults {
+		if err := afterApproval(ctx, setupCtx, cfg, s, a2a, urls, unique, rep, log); err != nil {
+			return rep, err
+		}
+		phase = phaseSteady
+	} else if rep.Setup, err = populate(setupCtx, s, urls, cfg.Populated, log); err != nil {
+		return rep, err
+	}
+	cancel()
+
 	repeated := make([]string, 0, cfg.Repeated)
 	for len(repeated) < cfg.Repeated {
 		q, ok := gen.next()
@@ -76,6 +97,7 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	for _, clients := range cfg.Clients {
 		fmt.Fprintf(log, "unique queries, %d clients, %s\n", clients, cfg.Duration)
 		r, err := runLoad(ctx, s, "unique", clients, cfg.Duration, unique)
+		r.Phase = phase
 		if err != nil {
 			return rep, err
 		}
@@ -86,7 +108,7 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	c := &http.Client{Timeout: time.Minute}
 	if err := parallel(ctx, 2, len(repeated), func(i int) error {
 		for try := 0; ; try++ {
-			code, err := call(ctx, c, http.MethodGet, s.base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
+			code, err := call(ctx, c, http.MethodGet, s.Base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
 			switch {
 			case err == nil && code == http.StatusOK:
 				return nil
@@ -108,35 +130,64 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 	for _, clients := range cfg.Clients {
 		fmt.Fprintf(log, "repeated queries, %d clients, %s\n", clients, cfg.Duration)
 		r, err := runLoad(ctx, s, "repeated", clients, cfg.Duration, again)
+		r.Phase = phase
 		if err != nil {
 			return rep, err
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
-	if _, rep.RSSBytes, err = procStat(s.cmd.Process.Pid); err != nil {
+	if _, rep.RSSBytes, err = bench.ProcStat(s.Cmd.Process.Pid); err != nil {
+		return rep, err
+	}
+	if rep.Probes, err = probes(ctx, c, s); err != nil {
 		return rep, err
 	}
 	if cfg.Reindex {
 		fmt.Fprintln(log, "rebuilding the index")
-		cpu0, _, _ := procStat(s.cmd.Process.Pid)
+		cpu0, _, _ := bench.ProcStat(s.Cmd.Process.Pid)
 		start := time.Now()
 		var out struct {
 			Status string `json:"status"`
 		}
-		code, err := call(ctx, &http.Client{Timeout: 30 * time.Minute}, http.MethodPost, s.base+"/api/v1/admin/reindex", s.token, map[string]any{}, &out)
+		code, err := call(ctx, &http.Client{Timeout: 30 * time.Minute}, http.MethodPost, s.Base+"/api/v1/admin/reindex", s.Token, map[string]any{}, &out)
 		if err != nil || code != http.StatusOK {
 			return rep, fmt.Errorf("reindex: status %d, %v", code, err)
 		}
 		rep.Reindex = time.Since(start).Seconds()
-		cpu1, _, _ := procStat(s.cmd.Process.Pid)
+		cpu1, _, _ := bench.ProcStat(s.Cmd.Process.Pid)
 		rep.ReindexCPU = (cpu1 - cpu0).Seconds()
 	}
 	select {
-	case <-s.exited:
-		return rep, errors.New("cardex serve exited during the runs: " + s.stderr.String())
+	case <-s.Exited:
+		return rep, errors.New("cardex serve exited during the runs: " + s.Stderr())
 	default:
 	}
 	return rep, nil
+}
+
+// afterApproval is the first phase of -defaults: submit every agent,
+// approve them through the bulk API, run the unique queries at once (next
+// is the generator the later runs go on with, so no query repeats), then
+// wait for steady state.
+func afterApproval(ctx, setupCtx context.Context, cfg *config, s *bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
+	ids, err := submitAll(setupCtx, c, s, urls, &rep.Setup, log)
+	if err != nil {
+		return err
+	}
+	if err := approveBulk(setupCtx, c, s, ids, &rep.Setup, log); err != nil {
+		return err
+	}
+	for _, clients := range cfg.Clients {
+		fmt.Fprintf(log, "unique queries right after the approval, %d clients, %s\n", clients, cfg.Duration)
+		r, err := runLoad(ctx, s, "unique", clients, cfg.Duration, next)
+		if err != nil {
+			return err
+		}
+		r.Phase = phaseAfterApproval
+		rep.Runs = append(rep.Runs, r)
+	}
+	return waitSteady(setupCtx, c, s, len(ids), a2a.interfaces, &rep.Setup, log)
 }
 
 func parseInts(s string) ([]int, error) {
@@ -149,10 +200,4 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
 )
 
 // fakeServer answers every API read with status and /metrics with a
@@ -31,8 +33,8 @@ func fakeServer(t *testing.T, status int, grow int64) *httptest.Server {
 func TestExitsNonZeroOn5xx(t *testing.T) {
 	srv := fakeServer(t, http.StatusServiceUnavailable, 0)
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
-	if code != exitFail || !strings.Contains(stderr.String(), "with a 5xx status") {
+	code := Run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
+	if code != bench.ExitFail || !strings.Contains(stderr.String(), "with a 5xx status") {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 }
@@ -48,8 +50,8 @@ func TestExitsNonZeroOnTransportError(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
-	if code != exitFail || !strings.Contains(stderr.String(), "transport errors") {
+	code := Run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
+	if code != bench.ExitFail || !strings.Contains(stderr.String(), "transport errors") {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 }
@@ -57,8 +59,8 @@ func TestExitsNonZeroOnTransportError(t *testing.T) {
 func TestExitsNonZeroOnGoroutineGrowth(t *testing.T) {
 	srv := fakeServer(t, http.StatusOK, 100)
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
-	if code != exitFail || !strings.Contains(stderr.String(), "server goroutines grew by") {
+	code := Run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-clients", "2", "-duration", "200ms", "-settle", "0s"}, &stdout, &stderr)
+	if code != bench.ExitFail || !strings.Contains(stderr.String(), "server goroutines grew by") {
 		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "req/s") || !strings.Contains(stdout.String(), "p99 ms") {
@@ -70,7 +72,7 @@ func TestFailsWithoutMetrics(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(srv.Close)
 	var stderr bytes.Buffer
-	if code := run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-duration", "100ms"}, &bytes.Buffer{}, &stderr); code != exitFail || !strings.Contains(stderr.String(), "/metrics") {
+	if code := Run(t.Context(), []string{"-url", srv.URL, "-write-ratio", "0", "-duration", "100ms"}, &bytes.Buffer{}, &stderr); code != bench.ExitFail || !strings.Contains(stderr.String(), "/metrics") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

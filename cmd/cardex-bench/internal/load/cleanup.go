@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bufio"
@@ -92,7 +92,7 @@ func readIDs(path string) ([]string, error) {
 	return ids, sc.Err()
 }
 
-// removeRun is `cardex-load -remove FILE`: remove the agents an earlier
+// removeRun is `cardex-bench load -remove FILE`: remove the agents an earlier
 // -keep run listed.
 func removeRun(ctx context.Context, c *config, stdout *strings.Builder) error {
 	ids, err := readIDs(c.Remove)
@@ -103,7 +103,7 @@ func removeRun(ctx context.Context, c *config, stdout *strings.Builder) error {
 		return errors.New(c.Remove + " lists no agent ids")
 	}
 	cl := &client{cfg: c, http: &http.Client{Timeout: c.Timeout}}
-	n, err := removeAgents(ctx, cl, ids, "cardex-load: removing the agents listed in "+c.Remove)
+	n, err := removeAgents(ctx, cl, ids, "cardex-bench load: removing the agents listed in "+c.Remove)
 	fmt.Fprintf(stdout, "removed %d of %d agents listed in %s\n", n, len(ids), c.Remove)
 	return err
 }

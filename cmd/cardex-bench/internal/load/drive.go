@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -84,7 +84,7 @@ func drive(ctx context.Context, c *config) (*report, error) {
 		}
 		rep.KeptFile = c.KeepFile
 	default:
-		n, err := removeAgents(ctx, seed, ids, fmt.Sprintf("cardex-load run %08x: removing what it submitted", p.runID))
+		n, err := removeAgents(ctx, seed, ids, fmt.Sprintf("cardex-bench load run %08x: removing what it submitted", p.runID))
 		rep.Removed = n
 		if err != nil {
 			rep.cleanupFail = err.Error()

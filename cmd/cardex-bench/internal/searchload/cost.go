@@ -1,6 +1,8 @@
-package main
+package searchload
 
 import (
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -262,7 +264,7 @@ func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, 
 	bin := cfg.Cardex
 	if bin == "" {
 		fmt.Fprintln(log, "building cmd/cardex")
-		if bin, err = buildCardex(ctx, tmp); err != nil {
+		if bin, err = bench.Build(ctx, tmp, false); err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +280,7 @@ func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, 
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	setupCtx, cancel := context.WithTimeout(ctx, cfg.Setup)
 	rep.Setup, err = populate(setupCtx, s, urls, false, log)
 	cancel()
@@ -290,10 +292,10 @@ func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, 
 			ID string `json:"id"`
 		} `json:"agents"`
 	}
-	if code, err := call(ctx, &http.Client{Timeout: time.Minute}, http.MethodGet, s.base+"/api/v1/agents?pageSize=1", "", nil, &first); err != nil || code != http.StatusOK || len(first.Agents) != 1 {
+	if code, err := call(ctx, &http.Client{Timeout: time.Minute}, http.MethodGet, s.Base+"/api/v1/agents?pageSize=1", "", nil, &first); err != nil || code != http.StatusOK || len(first.Agents) != 1 {
 		return rep, fmt.Errorf("reading one agent: status %d, %v", code, err)
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	kinds := costKinds(first.Agents[0].ID)
 	c := clientFrom("127.0.0.9")
 	for _, k := range kinds {
@@ -307,21 +309,21 @@ func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, 
 		}
 		// One warm-up, then reps requests one after the other; the CPU is
 		// the server's (utime+stime, 10 ms ticks) over the reps.
-		if _, _, err := send(ctx, c, s.base, k); err != nil {
+		if _, _, err := send(ctx, c, s.Base, k); err != nil {
 			return rep, fmt.Errorf("%s: %w", k.Name, err)
 		}
 		const reps = 5
-		cpu0, _, _ := procStat(pid)
+		cpu0, _, _ := bench.ProcStat(pid)
 		start := time.Now()
 		res := costResult{Kind: k.Name}
 		for range reps {
-			code, n, err := send(ctx, c, s.base, k)
+			code, n, err := send(ctx, c, s.Base, k)
 			if err != nil {
 				return rep, fmt.Errorf("%s: %w", k.Name, err)
 			}
 			res.Status, res.Bytes = code, n
 		}
-		cpu1, _, _ := procStat(pid)
+		cpu1, _, _ := bench.ProcStat(pid)
 		res.CPUms = float64((cpu1 - cpu0).Microseconds()) / 1000 / reps
 		res.Wallms = float64(time.Since(start).Microseconds()) / 1000 / reps
 		rep.Requests = append(rep.Requests, res)
@@ -334,11 +336,11 @@ func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, 
 // costLoad runs six anonymous clients, each from its own loopback address,
 // looping over every kind for d, while a seventh asks a one-result search
 // ten times a second; it samples the server's RSS every 250 ms.
-func costLoad(ctx context.Context, s *server, kinds []costKind, d time.Duration) (loadResult, error) {
+func costLoad(ctx context.Context, s *bench.Server, kinds []costKind, d time.Duration) (loadResult, error) {
 	const clients = 6
-	res := loadResult{Clients: clients, Seconds: d.Seconds(), Statuses: map[string]int{}, LoadAvgAtStart: loadAvg()}
-	pid := s.cmd.Process.Pid
-	cpu0, rss0, err := procStat(pid)
+	res := loadResult{Clients: clients, Seconds: d.Seconds(), Statuses: map[string]int{}, LoadAvgAtStart: bench.LoadAvg()}
+	pid := s.Cmd.Process.Pid
+	cpu0, rss0, err := bench.ProcStat(pid)
 	if err != nil {
 		return res, err
 	}
@@ -352,7 +354,7 @@ func costLoad(ctx context.Context, s *server, kinds []costKind, d time.Duration)
 		wg.Go(func() {
 			c := clientFrom(fmt.Sprintf("127.0.0.%d", 21+i))
 			for j := i; ctx.Err() == nil; j++ {
-				code, _, err := send(ctx, c, s.base, kinds[j%len(kinds)])
+				code, _, err := send(ctx, c, s.Base, kinds[j%len(kinds)])
 				if ctx.Err() != nil {
 					return
 				}
@@ -380,7 +382,7 @@ func costLoad(ctx context.Context, s *server, kinds []costKind, d time.Duration)
 			case <-t.C:
 			}
 			start := time.Now()
-			code, _, err := send(ctx, c, s.base, small)
+			code, _, err := send(ctx, c, s.Base, small)
 			if ctx.Err() != nil {
 				return
 			}
@@ -399,7 +401,7 @@ func costLoad(ctx context.Context, s *server, kinds []costKind, d time.Duration)
 				return
 			case <-t.C:
 			}
-			if _, rss, err := procStat(pid); err == nil {
+			if _, rss, err := bench.ProcStat(pid); err == nil {
 				mu.Lock()
 				res.RSSMaxMiB = max(res.RSSMaxMiB, rss>>20)
 				mu.Unlock()
@@ -407,21 +409,21 @@ func costLoad(ctx context.Context, s *server, kinds []costKind, d time.Duration)
 		}
 	})
 	wg.Wait()
-	cpu1, _, _ := procStat(pid)
+	cpu1, _, _ := bench.ProcStat(pid)
 	res.CPUSeconds = (cpu1 - cpu0).Seconds()
 	res.Requests = requests.Load()
 	res.SmallQueries = len(lat)
 	if len(lat) > 0 {
 		slices.Sort(lat)
-		res.SmallP50ms = ms(lat[len(lat)/2])
-		res.SmallP99ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
+		res.SmallP50ms = bench.Ms(bench.Percentile(lat, 50))
+		res.SmallP99ms = bench.Ms(bench.Percentile(lat, 99))
 	}
 	return res, nil
 }
 
 func (r *costReport) write(w io.Writer, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, r)
+		return bench.WriteJSON(w, r)
 	}
 	fmt.Fprintf(w, "%d approved cards of %d bytes (%s); setup: crawl+approve %s, index catch-up %s\n\n", r.Agents, r.CardBytes,
 		r.Machine, r.Setup.CrawlApprove.Round(time.Second), r.Setup.Index.Round(time.Second))
