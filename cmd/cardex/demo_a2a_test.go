@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/demo"
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // The demo says what is true: after the first probe round, every approved
@@ -19,7 +20,7 @@ import (
 // purpose (demo.NotAnswering), and no two demo agents share a name.
 func TestDemoAgentsAnswerA2A(t *testing.T) {
 	s := startInProcess(t, filepath.Join(t.TempDir(), "demo"), "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
 	m := demoTokenLine.FindStringSubmatch(s.stdout.String())
 	if m == nil {
 		t.Fatalf("no admin token line: %q", s.stdout.String())
@@ -40,7 +41,7 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 	}
 	approved := 0
 	states := map[string][]string{}
-	waitFor(t, "the first probe round", 60*time.Second, func() bool {
+	polltest.Until(t, "the first probe round", 60*time.Second, func() bool {
 		if !strings.Contains(s.logs.String(), "demo catalogue approved") {
 			return false
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/demo"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -45,7 +46,7 @@ var demoTokenLine = regexp.MustCompile(`Demo admin token \(shown once; sign in a
 func TestServeDemo(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "demo")
 	s := startInProcess(t, data, "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
 	if !strings.Contains(s.stdout.String(), "Cardex demo: browse "+s.base+"/\n") {
 		t.Fatalf("no browse line: %q", s.stdout.String())
 	}
@@ -62,7 +63,7 @@ func TestServeDemo(t *testing.T) {
 		}
 		return c
 	}
-	waitFor(t, "the demo catalogue", 10*time.Second, func() bool {
+	polltest.Until(t, "the demo catalogue", 10*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -110,7 +111,7 @@ func TestServeDemo(t *testing.T) {
 	}
 	// Liveness: the demo's agents answer, one is degraded and one
 	// unreachable (TestDemoAgentsAnswerA2A counts them).
-	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
+	polltest.Until(t, "the demo's liveness states", 30*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -183,7 +184,7 @@ func TestServeDemo(t *testing.T) {
 
 	// A restart reuses the directory: no new token, no duplicate agents.
 	s2 := startInProcess(t, data, "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s2.stdout.String(), "first start") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s2.stdout.String(), "first start") })
 	if demoTokenLine.MatchString(s2.stdout.String()) || !strings.Contains(s2.stdout.String(), "printed on the first start") {
 		t.Fatalf("restart output %q", s2.stdout.String())
 	}
@@ -206,7 +207,7 @@ func TestServeDemo(t *testing.T) {
 				counts(func(st, _, _ string) string { return st }))
 		}
 	})
-	waitFor(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
+	polltest.Until(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -232,12 +233,9 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	s3 := startInProcess(t, data, "--demo")
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s3.logs.String(), "demo agent removed by an admin"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the restart does not skip the removed agent; logs:\n%s", s3.logs.String())
-		}
-	}
-	waitFor(t, "the demo catalogue after a removal", 15*time.Second, func() bool {
+	polltest.Until(t, func() string { return "the restart to skip the removed agent; logs:\n" + s3.logs.String() }, 10*time.Second,
+		func() bool { return strings.Contains(s3.logs.String(), "demo agent removed by an admin") })
+	polltest.Until(t, "the demo catalogue after a removal", 15*time.Second, func() bool {
 		_, _, body := get(t, s3.base+"/api/v1/agents?pageSize=100&status=approved&status=pending", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -373,8 +371,8 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 		}
 		var out []string
 		// Every agent is registered once the catalogue is approved.
-		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
-		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
+		polltest.Until(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
+		polltest.Until(t, "the demo's agents", 20*time.Second, func() bool {
 			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", tok)
 			var l demoList
 			json.Unmarshal([]byte(body), &l)

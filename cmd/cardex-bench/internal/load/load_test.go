@@ -13,6 +13,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // buildServer compiles cmd/cardex (with -race when this test has it).
@@ -25,18 +26,6 @@ func buildServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
-}
-
-// waitUntil polls cond every 20 ms until it holds or d passes.
-func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // startServe runs `cardex serve` on a loopback port with data in a temp
@@ -69,7 +58,7 @@ func TestLoadAgainstServe(t *testing.T) {
 		}
 	}
 	// Reads by id and approvals need crawled agents.
-	waitUntil(t, "the fleet to be crawled", time.Minute, func() bool {
+	polltest.Until(t, "the fleet to be crawled", time.Minute, func() bool {
 		var page struct {
 			Agents []agentRef `json:"agents"`
 		}
@@ -136,7 +125,7 @@ func TestLoadAgainstServe(t *testing.T) {
 		return page.TotalSize
 	}
 	// The listing follows the index, a moment behind SQL.
-	waitUntil(t, "the removals to show in the listing", 30*time.Second, func() bool {
+	polltest.Until(t, "the removals to show in the listing", 30*time.Second, func() bool {
 		return countStatus("removed") == rep.Created && countStatus("pending")+countStatus("approved") == 20
 	})
 
@@ -155,7 +144,7 @@ func TestLoadAgainstServe(t *testing.T) {
 		t.Fatalf("kept ids %v %v", ids, err)
 	}
 	var before int
-	waitUntil(t, "the kept agents to show in the listing", 30*time.Second, func() bool {
+	polltest.Until(t, "the kept agents to show in the listing", 30*time.Second, func() bool {
 		before = countStatus("removed")
 		return countStatus("pending")+countStatus("approved") == 20+len(ids)
 	})
@@ -164,7 +153,7 @@ func TestLoadAgainstServe(t *testing.T) {
 		stdout.String() != fmt.Sprintf("removed %d of %d agents listed in %s\n", len(ids), len(ids), keep) {
 		t.Fatalf("-remove: exit %d %q %q", code, stdout.String(), stderr.String())
 	}
-	waitUntil(t, "the -remove removals to show in the listing", 30*time.Second, func() bool {
+	polltest.Until(t, "the -remove removals to show in the listing", 30*time.Second, func() bool {
 		return countStatus("removed")-before == len(ids)
 	})
 }
