@@ -32,10 +32,9 @@ import (
 var subcommands = []struct {
 	name, summary string
 	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-	check         func(args []string) error // the flags, without running
 }{
-	{"load", "drive a running server with concurrent mixed reads and writes", load.Run, load.CheckArgs},
-	{"search", "measure search through a whole `cardex serve` over a loopback fleet (-cost: the cost of anonymous requests; -defaults: crawler and prober on)", searchload.Run, searchload.CheckArgs},
+	{"load", "drive a running server with concurrent mixed reads and writes", load.Run},
+	{"search", "measure search through a whole `cardex serve` over a loopback fleet (-cost: the cost of anonymous requests; -defaults: crawler and prober on)", searchload.Run},
 }
 
 func main() {
@@ -62,17 +61,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "cardex-bench: unknown subcommand %q\n", args[0])
 	usage(stderr)
 	return bench.ExitUsage
-}
-
-// checkArgs reports whether args name a subcommand and flags it accepts,
-// without running it.
-func checkArgs(args []string) error {
-	for _, c := range subcommands {
-		if len(args) > 0 && c.name == args[0] {
-			return c.check(args[1:])
-		}
-	}
-	return fmt.Errorf("no subcommand in %q", args)
 }
 
 func usage(w io.Writer) {

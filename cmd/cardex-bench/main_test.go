@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/load"
+	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/searchload"
 )
 
 // Each subcommand is reached by its name and parses its own flags; no
@@ -33,6 +37,19 @@ func TestSubcommands(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d with %q\nstdout %q\nstderr %q", tc.args, code, tc.code, tc.out, stdout.String(), stderr.String())
 		}
 	}
+}
+
+// checkArgs reports whether args name a subcommand and flags it accepts,
+// without running it.
+func checkArgs(args []string) error {
+	parse := map[string]func([]string) error{
+		"load":   func(a []string) error { _, err := load.Parse(a, io.Discard); return err },
+		"search": func(a []string) error { _, err := searchload.Parse(a, io.Discard); return err },
+	}
+	if len(args) == 0 || parse[args[0]] == nil {
+		return fmt.Errorf("no subcommand in %q", args)
+	}
+	return parse[args[0]](args[1:])
 }
 
 // Every cardex-bench command written in the README and docs/ names a

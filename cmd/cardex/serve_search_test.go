@@ -28,7 +28,7 @@ func countAs(t *testing.T, idx *search.Index, v registry.Scope) (int, error) {
 
 var fastSearch = searchOptions{poll: 20 * time.Millisecond, maxLag: 1000, maxAge: 10 * time.Second}
 
-// startSearch builds a missing index first, then follows the change log;
+// startSearchWith builds a missing index first, then follows the change log;
 // Ready says so, Lag and SizeBytes report it, Close releases the directory.
 func TestSearchRuntimeLifecycle(t *testing.T) {
 	dir := t.TempDir()
@@ -39,7 +39,7 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := startSearch(t.Context(), dir, svc, nil); !errors.Is(err, search.ErrLocked) {
+	if _, err := startSearchWith(t.Context(), dir, svc, nil, defaultSearchOptions); !errors.Is(err, search.ErrLocked) {
 		t.Fatalf("second runtime on the same directory: %v, want ErrLocked (G.70)", err)
 	}
 	polltest.Until(t, "the first build", 10*time.Second, func() bool { return r.Ready(t.Context()) == nil })
@@ -199,7 +199,7 @@ func TestSearchRuntimeReindexUnderQueries(t *testing.T) {
 	}
 }
 
-// The indexer stops with the context startSearch was given; Ready says so.
+// The indexer stops with the context startSearchWith was given; Ready says so.
 func TestSearchRuntimeStopsWithContext(t *testing.T) {
 	dir := t.TempDir()
 	store := registrytest.SQLiteAt(t, dir)

@@ -94,7 +94,7 @@ func readIDs(path string) ([]string, error) {
 
 // removeRun is `cardex-bench load -remove FILE`: remove the agents an earlier
 // -keep run listed.
-func removeRun(ctx context.Context, c *config, stdout *strings.Builder) error {
+func removeRun(ctx context.Context, c *Config, stdout *strings.Builder) error {
 	ids, err := readIDs(c.Remove)
 	if err != nil {
 		return err

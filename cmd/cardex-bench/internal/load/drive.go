@@ -13,7 +13,7 @@ import (
 // drive runs the load: metrics before, Clients clients until Duration has
 // passed (requests in flight then finish, each bounded by Timeout), metrics
 // right after and once goroutines have settled (bounded by Settle).
-func drive(ctx context.Context, c *config) (*report, error) {
+func drive(ctx context.Context, c *Config) (*report, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = c.Clients
 	tr.MaxIdleConns = c.Clients

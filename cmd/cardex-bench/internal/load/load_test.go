@@ -49,7 +49,7 @@ func TestLoadAgainstServe(t *testing.T) {
 	fleet := agentfleet.Start(t, agentfleet.Options{Hosts: 4})
 	base, token := startServe(t, bin)
 
-	c := &client{cfg: &config{URL: base, Token: token}, http: &http.Client{Timeout: 10 * time.Second}}
+	c := &client{cfg: &Config{URL: base, Token: token}, http: &http.Client{Timeout: 10 * time.Second}}
 	for i := range 20 {
 		a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Changing, ChangeEvery: 3})
 		st, err := c.call(t.Context(), http.MethodPost, "/api/v1/agents", map[string]string{"cardUrl": a.URL()}, nil)

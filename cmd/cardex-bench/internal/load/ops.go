@@ -132,7 +132,7 @@ func approvable(a agentRef) bool { return a.Status == "pending" && a.VersionSeq 
 
 // client sends the requests of one simulated user.
 type client struct {
-	cfg  *config
+	cfg  *Config
 	http *http.Client
 	pool *pool
 	rand *rand.Rand

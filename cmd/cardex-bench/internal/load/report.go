@@ -55,7 +55,7 @@ type growth struct {
 	Settled float64 `json:"settled"`
 }
 
-func newReport(c *config, s *stats, elapsed time.Duration, before, after, settled sample) *report {
+func newReport(c *Config, s *stats, elapsed time.Duration, before, after, settled sample) *report {
 	r := &report{
 		URL: c.URL, Clients: c.Clients, DurationSec: elapsed.Seconds(),
 		Statuses: map[string]int{}, Operations: map[string]opReport{},

@@ -26,8 +26,8 @@ import (
 	"github.com/cardexhq/cardex/cmd/cardex-bench/internal/bench"
 )
 
-// config is every setting of a run.
-type config struct {
+// Config is every setting of a run.
+type Config struct {
 	URL            string
 	Clients        int
 	Duration       time.Duration
@@ -52,8 +52,10 @@ type config struct {
 // hundreds or thousands.
 const defaultGoroutineSlack = 50
 
-func parse(args []string, stderr io.Writer) (*config, error) {
-	c := &config{}
+// Parse reads args (after the subcommand) into a Config, writing flag
+// errors and -h to stderr.
+func Parse(args []string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
 	fs := flag.NewFlagSet("cardex-bench load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "base `URL` of the Cardex server")
@@ -112,7 +114,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 // Run parses args, drives the server, prints the report and returns the
 // exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c, err := parse(args, stderr)
+	c, err := Parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return bench.ExitOK
 	}
@@ -155,11 +157,4 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return bench.ExitFail
 	}
 	return bench.ExitOK
-}
-
-// CheckArgs reports whether args (after the subcommand) are flags Run
-// accepts, without running anything.
-func CheckArgs(args []string) error {
-	_, err := parse(args, io.Discard)
-	return err
 }

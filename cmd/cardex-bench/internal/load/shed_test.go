@@ -14,7 +14,7 @@ func TestShedAnswers(t *testing.T) {
 	s.add(result{op: "search", status: 503}, time.Millisecond)
 	s.add(result{op: "search", status: 200}, time.Millisecond)
 	for _, allow := range []bool{false, true} {
-		rep := newReport(&config{AllowShed: allow}, s, time.Second, sample{}, sample{}, sample{})
+		rep := newReport(&Config{AllowShed: allow}, s, time.Second, sample{}, sample{}, sample{})
 		if rep.ServerErrors != 2 || rep.Shed != 2 {
 			t.Fatalf("serverErrors %d shed %d, want 2 and 2", rep.ServerErrors, rep.Shed)
 		}
@@ -24,7 +24,7 @@ func TestShedAnswers(t *testing.T) {
 		}
 	}
 	s.add(result{op: "get", status: 500}, time.Millisecond)
-	rep := newReport(&config{AllowShed: true}, s, time.Second, sample{}, sample{}, sample{})
+	rep := newReport(&Config{AllowShed: true}, s, time.Second, sample{}, sample{}, sample{})
 	if f := rep.failures(); len(f) != 1 || f[0] != "1 responses with a 5xx status other than 503" {
 		t.Errorf("a 500 with -allow-shed: failures %q", f)
 	}

@@ -114,7 +114,7 @@ func costCard(i int) ([]byte, error) {
 	return append(b, bytes.Repeat([]byte(" "), costCardBytes-len(b))...), nil
 }
 
-func startCostFleet(cfg *config) (*agentfleet.Fleet, []string, error) {
+func startCostFleet(cfg *Config) (*agentfleet.Fleet, []string, error) {
 	f, err := agentfleet.New(agentfleet.Options{Hosts: cfg.Hosts})
 	if err != nil {
 		return nil, nil, err
@@ -254,7 +254,7 @@ func send(ctx context.Context, c *http.Client, base string, k costKind) (int, in
 }
 
 // measureCost runs the cost mode.
-func measureCost(ctx context.Context, cfg *config, log io.Writer) (*costReport, error) {
+func measureCost(ctx context.Context, cfg *Config, log io.Writer) (*costReport, error) {
 	rep := &costReport{Agents: cfg.Agents, CardBytes: costCardBytes, Started: time.Now().UTC(), Machine: machine()}
 	tmp, err := os.MkdirTemp("", "cardex-costload-")
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 )
 
 // measure prepares the catalogue and runs every workload.
-func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
+func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 	rep := &report{Agents: cfg.Agents, Started: time.Now().UTC(), Machine: machine()}
 	tmp, err := os.MkdirTemp("", "cardex-bench-search-")
 	if err != nil {
@@ -169,7 +169,7 @@ func measure(ctx context.Context, cfg *config, log io.Writer) (*report, error) {
 // approve them through the bulk API, run the unique queries at once (next
 // is the generator the later runs go on with, so no query repeats), then
 // wait for steady state.
-func afterApproval(ctx, setupCtx context.Context, cfg *config, s *bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
+func afterApproval(ctx, setupCtx context.Context, cfg *Config, s *bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 	ids, err := submitAll(setupCtx, c, s, urls, &rep.Setup, log)
 	if err != nil {

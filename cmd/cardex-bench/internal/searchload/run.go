@@ -44,7 +44,8 @@ import (
 	"time"
 )
 
-type config struct {
+// Config is every setting of a run.
+type Config struct {
 	Agents   int
 	Hosts    int
 	Duration time.Duration
@@ -70,8 +71,10 @@ type config struct {
 	Defaults bool
 }
 
-func parse(args []string, stderr io.Writer) (*config, error) {
-	c := &config{}
+// Parse reads args (after the subcommand) into a Config, writing flag
+// errors and -h to stderr.
+func Parse(args []string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
 	fs := flag.NewFlagSet("cardex-bench search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.Agents, "agents", 100_000, "agents in the fleet, submitted, crawled and approved")
@@ -120,7 +123,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 // Run parses args (after `search`), measures, prints the report and
 // returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parse(args, stderr)
+	cfg, err := Parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return bench.ExitOK
@@ -156,11 +159,4 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return bench.ExitFail
 	}
 	return bench.ExitOK
-}
-
-// CheckArgs reports whether args (after the subcommand) are flags Run
-// accepts, without running anything.
-func CheckArgs(args []string) error {
-	_, err := parse(args, io.Discard)
-	return err
 }

@@ -24,7 +24,7 @@ import (
 // a2aDir set, each card's interfaces first point at fake A2A endpoints on
 // its own host that answer the prober (defaults.go); their CAs are written
 // in a2aDir.
-func startFleet(cfg *config, a2aDir string) (*agentfleet.Fleet, *a2aHosts, []string, error) {
+func startFleet(cfg *Config, a2aDir string) (*agentfleet.Fleet, *a2aHosts, []string, error) {
 	f, err := agentfleet.New(agentfleet.Options{Hosts: cfg.Hosts})
 	if err != nil {
 		return nil, nil, nil, err
