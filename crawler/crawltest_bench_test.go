@@ -12,6 +12,7 @@ import (
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/verifier"
@@ -70,10 +71,10 @@ func (p *pipelineBench) round(b *testing.B) time.Duration {
 	p.done += benchAgents
 	p.sched.Start()
 	p.sched.Kick()
-	waitFor(b, 10*time.Minute, func() bool {
+	polltest.Until(b, "the round to finish", 10*time.Minute, func() bool {
 		s := p.sched.Stats()
 		return s.Recorded+s.LeaseLost+s.RecordErrors >= p.done
-	}, func() string { return "the round did not finish" })
+	})
 	d := time.Since(start)
 	s := p.sched.Stats()
 	if s.RecordErrors+s.LeaseLost+s.Expired != 0 {

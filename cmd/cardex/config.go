@@ -70,7 +70,7 @@ type serveConfig struct {
 	// scheduled catalog crawl (crawlCatalogs).
 	limiters *ratelimit.Limiters
 
-	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
+	// Demo runs the self-contained demo catalogue (demo/): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
 	Demo bool
 	// dataSet records that --data (or CARDEX_DATA) was given, so --demo
