@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/leasework"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
+	"github.com/robfig/cron/v3"
 )
 
 // Registry is what the scheduler needs of the registry (CONTRIBUTING.md:
@@ -132,6 +134,11 @@ type Scheduler struct {
 	process func(ctx context.Context, a registry.DueAgent) (res registry.FetchResult, ok bool)
 
 	runner *leasework.Runner[registry.DueAgent, finished]
+	// cron ticks the runner every Tick (--crawl-tick, whole seconds): the
+	// schedule of docs/configuration.md, the runner itself only claims
+	// when kicked.
+	cron    *cron.Cron
+	stopped atomic.Bool
 	// batch records results a batch at a time; nil when each is recorded
 	// on its worker with RecordFetch.
 	batch BatchRegistry
@@ -176,15 +183,16 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		// fetch limit a full queue drains in about 40 s, well inside the
 		// 2 min lease; run skips an agent whose lease has too little time
 		// left rather than race its expiry.
-		Room: 4 * cfg.Workers,
-		// Whole seconds, at least one (docs/configuration.md --crawl-tick).
-		Tick:      max(time.Second, cfg.Tick.Truncate(time.Second)),
+		Room:      4 * cfg.Workers,
 		BatchSize: batchSize, BatchDelay: cfg.BatchDelay,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.runner = r
+	s.cron = cron.New(cron.WithLocation(time.UTC))
+	// Whole seconds, at least one (docs/configuration.md --crawl-tick).
+	s.cron.Schedule(cron.Every(max(time.Second, cfg.Tick.Truncate(time.Second))), cron.FuncJob(s.Kick))
 	return s, nil
 }
 
@@ -193,7 +201,13 @@ func (s *Scheduler) Owner() string { return s.cfg.Owner }
 
 // Start starts ticking and the worker pool, and looks for due agents at
 // once. It is a no-op after the first call or after Shutdown.
-func (s *Scheduler) Start() { s.runner.Start() }
+func (s *Scheduler) Start() {
+	if s.stopped.Load() {
+		return
+	}
+	s.runner.Start()
+	s.cron.Start()
+}
 
 // Kick asks for due agents now instead of at the next tick: a submission
 // or `POST /crawl` made an agent due (the database still decides). It never
@@ -205,7 +219,11 @@ func (s *Scheduler) Kick() { s.runner.Kick() }
 // of results, then releases every lease this scheduler still holds so
 // other replicas take those agents at once. It returns ctx's error when
 // crawls or writes had to be abandoned.
-func (s *Scheduler) Shutdown(ctx context.Context) error { return s.runner.Shutdown(ctx) }
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.stopped.Store(true)
+	<-s.cron.Stop().Done()
+	return s.runner.Shutdown(ctx)
+}
 
 // release gives up the leases left (agents still queued at Shutdown or
 // whose results were abandoned).
