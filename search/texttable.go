@@ -121,7 +121,9 @@ func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 				}
 				weights[j] += float32(f.boost * math.Sqrt(float64(p.Frequency())) * p.Norm())
 				ts.skills[j] |= fieldBit(fi)
-				p.EachLocation(func(pos uint64, ap []uint64) {
+				locs := p.Locations()
+				for i := range locs.Len() {
+					pos, ap := locs.At(i)
 					switch {
 					case isSkill:
 						if len(ap) > 0 {
@@ -134,7 +136,7 @@ func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 						}
 						seq = append(seq, seqTok{doc: d, field: which, pos: uint32(pos), term: id})
 					}
-				})
+				}
 			}
 		})
 		if err != nil {

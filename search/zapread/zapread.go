@@ -117,12 +117,20 @@ func (p Posting) Frequency() uint64 { return p.p.Frequency() }
 // Norm is the field's length norm (when asked for).
 func (p Posting) Norm() float64 { return p.p.Norm() }
 
-// EachLocation calls visit with every location of the term in the
-// document (when asked for): its position and array positions.
-func (p Posting) EachLocation(visit func(pos uint64, arrayPositions []uint64)) {
-	for _, l := range p.p.Locations() {
-		visit(l.Pos(), l.ArrayPositions())
-	}
+// Locations are the locations of the term in the document (when asked
+// for).
+func (p Posting) Locations() Locations { return Locations{p.p.Locations()} }
+
+// Locations are a posting's term locations, read by index (no callback:
+// the tables read millions of them).
+type Locations struct{ l []segment.Location }
+
+// Len is the number of locations.
+func (l Locations) Len() int { return len(l.l) }
+
+// At is location i: its position and array positions.
+func (l Locations) At(i int) (pos uint64, arrayPositions []uint64) {
+	return l.l[i].Pos(), l.l[i].ArrayPositions()
 }
 
 // WalkField visits every term of field, in order, and the postings of the
