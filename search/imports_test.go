@@ -52,3 +52,38 @@ func TestNoBoltImport(t *testing.T) {
 		}
 	}
 }
+
+// Bleve's internals: the scorch index and its merge plans, the segment
+// and index APIs below bleve.Index, the zap segment formats.
+var bleveInternals = []string{
+	"github.com/blevesearch/bleve/v2/index/",
+	"github.com/blevesearch/bleve_index_api",
+	"github.com/blevesearch/scorch_segment_api",
+	"github.com/blevesearch/zapx/",
+	"github.com/blevesearch/upsidedown_store_api",
+}
+
+// search/zapread is the one importer of Bleve's internals (the fence of
+// docs/design.md "Search"); the rest of search uses Bleve's public API and
+// the zapread seam.
+func TestOnlyZapreadImportsBleveInternals(t *testing.T) {
+	fenced := 0
+	for file, imps := range productionImports(t) {
+		inFence := filepath.Dir(file) == "zapread"
+		for _, p := range imps {
+			internal := false
+			for _, prefix := range bleveInternals {
+				internal = internal || strings.HasPrefix(p, prefix)
+			}
+			switch {
+			case internal && !inFence:
+				t.Errorf("%s imports Bleve's internal %s: go through search/zapread", file, p)
+			case internal:
+				fenced++
+			}
+		}
+	}
+	if fenced == 0 {
+		t.Fatal("search/zapread imports none of Bleve's internals: is the list of internals still right?")
+	}
+}
