@@ -21,7 +21,8 @@ import (
 // when a word is one of its tags as written; the sum is multiplied by the
 // share of query words it holds. The best rerankWindow then gain the
 // phrase bonus (the query's words in order in the name or description)
-// and the one-skill bonus (several query words inside one skill).
+// and the one-skill bonus (several query words inside one skill), and are
+// multiplied by their standing (health and liveness, standing.go).
 type rankQuery struct {
 	words   []queryWord
 	phrase  [][]string // analyzed terms of q by relative position (nil: none)

@@ -66,8 +66,11 @@ type Match struct {
 // of its terms in the segments' text tables (texttable.go, rank.go) that
 // counts the total and the facets and keeps the best agents by
 // field-boosted score; the first rerankWindow of those gain the phrase and
-// one-skill bonuses (oneSkillBonus), and only the page's hits are read
-// from the stored fields and highlighted. Other orders
+// one-skill bonuses (oneSkillBonus) and are weighed by their health
+// (standing.go), and only the page's hits are read from the stored fields
+// and highlighted. A query that finds nothing runs again allowing typos
+// (typoTerms), then once more needing only half its words
+// (relaxedShould). Other orders
 // let Bleve sort the page while the facet tables count the same query
 // beside it.
 //

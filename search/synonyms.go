@@ -88,9 +88,9 @@ func ParseSynonyms(r io.Reader) ([][]string, error) {
 // -es, -ed, -e, -y) drop at most two. A group that means the short word
 // names it ("transcript" beside "transcription").
 type synonymTable struct {
-	groups  [][]string            // per group, the terms it adds to a query
-	entries map[string][]synEntry // term → the one-word entries with that term
-	phrases []synPhrase
+	groups  [][]string             // per group, the terms it adds to a query
+	entries map[string][]synEntry  // term → the one-word entries with that term
+	phrases map[string][]synPhrase // first term → the several-word entries
 }
 
 // synEntry is a one-word entry: its group, and the prefix a query word's
@@ -112,7 +112,7 @@ type synPhrase struct {
 const overStemmed = 3
 
 func newSynonymTable(an analysis.Analyzer, groups [][]string) *synonymTable {
-	t := &synonymTable{entries: map[string][]synEntry{}}
+	t := &synonymTable{entries: map[string][]synEntry{}, phrases: map[string][]synPhrase{}}
 	for _, g := range groups {
 		gi := len(t.groups)
 		var adds []string
@@ -130,7 +130,7 @@ func newSynonymTable(an analysis.Analyzer, groups [][]string) *synonymTable {
 				}
 			}
 			if len(words) > 1 {
-				t.phrases = append(t.phrases, synPhrase{group: gi, terms: words})
+				t.phrases[words[0]] = append(t.phrases[words[0]], synPhrase{group: gi, terms: words})
 				continue
 			}
 			term := words[0]
@@ -187,8 +187,11 @@ func (t *synonymTable) knows(w queryWord) bool {
 // of its words, the one-word entries of the entry's group: a document with
 // one of them holds all of the run's words (rank.go sets one bit per word).
 func (t *synonymTable) addPhrases(ws []queryWord) {
-	for _, p := range t.phrases {
-		for i := 0; i+len(p.terms) <= len(ws); i++ {
+	for i := range ws {
+		for _, p := range t.phrases[ws[i].terms[0]] {
+			if i+len(p.terms) > len(ws) {
+				continue
+			}
 			run := ws[i : i+len(p.terms)]
 			match := true
 			for k, term := range p.terms {
