@@ -126,6 +126,13 @@ func minShould(n int) int {
 	}
 }
 
+// relaxedShould is how many of n query words the last try needs when
+// neither the words as written nor near spellings found anything: half,
+// rounded down, at least one ("will it storm this weekend" keeps "will",
+// which is not a stop word). The page's matches show which words matched;
+// the scores put the agents holding the rarer words first.
+func relaxedShould(n int) int { return max(1, n/2) }
+
 func termQ(field, value string, boost float64) *query.TermQuery {
 	t := bleve.NewTermQuery(value)
 	t.SetField(field)

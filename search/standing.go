@@ -11,10 +11,9 @@ import (
 )
 
 // What a relevance query weighs besides the text: whether the agent
-// answers (standing), which near spellings a word may be read as when
-// nothing matched as written (typoTerms), and how many words a last try
-// needs (relaxedShould). docs/design.md "Search relevance" gives the
-// reasons.
+// answers (standingTables), and which near spellings a word may be read as
+// when nothing matched as written (typoTerms). docs/design.md "Search
+// relevance" gives the reasons.
 
 // Standing factors: an agent's score is multiplied by the lowest that
 // applies, so at equal text relevance one that answers ranks above one
@@ -136,13 +135,6 @@ func standingCodes(seg segment.Segment) []uint8 {
 }
 
 var standingFields = []string{fieldOrder, fieldLiveness}
-
-// relaxedShould is how many of n query words the last try needs when
-// neither the words as written nor near spellings found anything: half,
-// rounded down, at least one ("will it storm this weekend" keeps "will",
-// which is not a stop word). The page's matches show which words matched;
-// the scores put the agents holding the rarer words first.
-func relaxedShould(n int) int { return max(1, n/2) }
 
 // typoRarity is how many times more agents a near spelling must be in than
 // the query word itself for the word to be read as a typo of it.
