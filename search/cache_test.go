@@ -30,7 +30,7 @@ func TestFacetQuerySelectsSameAgents(t *testing.T) {
 		ws := x.searchWords(c.q)
 		for _, v := range []registry.Scope{scopeAnonymous, scopeAdmin} {
 			for _, f := range filters {
-				full := bleve.NewSearchRequestOptions(buildQuery(textQuery(c.q, ws, false), v, f), 0, 0, false)
+				full := bleve.NewSearchRequestOptions(buildQuery(textQuery(c.q, ws), v, f), 0, 0, false)
 				addFacets(full)
 				want, err := x.run(t.Context(), full)
 				if err != nil {
@@ -214,7 +214,7 @@ func TestFacetTablesFollowSegmentsAndDeletes(t *testing.T) {
 		for _, q := range queries {
 			var fq = buildQuery(nil, q.Scope, q.Filters)
 			if ws := x.searchWords(q.Q); len(ws) > 0 {
-				fq = buildQuery(textQuery(q.Q, ws, false), q.Scope, q.Filters)
+				fq = buildQuery(textQuery(q.Q, ws), q.Scope, q.Filters)
 			}
 			req := bleve.NewSearchRequestOptions(fq, 0, 0, false)
 			addFacets(req)

@@ -363,6 +363,10 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// orderFailing is defaultRank's group of agents whose health is failing or
+// gone (relevance ranking reads it too, standing.go).
+const orderFailing = "4"
+
 // defaultRank places an agent in SortTrust, the order without q: verified
 // signatures first, then signed cards whose key is not trusted, then
 // unsigned ones, then cards whose signature check failed; agents failing
@@ -371,7 +375,7 @@ func nonNil(s []string) []string {
 func defaultRank(d Document) string {
 	switch {
 	case d.Health == registry.HealthFailing || d.Health == registry.HealthGone:
-		return "4"
+		return orderFailing
 	case d.Trust == registry.TrustVerified:
 		return "0"
 	case d.Trust == registry.TrustUntrusted:

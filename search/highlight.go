@@ -34,6 +34,9 @@ type hitDetail struct {
 	// words: per skill index, the query words matched in it (bit i for
 	// word i).
 	words []uint32
+	// standing: why the agent ranked lower for its health or liveness
+	// (standing.go), "" when it did not.
+	standing string
 }
 
 // mark is one matched word: its field (fieldName, fieldSkillTags…), skill
@@ -261,6 +264,10 @@ func (d hitDetail) matches() []Match {
 	if len(d.marks) > 0 {
 		out = make([]Match, 0, 4)
 	}
+	limit := MaxMatches
+	if d.standing != "" {
+		limit-- // the last is the standing's
+	}
 	d.eachField(func(skill int, field string, frs []string) bool {
 		switch {
 		case skill >= 0:
@@ -270,8 +277,11 @@ func (d hitDetail) matches() []Match {
 		default:
 			out = append(out, Match{Field: field, Fragments: frs})
 		}
-		return len(out) < MaxMatches
+		return len(out) < limit
 	})
+	if d.standing != "" {
+		out = append(out, Match{Field: MatchHealth, Fragments: []string{html.EscapeString(d.standing)}})
+	}
 	return out
 }
 

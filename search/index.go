@@ -99,7 +99,7 @@ type Index struct {
 	lock     *os.File
 	analyzer analysis.Analyzer // splits q into words like the text fields do
 	runs     *runCache         // the analyzer over stored text, for highlights
-	synonyms synonymTable
+	synonyms *synonymTable
 
 	// mu guards cur and closed. Queries and write batches hold it for
 	// reading for their whole duration, so the swap (write lock) happens
@@ -129,6 +129,9 @@ type generation struct {
 	idx     bleve.Index
 	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
 	facets  *facetTables // decoded facet values per segment (facettable.go)
+	// standing: each segment's agents' health and liveness, for ranking
+	// (standing.go).
+	standing *standingTables
 }
 
 // Status describes the index for readiness checks and metrics.
@@ -198,7 +201,7 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{name: name, path: path, idx: idx, facets: newFacetTables()}
+	g := &generation{name: name, path: path, idx: idx, facets: newFacetTables(), standing: newStandingTables()}
 	if err := g.check(); err != nil {
 		_ = idx.Close()
 		return nil, err

@@ -53,6 +53,7 @@ type queryWord struct {
 	raw   string   // lowercased, accent-folded word as written: the exact tag lookup
 	terms []string // analyzed terms: the word and, for compounds, its parts
 	syns  []string // analyzed terms of its synonyms (synonyms.go)
+	known bool     // an entry of a synonym group: a word, never taken for a typo
 }
 
 // searchWords analyzes q into words with the index analyzer (stop words
@@ -85,12 +86,14 @@ func (x *Index) searchWords(q string) []queryWord {
 			continue
 		}
 		seen[key] = true
-		w.syns = x.synonyms.of(w.terms[0])
+		w.syns = x.synonyms.of(w)
+		w.known = x.synonyms.knows(w)
 		out = append(out, w)
 		if len(out) == MaxQueryWords {
 			break
 		}
 	}
+	x.synonyms.addPhrases(out)
 	kept := out[:0:0]
 	for _, w := range out {
 		if !fillerTerms[w.terms[0]] {
@@ -123,6 +126,13 @@ func minShould(n int) int {
 	}
 }
 
+// relaxedShould is how many of n query words the last try needs when
+// neither the words as written nor near spellings found anything: half,
+// rounded down, at least one ("will it storm this weekend" keeps "will",
+// which is not a stop word). The page's matches show which words matched;
+// the scores put the agents holding the rarer words first.
+func relaxedShould(n int) int { return max(1, n/2) }
+
 func termQ(field, value string, boost float64) *query.TermQuery {
 	t := bleve.NewTermQuery(value)
 	t.SetField(field)
@@ -135,8 +145,9 @@ func term(field, value string) *query.TermQuery {
 }
 
 // wordQuery matches one word in any text field: the word's terms at the
-// field's boost, its synonyms and (with fuzzy) near spellings lower.
-func wordQuery(w queryWord, fuzzy bool) query.Query {
+// field's boost, its synonyms lower. (Near spellings are the relevance
+// pass's alone: typoTerms, standing.go.)
+func wordQuery(w queryWord) query.Query {
 	var qs []query.Query
 	for _, f := range textFields {
 		for _, t := range w.terms {
@@ -144,16 +155,6 @@ func wordQuery(w queryWord, fuzzy bool) query.Query {
 		}
 		for _, t := range w.syns {
 			qs = append(qs, termQ(f.field, t, f.boost*boostSynonym))
-		}
-		if fuzzy && len(w.terms[0]) >= minFuzzyWordBytes {
-			fq := bleve.NewFuzzyQuery(w.terms[0])
-			fq.SetField(f.field)
-			fq.SetBoost(f.boost * boostFuzzy)
-			fq.SetFuzziness(1)
-			if len(w.terms[0]) >= 8 {
-				fq.SetFuzziness(2)
-			}
-			qs = append(qs, fq)
 		}
 	}
 	if w.raw != "" {
@@ -167,12 +168,12 @@ func wordQuery(w queryWord, fuzzy bool) query.Query {
 // Phrases cannot change which agents match (a phrase holds every word), so
 // they sit in the same disjunction. Scores come from Bleve's TF-IDF with
 // its coordination factor: more words, and words in more fields, score more.
-func textQuery(q string, ws []queryWord, fuzzy bool) query.Query {
+func textQuery(q string, ws []queryWord) query.Query {
 	qs := make([]query.Query, 0, len(ws)+2)
 	for _, w := range ws {
-		qs = append(qs, wordQuery(w, fuzzy))
+		qs = append(qs, wordQuery(w))
 	}
-	if len(ws) > 1 && !fuzzy {
+	if len(ws) > 1 {
 		for _, p := range []struct {
 			field string
 			boost float64

@@ -21,11 +21,13 @@ import (
 // when a word is one of its tags as written; the sum is multiplied by the
 // share of query words it holds. The best rerankWindow then gain the
 // phrase bonus (the query's words in order in the name or description)
-// and the one-skill bonus (several query words inside one skill).
+// and the one-skill bonus (several query words inside one skill), and are
+// multiplied by their standing (health and liveness, standing.go).
 type rankQuery struct {
 	words   []queryWord
 	phrase  [][]string // analyzed terms of q by relative position (nil: none)
 	typos   bool
+	relaxed bool // half the words suffice (relaxedShould), not minShould
 	clauses []filterClause
 	k       int
 	// page is the range of the best documents whose stored fields and
@@ -34,10 +36,13 @@ type rankQuery struct {
 	runs *runCache
 }
 
-// qterm is one term a query looks up, with its word and query weight.
+// qterm is one term a query looks up: the first query word it stands for,
+// every word it stands for (one bit each: a synonym of a several-word entry
+// stands for each of its words, synonyms.go) and its query weight.
 type qterm struct {
 	term   string
 	word   int
+	bits   uint32
 	weight float64
 }
 
@@ -284,16 +289,23 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		live += int(s.Count())
 	}
 	t.forget(ss)
+	g.standing.forget(ss)
 
 	// The terms of the query, with synonyms and (retrying) typos, and
 	// their document frequencies over the whole snapshot.
 	var qts []qterm
-	seen := map[string]bool{}
+	seen := map[string]int{} // term → its index in qts
 	add := func(term string, word int, weight float64) {
-		if !seen[term] {
-			seen[term] = true
-			qts = append(qts, qterm{term, word, weight})
+		j, ok := seen[term]
+		if !ok {
+			seen[term] = len(qts)
+			qts = append(qts, qterm{term: term, word: word, weight: weight})
+			j = len(qts) - 1
 		}
+		// A term of two words (a word and another's synonym) counts for
+		// both, at its larger weight.
+		qts[j].bits |= 1 << word
+		qts[j].weight = max(qts[j].weight, weight)
 	}
 	for i, w := range rq.words {
 		for _, tm := range w.terms {
@@ -305,10 +317,8 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	}
 	if rq.typos {
 		for i, w := range rq.words {
-			for _, s := range segs {
-				for _, id := range s.text.fuzzy(w.terms[0]) {
-					add(s.text.termList[id], i, boostFuzzy)
-				}
+			for _, tm := range typoTerms(w, segs) {
+				add(tm, i, boostFuzzy)
 			}
 		}
 	}
@@ -337,6 +347,9 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 
 	n := len(rq.words)
 	need := minShould(n)
+	if rq.relaxed {
+		need = relaxedShould(n)
+	}
 	var counts []int32
 	t.mu.Lock()
 	counts = make([]int32, len(t.names))
@@ -356,7 +369,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		for j, q := range qts {
 			if id := s.ids[j]; id != noTerm {
 				docs, ws, _ := ts.postings(id)
-				a.add(docs, ws, float32(q.weight*termIDF[j]), uint32(1)<<q.word)
+				a.add(docs, ws, float32(q.weight*termIDF[j]), q.bits)
 			}
 		}
 		for i, w := range rq.words {
@@ -397,6 +410,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 			}
 		}
 	}
+	var demoted map[uint64]string // candidates ranked lower for their health (standing)
 	var skillMasks []uint32
 	if n > 1 {
 		skillMasks = skillWords(cands, qts, n, segs, locate)
@@ -425,7 +439,14 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 				score *= 1 + oneSkillBonus*float64(best-1)/float64(n-1)
 			}
 		}
-		cands[i].score = score
+		f, why := g.standing.of(ss[si], d)
+		if why != "" {
+			if demoted == nil {
+				demoted = map[uint64]string{}
+			}
+			demoted[cands[i].num] = why
+		}
+		cands[i].score = score * f
 	}
 	slices.SortStableFunc(cands, compareDocs)
 
@@ -447,7 +468,9 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 				return passResult{}, err
 			}
 			out.top[i].id = id
-			out.details = append(out.details, segs[si].text.detail(hd, d, segs[si].ids, hl))
+			hd = segs[si].text.detail(hd, d, segs[si].ids, hl)
+			hd.standing = demoted[out.top[i].num]
+			out.details = append(out.details, hd)
 		}
 	}
 	return out, nil
@@ -588,7 +611,11 @@ func skillWords(cands []scoredDoc, qts []qterm, n int, segs []segRef, locate fun
 			k, found := seek(docs, from, d)
 			from = k
 			if found {
-				masks[i*n+q.word] |= skills[k] & skillMask
+				for w := range n {
+					if q.bits&(1<<w) != 0 {
+						masks[i*n+w] |= skills[k] & skillMask
+					}
+				}
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search/corpus"
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // rankCorpus is a 3,000-agent index of the generated corpus and 1–3-word
@@ -72,7 +73,11 @@ func TestRankSelectsWhatSearchersSelect(t *testing.T) {
 		}
 		for _, typos := range []bool{false, true} {
 			scope, f := scopes[i%len(scopes)], filters[i%len(filters)]
-			want, err := g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typos), scope, f), passOptions{k: 10_000, facets: true})
+			var typoTerms [][]string
+			if typos {
+				typoTerms = typoTermsOf(t, g, ws)
+			}
+			want, err := g.facets.pass(ctx, g, buildQuery(gateQuery(ws, typoTerms), scope, f), passOptions{k: 10_000, facets: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +137,7 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := x.details(ctx, g, textQuery(q, ws, false), p.top, ws)
+		want, err := x.details(ctx, g, textQuery(q, ws), p.top, ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,6 +150,7 @@ func TestRankHighlightsMatchLocations(t *testing.T) {
 			if !ok {
 				t.Fatalf("%q: hit %d read as %q, which Bleve does not find", q, h.num, h.id)
 			}
+			got.standing = "" // not a highlight (TestHealthRanksAtEqualRelevance)
 			if gm, wm := fmt.Sprint(got.matches()), fmt.Sprint(w.matches()); gm != wm {
 				t.Fatalf("%q, agent %s: highlights\n got %s\nwant %s", q, h.id, gm, wm)
 			}
@@ -228,12 +234,12 @@ func TestRankSeesDeletesAndNewSegments(t *testing.T) {
 
 // gateQuery is the reference the text tables are held to: a relevance
 // query's words on the flat text field as Bleve queries (each word's
-// terms, synonyms and, with fuzzy, near spellings; at least minShould
-// words), which select exactly the agents textQuery selects since the flat
-// field holds every text field.
-func gateQuery(ws []queryWord, fuzzy bool) query.Query {
+// terms, synonyms and the near spellings typoTerms chose for it, typos[i]
+// for word i; at least minShould words), which select exactly the agents
+// textQuery selects since the flat field holds every text field.
+func gateQuery(ws []queryWord, typos [][]string) query.Query {
 	qs := make([]query.Query, 0, len(ws))
-	for _, w := range ws {
+	for i, w := range ws {
 		var ts []query.Query
 		for _, t := range w.terms {
 			ts = append(ts, termQ(fieldText, t, 1))
@@ -241,21 +247,51 @@ func gateQuery(ws []queryWord, fuzzy bool) query.Query {
 		for _, t := range w.syns {
 			ts = append(ts, termQ(fieldText, t, boostSynonym))
 		}
-		if fuzzy && len(w.terms[0]) >= minFuzzyWordBytes {
-			fq := bleve.NewFuzzyQuery(w.terms[0])
-			fq.SetField(fieldText)
-			fq.SetBoost(boostFuzzy)
-			fq.SetFuzziness(1)
-			if len(w.terms[0]) >= 8 {
-				fq.SetFuzziness(2)
+		if i < len(typos) {
+			for _, t := range typos[i] {
+				ts = append(ts, termQ(fieldText, t, boostFuzzy))
 			}
-			ts = append(ts, fq)
 		}
 		qs = append(qs, bleve.NewDisjunctionQuery(ts...))
 	}
 	d := bleve.NewDisjunctionQuery(qs...)
 	d.SetMin(float64(minShould(len(ws))))
 	return d
+}
+
+// typoTermsOf is typoTerms of each word over g's current snapshot.
+func typoTermsOf(t *testing.T, g *generation, ws []queryWord) [][]string {
+	t.Helper()
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	snap, ok := zapread.SnapshotOf(r)
+	if !ok {
+		t.Fatal("not a scorch snapshot")
+	}
+	var segs []segRef
+	for _, s := range snap.Segments() {
+		st, err := g.facets.table(s.Segment())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := st.textTable(s.Segment())
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs = append(segs, segRef{text: ts, facets: st})
+	}
+	out := make([][]string, len(ws))
+	for i, w := range ws {
+		out[i] = typoTerms(w, segs)
+	}
+	return out
 }
 
 // topK keeps exactly the k best of any sequence of offers, ties in score

@@ -140,7 +140,7 @@ var handCards = []handCard{
 
 // relevanceAgents loads the fixed corpus: the published cards through the
 // real parser, then the hand-written ones.
-func relevanceAgents(t *testing.T) []registry.Agent {
+func relevanceAgents(t testing.TB) []registry.Agent {
 	t.Helper()
 	var out []registry.Agent
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -66,8 +66,11 @@ type Match struct {
 // of its terms in the segments' text tables (texttable.go, rank.go) that
 // counts the total and the facets and keeps the best agents by
 // field-boosted score; the first rerankWindow of those gain the phrase and
-// one-skill bonuses (oneSkillBonus), and only the page's hits are read
-// from the stored fields and highlighted. Other orders
+// one-skill bonuses (oneSkillBonus) and are weighed by their health
+// (standing.go), and only the page's hits are read from the stored fields
+// and highlighted. A query that finds nothing runs again allowing typos
+// (typoTerms), then once more needing only half its words
+// (relaxedShould). Other orders
 // let Bleve sort the page while the facet tables count the same query
 // beside it.
 //
@@ -123,6 +126,10 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 			// Nothing found: try again allowing a typo in longer words.
 			out, err = x.searchRelevance(ctx, g, q, ws, tok.Offset, size, withTypos)
 		}
+		if err == nil && out.TotalSize == 0 && len(ws) > 1 {
+			// Still nothing: half the words suffice (relaxedShould).
+			out, err = x.searchRelevance(ctx, g, q, ws, tok.Offset, size, withTypos, relaxed)
+		}
 		if err == nil && out.TotalSize > tok.Offset+len(out.Hits) && len(out.Hits) == size && tok.Offset+size < MaxResultWindow {
 			out.NextPageToken = encodeToken(pageToken{Key: key, Offset: tok.Offset + size})
 		}
@@ -133,7 +140,7 @@ func (x *Index) Search(ctx context.Context, q Query) (*Result, error) {
 			// names nothing, so it matches nothing rather than everything.
 			text = bleve.NewMatchNoneQuery()
 		} else if len(ws) > 0 {
-			text = textQuery(q.Q, ws, false)
+			text = textQuery(q.Q, ws)
 		}
 		facetKey := cacheKey{kind: cacheFacets, epoch: epoch, query: queryKey("agents", q.Q, q.Scope, "", q.Filters)}
 		out, err = x.searchSorted(ctx, g, buildQuery(text, q.Scope, q.Filters), order, tok, key, size, facetKey)
@@ -158,8 +165,11 @@ func (x *Index) cachedPage(key, token string, size int) (*Result, bool, error) {
 	return nil, false, nil
 }
 
-// withTypos is searchRelevance's retry mode.
-const withTypos = true
+// withTypos and relaxed are searchRelevance's retry modes.
+const (
+	withTypos = true
+	relaxed   = true
+)
 
 // rerankWindow is how many of the best agents gain the phrase and
 // one-skill bonuses (rank.go); oneSkillBonus is how much an agent whose
@@ -172,7 +182,7 @@ const (
 
 func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws []queryWord, offset, size int, fuzzy ...bool) (*Result, error) {
 	typos := len(fuzzy) > 0 && fuzzy[0]
-	rq := rankQuery{words: ws, typos: typos, clauses: scopeClauses(q.Scope, q.Filters), k: max(offset+size, rerankWindow), runs: x.runs}
+	rq := rankQuery{words: ws, typos: typos, relaxed: len(fuzzy) > 1 && fuzzy[1], clauses: scopeClauses(q.Scope, q.Filters), k: max(offset+size, rerankWindow), runs: x.runs}
 	rq.page.from, rq.page.to = offset, offset+size
 	if len(ws) > 1 && !typos {
 		rq.phrase = x.phraseOf(q.Q)
@@ -181,7 +191,7 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 	if errors.Is(err, errNoTextTable) || errors.Is(err, errNoFacetTable) {
 		// A segment the tables cannot read: Bleve's searchers answer
 		// (fallback.go).
-		return x.searchRelevanceBleve(ctx, g, q, ws, offset, size, typos)
+		return x.searchRelevanceBleve(ctx, g, q, ws, offset, size, typos, rq.relaxed)
 	}
 	if err != nil {
 		return nil, err
