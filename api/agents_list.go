@@ -71,7 +71,7 @@ func listQuery(c echo.Context) (registry.ListQuery, error) {
 		registry.TrustVerified, registry.TrustInvalid, registry.TrustUntrusted, registry.TrustError); err != nil {
 		return q, err
 	}
-	if q.Visibility, err = enumParam(c, "visibility", registry.VisibilityPublic, registry.VisibilityInternal); err != nil {
+	if q.Visibility, err = enumParam(c, "visibility", registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups); err != nil {
 		return q, err
 	}
 	if q.PageSize, err = pageSizeParam(c); err != nil {

@@ -95,7 +95,7 @@ func searchParams(c echo.Context, extra ...string) (searchRequest, error) {
 		registry.HealthFailing, registry.HealthGone)...); err != nil {
 		return r, err
 	}
-	if f.Visibilities, err = enumStrings(c, "visibility", strs(registry.VisibilityPublic, registry.VisibilityInternal)...); err != nil {
+	if f.Visibilities, err = enumStrings(c, "visibility", strs(registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups)...); err != nil {
 		return r, err
 	}
 	if r.pageSize, err = pageSizeParam(c); err != nil {

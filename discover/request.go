@@ -96,7 +96,7 @@ func (r Request) Query(caller registry.Principal) (search.Query, error) {
 		{"status", r.Status, &f.Statuses, strs(registry.StatusPending, registry.StatusApproved,
 			registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved)},
 		{"health", r.Health, &f.Healths, strs(registry.HealthUnknown, registry.HealthOK, registry.HealthFailing, registry.HealthGone)},
-		{"visibility", r.Visibility, &f.Visibilities, strs(registry.VisibilityPublic, registry.VisibilityInternal)},
+		{"visibility", r.Visibility, &f.Visibilities, strs(registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups)},
 	} {
 		vals, err := values(fv.name, fv.in, fv.allowed)
 		if err != nil {

@@ -56,19 +56,39 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
-// SetVisibility changes who may list the agent (admins only).
-func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v Visibility) (*Agent, error) {
+// SetVisibility changes who may list the agent (admins only): groups are
+// required with VisibilityGroups (1 to 32 names, NormalizeGroups) and
+// refused with any other visibility (docs/api.md "Curation").
+func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v Visibility, groups ...string) (*Agent, error) {
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
-	if v != VisibilityPublic && v != VisibilityInternal {
-		return nil, invalidField("/visibility", "enum", `visibility must be "public" or "internal"`)
+	switch v {
+	case VisibilityPublic, VisibilityInternal:
+		if len(groups) > 0 {
+			return nil, invalidField("/groups", "not-allowed", `groups are set only with visibility "groups"`)
+		}
+	case VisibilityGroups:
+		if len(groups) == 0 {
+			return nil, invalidField("/groups", "required", `visibility "groups" needs at least one group`)
+		}
+		var err error
+		if groups, err = NormalizeGroups("/groups", groups); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, invalidField("/visibility", "enum", `visibility must be "public", "internal" or "groups"`)
 	}
-	return s.update(ctx, p, id, "set-visibility", "", map[string]any{"visibility": v}, func(r *agentRow) (map[string]any, string, error) {
-		if Visibility(r.Visibility) == v {
+	detail := map[string]any{"visibility": v}
+	if v == VisibilityGroups {
+		detail["groups"] = groups
+	}
+	enc := encodeGroups(groups)
+	return s.update(ctx, p, id, "set-visibility", "", detail, func(r *agentRow) (map[string]any, string, error) {
+		if Visibility(r.Visibility) == v && r.VisibleGroups == enc {
 			return nil, "", nil
 		}
-		return map[string]any{"visibility": string(v)}, ChangeVisibility, nil
+		return map[string]any{"visibility": string(v), "visible_groups": enc}, ChangeVisibility, nil
 	})
 }
 
