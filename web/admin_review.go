@@ -222,8 +222,9 @@ func (u *ui) setVisibility(w http.ResponseWriter, r *http.Request) error {
 		groups = splitGroups(form.Get("groups"))
 	}
 	_, err = u.svc.SetVisibility(r.Context(), principal(r), r.PathValue("id"), registry.Visibility(form.Get("visibility")), groups...)
-	if errors.Is(err, registry.ErrValidation) {
-		return errBadRequest
+	var ve *registry.ValidationError
+	if errors.As(err, &ve) && len(ve.Errors) > 0 {
+		return u.reviewError(w, r, r.PathValue("id"), http.StatusBadRequest, "The visibility was not changed: "+ve.Errors[0].Message+".")
 	}
 	if err != nil {
 		return err
