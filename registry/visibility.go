@@ -215,13 +215,13 @@ func ScopeOf(p Principal) Scope {
 	case RoleAdmin:
 		return Scope{All: true}
 	case RoleReader:
-		return Scope{Terms: append([]string{ListTermTokens}, groupTerms(p.Groups)...)}
+		return Scope{Terms: append([]string{ListTermTokens}, groupTerms(p.heldGroups())...)}
 	case RolePublisher:
 		// A publisher token is for publishing: it adds its own hosts to
 		// the anonymous listing and nothing else (docs/security.md); a
 		// claim's token scoped to one origin adds that origin only. Groups
 		// it holds add their agents, as for any caller.
-		terms := append([]string{ListTermAnonymous}, groupTerms(p.Groups)...)
+		terms := append([]string{ListTermAnonymous}, groupTerms(p.heldGroups())...)
 		if p.Origin != "" {
 			return Scope{Terms: append(terms, listTermOriginPrefix+p.Origin)}
 		}
@@ -298,10 +298,24 @@ func (p Principal) ownsAudience(x audience) bool {
 // holdsAny reports whether p holds one of groups, compared exactly. An
 // anonymous caller holds none, whatever Groups says.
 func (p Principal) holdsAny(groups []string) bool {
+	return slices.ContainsFunc(p.heldGroups(), func(g string) bool { return slices.Contains(groups, g) })
+}
+
+// heldGroups are the groups of p that can be an agent's: none for an
+// anonymous caller, and a name no agent can have (NormalizeGroups: a comma,
+// a line break, …) is dropped, so a name sent by an identity provider
+// never reaches groupSQL's test with a newline in it.
+func (p Principal) heldGroups() []string {
 	if p.Role == "" {
-		return false
+		return nil
 	}
-	return slices.ContainsFunc(p.Groups, func(g string) bool { return slices.Contains(groups, g) })
+	out := make([]string, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		if badGroupName(g) == "" {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // groupTerms are the listing terms of the groups a caller holds.

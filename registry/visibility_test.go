@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func inMyGroup(p registry.Principal, a registry.Agent) bool {
 		return false
 	}
 	for _, g := range p.Groups {
-		if slices.Contains(a.Groups, g) {
+		if slices.Contains(a.Groups, g) && !strings.ContainsAny(g, ",\n") {
 			return true
 		}
 	}
@@ -76,7 +77,9 @@ func oracleRead(p registry.Principal, a registry.Agent) bool {
 // of each group and of none of the agents' (case differs), a publisher of
 // no host holding one, and an anonymous caller whose Groups are ignored.
 var groupCallers = []registry.Principal{holding(reader, "payments"), holding(reader, "Risk"), holding(reader, "PAYMENTS", "risk"),
-	holding(publisher(), "payments"), holding(publisher("mine.example.com"), "Risk"), holding(anonymous, "payments")}
+	holding(publisher(), "payments"), holding(publisher("mine.example.com"), "Risk"), holding(anonymous, "payments"),
+	// A name no agent can have is never held (a line break would join two).
+	holding(reader, "Risk\npayments-eu", "a,b")}
 
 // TestVisibilityRuleAgrees checks every combination of the columns the rule
 // reads, for every kind of caller: the SQL list, the index terms (CanList)

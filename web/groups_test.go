@@ -38,6 +38,9 @@ func TestGroupsVisibilityForm(t *testing.T) {
 	if v, _ := attr(d.one("#groups"), "value"); v != "/Team A, payments, risk" {
 		t.Errorf("groups shown as %q", v)
 	}
+	if b := string(e.do("GET", "/admin/audit", nil, e.asAdmin(tok)).body); !strings.Contains(b, "visibility groups: /Team A, payments, risk") {
+		t.Error("the audit page does not name the groups")
+	}
 	e.sync()
 	wantStatus(t, e.get("/agents/"+a.ID), 404)
 	if strings.Contains(string(e.get("/?q=currency").body), a.ID) {
