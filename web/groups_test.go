@@ -46,7 +46,12 @@ func TestGroupsVisibilityForm(t *testing.T) {
 	if strings.Contains(string(e.get("/?q=currency").body), a.ID) {
 		t.Error("the catalogue lists an agent for groups to anonymous visitors")
 	}
-	wantStatus(t, e.do("GET", "/agents/"+a.ID, nil, e.asAdmin(tok)), 200)
+	r = e.do("GET", "/agents/"+a.ID, nil, e.asAdmin(tok))
+	wantStatus(t, r, 200)
+	if b := string(r.body); !strings.Contains(b, `<span class="badge">for groups</span>`) ||
+		!strings.Contains(b, "not listed for anonymous visitors (for groups: /Team A, payments, risk)") {
+		t.Error("the agent page does not say the agent is for groups")
+	}
 	// The toggle beside it makes it public again, without groups.
 	wantStatus(t, post(url.Values{"visibility": {"public"}}), 303)
 	if got, _ = e.svc.Get(t.Context(), registry.Principal{Role: registry.RoleAdmin}, a.ID); got.Groups != nil {
