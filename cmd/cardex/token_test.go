@@ -112,7 +112,7 @@ func TestTokenCreateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(first), &got); err != nil {
 		t.Fatalf("first line %q: %v", first, err)
 	}
-	if len(got) != 6 || got["role"] != "publisher" || !strings.HasPrefix(got["name"].(string), "publisher-") {
+	if groups, ok := got["groups"].([]any); len(got) != 7 || !ok || len(groups) != 0 || got["role"] != "publisher" || !strings.HasPrefix(got["name"].(string), "publisher-") {
 		t.Fatalf("json %v", got)
 	}
 	hosts, _ := got["hosts"].([]any)
