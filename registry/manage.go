@@ -18,6 +18,13 @@ import (
 // row are written with it, in one transaction.
 func (s *Service) update(ctx context.Context, p Principal, id, action, reason string, detail map[string]any,
 	fn func(r *agentRow) (map[string]any, string, error)) (*Agent, error) {
+	return s.updateTx(ctx, p, id, action, reason, detail, func(_ *gorm.DB, r *agentRow) (map[string]any, string, error) { return fn(r) })
+}
+
+// updateTx is update whose fn may also write other tables in the
+// transaction.
+func (s *Service) updateTx(ctx context.Context, p Principal, id, action, reason string, detail map[string]any,
+	fn func(tx *gorm.DB, r *agentRow) (map[string]any, string, error)) (*Agent, error) {
 	var out *agentRow
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		r, err := s.lockAgent(tx, id)
@@ -28,7 +35,7 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 		if !p.canRead(r) {
 			return ErrNotFound
 		}
-		upd, kind, err := fn(r)
+		upd, kind, err := fn(tx, r)
 		if err != nil || upd == nil {
 			return err
 		}
@@ -84,9 +91,19 @@ func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v V
 		detail["groups"] = groups
 	}
 	enc := encodeGroups(groups)
-	return s.update(ctx, p, id, "set-visibility", "", detail, func(r *agentRow) (map[string]any, string, error) {
+	return s.updateTx(ctx, p, id, "set-visibility", "", detail, func(tx *gorm.DB, r *agentRow) (map[string]any, string, error) {
 		if Visibility(r.Visibility) == v && r.VisibleGroups == enc {
 			return nil, "", nil
+		}
+		// agent_groups is the SQL spelling's copy of visible_groups
+		// (migrations 00190), written only here.
+		if err := tx.Where("agent_id = ?", r.ID).Delete(&agentGroupRow{}).Error; err != nil {
+			return nil, "", err
+		}
+		for _, g := range groups {
+			if err := tx.Create(&agentGroupRow{Name: g, AgentID: r.ID}).Error; err != nil {
+				return nil, "", err
+			}
 		}
 		return map[string]any{"visibility": string(v), "visible_groups": enc}, ChangeVisibility, nil
 	})

@@ -204,6 +204,16 @@ type changeRow struct {
 
 func (changeRow) TableName() string { return "changes" }
 
+// agentGroupRow is one group an agent of visibility "groups" is for
+// (migrations 00190): agentRow.VisibleGroups as rows, for the listing
+// rule's SQL.
+type agentGroupRow struct {
+	Name    string `gorm:"primaryKey"`
+	AgentID string `gorm:"primaryKey"`
+}
+
+func (agentGroupRow) TableName() string { return "agent_groups" }
+
 type probeRow struct {
 	ID              int64 `gorm:"primaryKey"`
 	AgentID         string
