@@ -8,21 +8,28 @@ import (
 
 type patchRequest struct {
 	Visibility registry.Visibility `json:"visibility"`
+	Groups     []string            `json:"groups"`
 }
 
-// updateAgent is PATCH /api/v1/agents/{id} {"visibility": …} (admin).
+// updateAgent is PATCH /api/v1/agents/{id} {"visibility": …, "groups": […]}
+// (admin); groups come with visibility "groups" only (registry
+// SetVisibility checks them).
 func (s *server) updateAgent(c echo.Context) error {
 	body, raw, err := readBody(c, true)
 	if err != nil {
 		return err
 	}
 	var req patchRequest
-	if err := decodeObject(body, raw, &req, "visibility"); err != nil {
+	if err := decodeObject(body, raw, &req, "visibility", "groups"); err != nil {
 		return err
 	}
-	if err := checkVisibility("/visibility", req.Visibility, false); err != nil {
-		return err
+	switch req.Visibility {
+	case registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups:
+	case "":
+		return fieldProblem("/visibility", "required", "visibility is required")
+	default:
+		return fieldProblem("/visibility", "enum", "visibility must be public, internal or groups")
 	}
-	a, err := s.svc.SetVisibility(c.Request().Context(), principal(c), c.Param("id"), req.Visibility)
+	a, err := s.svc.SetVisibility(c.Request().Context(), principal(c), c.Param("id"), req.Visibility, req.Groups...)
 	return writeAgentOK(c, a, err)
 }

@@ -67,6 +67,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 	dst = appendJSONString(dst, string(a.Status))
 	dst = appendJSONKey(dst, "visibility", false)
 	dst = appendJSONString(dst, string(a.Visibility))
+	if len(a.Groups) > 0 {
+		dst = appendJSONKey(dst, "groups", false)
+		dst = appendJSONStrings(dst, a.Groups)
+	}
 	dst = appendJSONKey(dst, "health", false)
 	dst = appendJSONString(dst, string(a.Health))
 	dst = appendJSONKey(dst, "trust", false)

@@ -31,7 +31,7 @@ func loadAgentRow(db *gorm.DB, id string) (*agentRow, error) {
 func toAgent(r *agentRow, cur *versionRow) Agent {
 	a := Agent{
 		ID: r.ID, CardURL: r.CardURL, FetchedURL: r.FetchedURL, Host: r.Host,
-		Status: Status(r.Status), Visibility: Visibility(r.Visibility), Health: Health(r.Health),
+		Status: Status(r.Status), Visibility: Visibility(r.Visibility), Groups: decodeGroups(r.VisibleGroups), Health: Health(r.Health),
 		Trust: Trust(r.Trust), NeedsReview: r.NeedsReview,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		LastFetchedAt: utcPtr(r.LastFetchedAt), LastChangedAt: utcPtr(r.LastChangedAt),

@@ -216,3 +216,47 @@ func BenchmarkApprove(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListPageGroups lists a page of 100 of 1,000 approved agents, half
+// of them for the group "payments", as readers holding no group, that one
+// group, and 200 groups of which it is the last (a person in many groups
+// of an identity provider): the cost of the groups term of the listing
+// rule in SQL (docs/benchmarks.md "Agents for groups").
+func BenchmarkListPageGroups(b *testing.B) {
+	benchStores(b, func(b *testing.B, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		raw := cardJSON("Bench", "1")
+		p, _ := agentcard.Parse(raw, agentcard.Options{})
+		seedFetched(b, svc, c, 1000, p.Card, raw)
+		if err := s.WriteDB().Exec("UPDATE agents SET status = 'approved'").Error; err != nil {
+			b.Fatal(err)
+		}
+		if err := s.WriteDB().Exec("UPDATE agents SET visibility = 'groups', visible_groups = ? WHERE id IN (SELECT id FROM agents ORDER BY id LIMIT 500)", "\npayments\n").Error; err != nil {
+			b.Fatal(err)
+		}
+		if err := s.WriteDB().Exec("INSERT INTO agent_groups (name, agent_id) SELECT 'payments', id FROM agents WHERE visibility = 'groups'").Error; err != nil {
+			b.Fatal(err)
+		}
+		many := make([]string, 0, 200)
+		for i := range 199 {
+			many = append(many, fmt.Sprint("team-", i))
+		}
+		many = append(many, "payments")
+		for _, c := range []struct {
+			name   string
+			groups []string
+			total  int
+		}{{"none", nil, 500}, {"one", []string{"payments"}, 1000}, {"200", many, 1000}} {
+			b.Run(c.name, func(b *testing.B) {
+				p := registry.Principal{Role: registry.RoleReader, Groups: c.groups}
+				for b.Loop() {
+					page, err := svc.List(b.Context(), p, registry.ListQuery{PageSize: 100})
+					if err != nil || len(page.Agents) != 100 || page.TotalSize != c.total {
+						b.Fatal(err, page.TotalSize)
+					}
+				}
+			})
+		}
+	})
+}

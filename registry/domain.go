@@ -40,6 +40,10 @@ type Visibility string
 const (
 	VisibilityPublic   Visibility = "public"
 	VisibilityInternal Visibility = "internal"
+	// VisibilityGroups: listed and read only by callers holding one of the
+	// agent's groups (Agent.Groups), its host's publisher tokens and admins
+	// (registry/visibility.go).
+	VisibilityGroups Visibility = "groups"
 )
 
 // Trust is the verification status of the current card (docs/verification.md).
@@ -75,6 +79,11 @@ type Principal struct {
 	// URL has this origin (scheme://host[:port]): a token a host claim
 	// issued (docs/claims.md).
 	Origin string
+	// Groups are the groups the caller holds, matched exactly
+	// (case-sensitive) against an agent's groups: a token's groups
+	// (cardex token create --groups) or, for a person signed in with an
+	// identity provider, its groups claim. Ignored for anonymous callers.
+	Groups []string
 }
 
 // Anonymous is the caller without a token.
@@ -82,12 +91,15 @@ var Anonymous = Principal{}
 
 // Agent is the agent record of docs/api.md.
 type Agent struct {
-	ID            string      `json:"id"`
-	CardURL       string      `json:"cardUrl"`
-	FetchedURL    string      `json:"fetchedUrl"`
-	Host          string      `json:"host"`
-	Status        Status      `json:"status"`
-	Visibility    Visibility  `json:"visibility"`
+	ID         string     `json:"id"`
+	CardURL    string     `json:"cardUrl"`
+	FetchedURL string     `json:"fetchedUrl"`
+	Host       string     `json:"host"`
+	Status     Status     `json:"status"`
+	Visibility Visibility `json:"visibility"`
+	// Groups are the groups an agent of visibility "groups" is for, sorted;
+	// nil otherwise, and shown to admins only (redact.go).
+	Groups        []string    `json:"groups,omitempty"`
 	Health        Health      `json:"health"`
 	Trust         Trust       `json:"trust"`
 	NeedsReview   bool        `json:"needsReview"`

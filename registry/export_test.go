@@ -21,7 +21,7 @@ func (s *Store) MigrateFS(ctx context.Context, fsys fs.FS) error { return s.migr
 func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
-var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &hostClaimRow{}, &catalogRow{},
+var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &agentGroupRow{}, &hostClaimRow{}, &catalogRow{},
 	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}, &autoApprovalRow{}}
 
 // ReadDB is the read handle (SQLite: the read-only pool).

@@ -68,7 +68,7 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	db := s.store.read(ctx).Table("changes c").Where("c.seq > ?", after)
 	if cond, args := changeSQL(p); cond != "" {
 		db = db.Joins("JOIN agents a ON a.id = c.agent_id").Where(cond, args...).
-			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, a.status, a.visibility, a.health, a.host, a.card_url")
+			Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after, c.groups_after, a.status, a.visibility, a.health, a.host, a.card_url, a.visible_groups")
 	} else {
 		db = db.Select("c.seq, c.agent_id, c.kind, c.at, c.reach_after")
 	}
@@ -78,6 +78,8 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 		Kind                             string
 		At                               time.Time
 		ReachAfter                       int
+		GroupsAfter                      string
+		VisibleGroups                    string
 		Status, Visibility, Health, Host string
 		CardURL                          string
 	}
@@ -87,8 +89,9 @@ func (s *Service) Changes(ctx context.Context, p Principal, after int64, limit i
 	out := make([]Change, len(rows))
 	next := after
 	for i, r := range rows {
-		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host, cardurl.Origin(r.CardURL)}
-		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), now), At: r.At.UTC()}
+		now := audience{Status(r.Status), Visibility(r.Visibility), Health(r.Health), r.Host, cardurl.Origin(r.CardURL),
+			decodeGroups(r.VisibleGroups)}
+		out[i] = Change{Seq: r.Seq, AgentID: r.AgentID, Kind: feedKind(p, r.Kind, reach(r.ReachAfter), decodeGroups(r.GroupsAfter), now), At: r.At.UTC()}
 		next = r.Seq
 	}
 	return out, next, nil

@@ -18,6 +18,13 @@ import (
 // row are written with it, in one transaction.
 func (s *Service) update(ctx context.Context, p Principal, id, action, reason string, detail map[string]any,
 	fn func(r *agentRow) (map[string]any, string, error)) (*Agent, error) {
+	return s.updateTx(ctx, p, id, action, reason, detail, func(_ *gorm.DB, r *agentRow) (map[string]any, string, error) { return fn(r) })
+}
+
+// updateTx is update whose fn may also write other tables in the
+// transaction.
+func (s *Service) updateTx(ctx context.Context, p Principal, id, action, reason string, detail map[string]any,
+	fn func(tx *gorm.DB, r *agentRow) (map[string]any, string, error)) (*Agent, error) {
 	var out *agentRow
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		r, err := s.lockAgent(tx, id)
@@ -28,7 +35,7 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 		if !p.canRead(r) {
 			return ErrNotFound
 		}
-		upd, kind, err := fn(r)
+		upd, kind, err := fn(tx, r)
 		if err != nil || upd == nil {
 			return err
 		}
@@ -56,19 +63,49 @@ func (s *Service) update(ctx context.Context, p Principal, id, action, reason st
 	return s.agentRecord(s.store.read(ctx), p, out)
 }
 
-// SetVisibility changes who may list the agent (admins only).
-func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v Visibility) (*Agent, error) {
+// SetVisibility changes who may list the agent (admins only): groups are
+// required with VisibilityGroups (1 to 32 names, NormalizeGroups) and
+// refused with any other visibility (docs/api.md "Curation").
+func (s *Service) SetVisibility(ctx context.Context, p Principal, id string, v Visibility, groups ...string) (*Agent, error) {
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
-	if v != VisibilityPublic && v != VisibilityInternal {
-		return nil, invalidField("/visibility", "enum", `visibility must be "public" or "internal"`)
+	switch v {
+	case VisibilityPublic, VisibilityInternal:
+		if len(groups) > 0 {
+			return nil, invalidField("/groups", "not-allowed", `groups are set only with visibility "groups"`)
+		}
+	case VisibilityGroups:
+		if len(groups) == 0 {
+			return nil, invalidField("/groups", "required", `visibility "groups" needs at least one group`)
+		}
+		var err error
+		if groups, err = NormalizeGroups("/groups", groups); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, invalidField("/visibility", "enum", `visibility must be "public", "internal" or "groups"`)
 	}
-	return s.update(ctx, p, id, "set-visibility", "", map[string]any{"visibility": v}, func(r *agentRow) (map[string]any, string, error) {
-		if Visibility(r.Visibility) == v {
+	detail := map[string]any{"visibility": v}
+	if v == VisibilityGroups {
+		detail["groups"] = groups
+	}
+	enc := encodeGroups(groups)
+	return s.updateTx(ctx, p, id, "set-visibility", "", detail, func(tx *gorm.DB, r *agentRow) (map[string]any, string, error) {
+		if Visibility(r.Visibility) == v && r.VisibleGroups == enc {
 			return nil, "", nil
 		}
-		return map[string]any{"visibility": string(v)}, ChangeVisibility, nil
+		// agent_groups is the SQL spelling's copy of visible_groups
+		// (migrations 00190), written only here.
+		if err := tx.Where("agent_id = ?", r.ID).Delete(&agentGroupRow{}).Error; err != nil {
+			return nil, "", err
+		}
+		for _, g := range groups {
+			if err := tx.Create(&agentGroupRow{Name: g, AgentID: r.ID}).Error; err != nil {
+				return nil, "", err
+			}
+		}
+		return map[string]any{"visibility": string(v), "visible_groups": enc}, ChangeVisibility, nil
 	})
 }
 

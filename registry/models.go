@@ -14,6 +14,7 @@ type agentRow struct {
 	BareHost            bool
 	Status              string
 	Visibility          string
+	VisibleGroups       string // the groups of visibility "groups", "\ng1\ng2\n"; "" otherwise (migrations 00190)
 	Health              string
 	Trust               string
 	NeedsReview         bool
@@ -148,6 +149,7 @@ type tokenRow struct {
 	RevokedAt  *time.Time
 	ClaimID    string // the host claim it was issued for, "" when an admin made it
 	Origin     string // scheme://host[:port] a claim's token acts on; "" is the whole host
+	MemberOf   string // JSON list of the groups the token holds (migrations 00190)
 }
 
 func (tokenRow) TableName() string { return "tokens" }
@@ -193,9 +195,24 @@ type changeRow struct {
 	// and after the change (visibility.go reach), for the feed's filter.
 	ReachBefore int
 	ReachAfter  int
+	// GroupsBefore and GroupsAfter are the groups that listed the agent on
+	// each side (visibility.go listGroups, encoded as agentRow.VisibleGroups),
+	// "" when none did (migrations 00190).
+	GroupsBefore string
+	GroupsAfter  string
 }
 
 func (changeRow) TableName() string { return "changes" }
+
+// agentGroupRow is one group an agent of visibility "groups" is for
+// (migrations 00190): agentRow.VisibleGroups as rows, for the listing
+// rule's SQL.
+type agentGroupRow struct {
+	Name    string `gorm:"primaryKey"`
+	AgentID string `gorm:"primaryKey"`
+}
+
+func (agentGroupRow) TableName() string { return "agent_groups" }
 
 type probeRow struct {
 	ID              int64 `gorm:"primaryKey"`

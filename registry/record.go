@@ -220,7 +220,7 @@ func (s *Service) applyFetch(tx *gorm.DB, r *agentRow, latest *versionRow, res F
 	}
 	after.health = health
 	for _, k := range kinds {
-		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: k, At: now, ReachBefore: int(before.reach()), ReachAfter: int(after.reach())})
+		w.changes = append(w.changes, changeOf(r.ID, k, now, &before, after))
 	}
 	return nil
 }

@@ -44,11 +44,14 @@ func genericMessage(class string) string {
 // error: the reason carries the key-set fetch's error text.
 const genericKeyFailure = "a trusted key source could not be fetched or holds no key with this kid"
 
-// redactAgent keeps only what p may see of a's failures.
+// redactAgent keeps only what p may see of a's failures, and of its
+// groups: which groups an agent is for is the admins' to know (a member of
+// one group learns no other group's name from it; docs/security.md).
 func redactAgent(p Principal, a *Agent) {
 	if p.isAdmin() {
 		return
 	}
+	a.Groups = nil
 	if a.LastError != nil {
 		e := *a.LastError
 		e.Message = genericMessage(e.Class)

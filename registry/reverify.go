@@ -150,8 +150,8 @@ func (s *Service) ApplyReverify(ctx context.Context, v StoredVersion, res FetchR
 		// mirrors read the agent again (its view may have changed even when
 		// the agent's trust did not).
 		// Who lists the agent is as it was (visibility.go reach).
-		listed := int(r.audience().reach())
-		w.changes = append(w.changes, changeRow{AgentID: r.ID, Kind: ChangeTrust, At: now, ReachBefore: listed, ReachAfter: listed})
+		listed := r.audience()
+		w.changes = append(w.changes, changeOf(r.ID, ChangeTrust, now, &listed, listed))
 		return s.flush(tx, w)
 	})
 }

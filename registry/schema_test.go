@@ -50,7 +50,7 @@ func TestModelsMatchSchema(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", table, err)
 			}
-			if len(stmt.Schema.Fields) < 3 || len(cols) < 3 {
+			if len(stmt.Schema.Fields) < 2 || len(cols) < 2 { // agent_groups has two
 				t.Fatalf("%s: %d fields, %d columns: the check would be vacuous", table, len(stmt.Schema.Fields), len(cols))
 			}
 			dbCols := map[string]string{}

@@ -161,18 +161,33 @@ func (s *Service) addChange(tx *gorm.DB, before, after *agentRow, kind string, a
 			return err
 		}
 	}
-	row := changeRow{AgentID: after.ID, Kind: kind, At: at, ReachBefore: int(reachAdmins), ReachAfter: int(after.audience().reach())}
+	var was *audience
 	if before != nil {
-		row.ReachBefore = int(before.audience().reach())
+		x := before.audience()
+		was = &x
 	}
+	row := changeOf(after.ID, kind, at, was, after.audience())
 	return tx.Create(&row).Error
+}
+
+// changeOf is the change-log row of a change of kind to the agent id,
+// which left it at after; before is nil when the agent was not there
+// (a submission). It records who listed the agent on each side
+// (visibility.go reach and listGroups).
+func changeOf(id, kind string, at time.Time, before *audience, after audience) changeRow {
+	row := changeRow{AgentID: id, Kind: kind, At: at, ReachBefore: int(reachAdmins),
+		ReachAfter: int(after.reach()), GroupsAfter: encodeGroups(after.listGroups())}
+	if before != nil {
+		row.ReachBefore, row.GroupsBefore = int(before.reach()), encodeGroups(before.listGroups())
+	}
+	return row
 }
 
 // addListedChange writes a change-log row for a change that leaves who
 // lists the agent as it was (its text, its liveness), read from the row.
 func (s *Service) addListedChange(tx *gorm.DB, agentID, kind string, at time.Time) error {
 	var r agentRow
-	if err := tx.Select("id, status, visibility, health, host").Where("id = ?", agentID).Take(&r).Error; err != nil {
+	if err := tx.Select("id, status, visibility, health, host, visible_groups").Where("id = ?", agentID).Take(&r).Error; err != nil {
 		return err
 	}
 	return s.addChange(tx, &r, &r, kind, at)

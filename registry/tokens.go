@@ -79,7 +79,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		return Principal{}, ErrUnauthorized
 	}
 	s.touchToken(ctx, &row, now)
-	return Principal{Role: Role(row.Role), TokenID: row.ID, Name: row.Name, Hosts: parseList(row.Hosts), Origin: row.Origin}, nil
+	return Principal{Role: Role(row.Role), TokenID: row.ID, Name: row.Name, Hosts: parseList(row.Hosts), Origin: row.Origin,
+		Groups: parseList(row.MemberOf)}, nil
 }
 
 // touchToken records last use cheaply: skipped when this process or the
@@ -121,6 +122,9 @@ func (s *Service) CreateToken(ctx context.Context, req TokenRequest) (string, To
 func (s *Service) newToken(req TokenRequest, claimID string) (string, tokenRow, error) {
 	switch req.Role {
 	case RoleAdmin, RoleReader:
+		if req.Role == RoleAdmin && len(req.Groups) > 0 {
+			return "", tokenRow{}, invalidField("/groups", "not-allowed", "an admin token sees every agent and holds no groups")
+		}
 		if len(req.Hosts) > 0 {
 			return "", tokenRow{}, invalidField("/hosts", "not-allowed", "only publisher tokens are scoped to hosts")
 		}
@@ -130,6 +134,10 @@ func (s *Service) newToken(req TokenRequest, claimID string) (string, tokenRow, 
 		}
 	default:
 		return "", tokenRow{}, invalidField("/role", "enum", "role must be admin, publisher or reader")
+	}
+	groups, err := NormalizeGroups("/groups", req.Groups)
+	if err != nil {
+		return "", tokenRow{}, err
 	}
 	hosts := []string{}
 	for _, h := range req.Hosts {
@@ -158,7 +166,7 @@ func (s *Service) newToken(req TokenRequest, claimID string) (string, tokenRow, 
 	if !tokenNameRE.MatchString(name) {
 		return "", tokenRow{}, invalidField("/name", "pattern", "a token name is 1–64 letters, digits, '.', '_' or '-'")
 	}
-	row := tokenRow{ID: id, Name: name, Role: string(req.Role), Hosts: jsonList(hosts), Hash: hashSecret(secret),
+	row := tokenRow{ID: id, Name: name, Role: string(req.Role), Hosts: jsonList(hosts), MemberOf: jsonList(groups), Hash: hashSecret(secret),
 		CreatedAt: now, ExpiresAt: utcPtr(req.ExpiresAt), ClaimID: claimID, Origin: req.Origin}
 	return tokenPrefix + id + "_" + secret, row, nil
 }
@@ -173,6 +181,9 @@ func (s *Service) insertToken(tx *gorm.DB, actor Principal, row *tokenRow) error
 		return err
 	}
 	detail := map[string]any{"tokenId": row.ID, "name": row.Name, "role": row.Role, "hosts": parseList(row.Hosts)}
+	if gs := parseList(row.MemberOf); len(gs) > 0 {
+		detail["groups"] = gs
+	}
 	if row.Origin != "" {
 		detail["origin"] = row.Origin
 	}
@@ -191,7 +202,11 @@ func normalizeTokenHost(h string) (string, error) {
 }
 
 func toToken(r *tokenRow) Token {
-	return Token{ID: r.ID, Name: r.Name, Role: Role(r.Role), Hosts: parseList(r.Hosts), Origin: r.Origin, CreatedAt: r.CreatedAt.UTC(),
+	groups := parseList(r.MemberOf)
+	if groups == nil {
+		groups = []string{}
+	}
+	return Token{ID: r.ID, Name: r.Name, Role: Role(r.Role), Hosts: parseList(r.Hosts), Groups: groups, Origin: r.Origin, CreatedAt: r.CreatedAt.UTC(),
 		LastUsedAt: utcPtr(r.LastUsedAt), ExpiresAt: utcPtr(r.ExpiresAt), RevokedAt: utcPtr(r.RevokedAt)}
 }
 

@@ -102,6 +102,7 @@ type Token struct {
 	Name       string     `json:"name"`
 	Role       Role       `json:"role"`
 	Hosts      []string   `json:"hosts"`
+	Groups     []string   `json:"groups"`           // the groups it holds (visibility.go), [] for none
 	Origin     string     `json:"origin,omitempty"` // a claim's token: the one origin it acts on
 	CreatedAt  time.Time  `json:"createdAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
@@ -112,9 +113,13 @@ type Token struct {
 // TokenRequest describes a token to create. An empty Name gets a generated
 // one; Hosts are required for (and only allowed on) publisher tokens.
 type TokenRequest struct {
-	Role      Role
-	Name      string
-	Hosts     []string
+	Role  Role
+	Name  string
+	Hosts []string
+	// Groups are the groups a reader or publisher token holds: it lists
+	// and reads the agents of visibility "groups" for one of them
+	// (docs/security.md "Agents for groups"). Admin tokens take none.
+	Groups    []string
 	ExpiresAt *time.Time
 	// Origin narrows a publisher token to one origin of its host (set for
 	// the token of a host claim).

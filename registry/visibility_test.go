@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,19 +18,40 @@ import (
 func oracleList(p registry.Principal, a registry.Agent) bool {
 	listedByAll := a.Status == registry.StatusApproved && a.Health != registry.HealthGone
 	public := listedByAll && a.Visibility == registry.VisibilityPublic
+	forMyGroup := listedByAll && inMyGroup(p, a)
 	switch p.Role {
 	case registry.RoleAdmin:
 		return true
 	case registry.RoleReader:
-		return listedByAll
+		return (listedByAll && a.Visibility != registry.VisibilityGroups) || forMyGroup
 	case registry.RolePublisher:
 		// Claim-issued or operator-made alike: the anonymous listing plus
 		// its own hosts, never another host's internal agent.
 		// A claim's token that named a port or scheme: its origin only.
-		return public || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved &&
+		return public || forMyGroup || (slices.Contains(p.Hosts, a.Host) && a.Status != registry.StatusRemoved &&
 			(p.Origin == "" || cardurl.Origin(a.CardURL) == p.Origin))
 	}
 	return public
+}
+
+// inMyGroup: a is for groups and p, not anonymous, holds one of them,
+// compared exactly.
+func inMyGroup(p registry.Principal, a registry.Agent) bool {
+	if p.Role == "" || a.Visibility != registry.VisibilityGroups {
+		return false
+	}
+	for _, g := range p.Groups {
+		if slices.Contains(a.Groups, g) && !strings.ContainsAny(g, ",\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// holding is a caller of role holding groups.
+func holding(p registry.Principal, groups ...string) registry.Principal {
+	p.Groups = groups
+	return p
 }
 
 // oracleRead restates the rule for reading by id.
@@ -43,9 +65,21 @@ func oracleRead(p registry.Principal, a registry.Agent) bool {
 	if a.Visibility == registry.VisibilityPublic {
 		return true
 	}
-	return p.Role == registry.RoleReader || (p.Role == registry.RolePublisher && slices.Contains(p.Hosts, a.Host) &&
-		(p.Origin == "" || cardurl.Origin(a.CardURL) == p.Origin))
+	owner := p.Role == registry.RolePublisher && slices.Contains(p.Hosts, a.Host) &&
+		(p.Origin == "" || cardurl.Origin(a.CardURL) == p.Origin)
+	if a.Visibility == registry.VisibilityGroups {
+		return owner || inMyGroup(p, a)
+	}
+	return p.Role == registry.RoleReader || owner
 }
+
+// groupCallers are callers holding groups, beside those without: readers
+// of each group and of none of the agents' (case differs), a publisher of
+// no host holding one, and an anonymous caller whose Groups are ignored.
+var groupCallers = []registry.Principal{holding(reader, "payments"), holding(reader, "Risk"), holding(reader, "PAYMENTS", "risk"),
+	holding(publisher(), "payments"), holding(publisher("mine.example.com"), "Risk"), holding(anonymous, "payments"),
+	// A name no agent can have is never held (a line break would join two).
+	holding(reader, "Risk\npayments-eu", "a,b")}
 
 // TestVisibilityRuleAgrees checks every combination of the columns the rule
 // reads, for every kind of caller: the SQL list, the index terms (CanList)
@@ -59,7 +93,7 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 		var agents []registry.Agent
 		n := 0
 		for _, st := range []registry.Status{registry.StatusPending, registry.StatusApproved, registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved} {
-			for _, vis := range []registry.Visibility{registry.VisibilityPublic, registry.VisibilityInternal} {
+			for _, vis := range []registry.Visibility{registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups} {
 				for _, h := range []registry.Health{registry.HealthUnknown, registry.HealthOK, registry.HealthFailing, registry.HealthGone} {
 					for _, origin := range []string{"https://mine.example.com", "http://mine.example.com", "https://other.example.com"} {
 						n++
@@ -67,10 +101,17 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						var groups []string
+						if vis == registry.VisibilityGroups {
+							groups = [][]string{{"payments"}, {"Risk", "payments-eu"}}[n%2]
+							if _, err := svc.SetVisibility(ctx, admin, a.ID, vis, groups...); err != nil {
+								t.Fatal(err)
+							}
+						}
 						if err := s.WriteDB().Exec("UPDATE agents SET status = ?, visibility = ?, health = ? WHERE id = ?", st, vis, h, a.ID).Error; err != nil {
 							t.Fatal(err)
 						}
-						a.Status, a.Visibility, a.Health = st, vis, h
+						a.Status, a.Visibility, a.Health, a.Groups = st, vis, h, groups
 						agents = append(agents, *a)
 					}
 				}
@@ -78,8 +119,8 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 		}
 		claimed := publisher("mine.example.com")
 		claimed.Origin = "https://mine.example.com"
-		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed} {
-			name := string(p.Role) + fmt.Sprint(p.Hosts) + p.Origin
+		for _, p := range append([]registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed}, groupCallers...) {
+			name := string(p.Role) + fmt.Sprint(p.Hosts) + p.Origin + fmt.Sprint(p.Groups)
 			var want []string
 			for _, a := range agents {
 				if got, w := registry.CanList(p, a), oracleList(p, a); got != w {
@@ -121,7 +162,7 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 		if err := s.WriteDB().Exec("UPDATE changes SET reach_before = -1, reach_after = -1").Error; err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed} {
+		for _, p := range append([]registry.Principal{anonymous, reader, admin, publisher("mine.example.com"), publisher(), claimed}, groupCallers...) {
 			var want, got []string
 			for _, a := range agents {
 				if oracleList(p, a) {
@@ -133,10 +174,12 @@ func TestVisibilityRuleAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range cs {
-				if c.Kind != registry.ChangeSubmitted {
+				if c.Kind != registry.ChangeSubmitted && c.Kind != registry.ChangeVisibility {
 					t.Errorf("%s%v: old change shows as %q", p.Role, p.Hosts, c.Kind)
 				}
-				got = append(got, c.AgentID)
+				if c.Kind == registry.ChangeSubmitted {
+					got = append(got, c.AgentID)
+				}
 			}
 			slices.Sort(got)
 			slices.Sort(want)
@@ -168,11 +211,23 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			host[a.ID] = h
+			// Reach 1 (its host's publishers) with or without the groups
+			// that listed the agent on that side (migration 00190).
+			groupsOf := func(r int) []string {
+				if r == 1 {
+					return []string{"-", "p", "r"}
+				}
+				return []string{"-"}
+			}
 			for before := range 4 {
 				for after := range 4 {
-					if err := s.WriteDB().Exec("INSERT INTO changes (agent_id, kind, at, reach_before, reach_after) VALUES (?, ?, ?, ?, ?)",
-						a.ID, fmt.Sprintf("k%d%d", before, after), time.Now(), before, after).Error; err != nil {
-						t.Fatal(err)
+					for _, gb := range groupsOf(before) {
+						for _, ga := range groupsOf(after) {
+							if err := s.WriteDB().Exec("INSERT INTO changes (agent_id, kind, at, reach_before, reach_after, groups_before, groups_after) VALUES (?, ?, ?, ?, ?, ?, ?)",
+								a.ID, fmt.Sprintf("k%d%d%s%s", before, after, gb, ga), time.Now(), before, after, encGroups[gb], encGroups[ga]).Error; err != nil {
+								t.Fatal(err)
+							}
+						}
 					}
 				}
 			}
@@ -191,17 +246,18 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 				bySeq[c.Seq] = side{host[c.AgentID], c.Kind}
 			}
 		}
-		if len(bySeq) != 32 {
-			t.Fatalf("admin sees %d of the 32 rows", len(bySeq))
+		if len(bySeq) != 2*36 {
+			t.Fatalf("admin sees %d of the %d rows", len(bySeq), 2*36)
 		}
-		oracle := func(p registry.Principal, r int, h string) bool {
+		oracle := func(p registry.Principal, r int, g, h string) bool {
+			mine := p.Role != "" && g != "-" && slices.ContainsFunc(p.Groups, func(x string) bool { return slices.Contains(nameGroups[g], x) })
 			switch p.Role {
 			case registry.RoleAdmin:
 				return true
 			case registry.RoleReader:
-				return r >= 2
+				return r >= 2 || mine
 			case registry.RolePublisher:
-				return r >= 3 || (r >= 1 && slices.Contains(p.Hosts, h) && (p.Origin == "" || p.Origin == "https://"+h))
+				return r >= 3 || mine || (r >= 1 && slices.Contains(p.Hosts, h) && (p.Origin == "" || p.Origin == "https://"+h))
 			}
 			return r >= 3
 		}
@@ -209,7 +265,7 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 		// same host that holds none of them (docs/threats.md K.104).
 		claimed, otherOrigin := publisher("mine.example.com"), publisher("mine.example.com")
 		claimed.Origin, otherOrigin.Origin = "https://mine.example.com", "http://mine.example.com"
-		for _, p := range []registry.Principal{anonymous, reader, publisher("mine.example.com"), publisher(), admin, claimed, otherOrigin} {
+		for _, p := range append([]registry.Principal{anonymous, reader, publisher("mine.example.com"), publisher(), admin, claimed, otherOrigin}, groupCallers...) {
 			got, _, err := svc.Changes(ctx, p, start, 1000)
 			if err != nil {
 				t.Fatal(err)
@@ -222,16 +278,17 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 			}
 			for seq, sd := range bySeq {
 				var before, after int
-				fmt.Sscanf(sd.kind, "k%1d%1d", &before, &after)
+				var gb, ga string
+				fmt.Sscanf(sd.kind, "k%1d%1d%1s%1s", &before, &after, &gb, &ga)
 				want := ""
 				switch {
-				case oracle(p, after, sd.host):
+				case oracle(p, after, ga, sd.host):
 					want = sd.kind
-				case oracle(p, before, sd.host):
+				case oracle(p, before, gb, sd.host):
 					want = registry.ChangeUnlisted
 				}
 				if seen[seq] != want {
-					t.Errorf("%s%v%s: %s change %d→%d shows as %q, want %q", p.Role, p.Hosts, p.Origin, sd.host, before, after, seen[seq], want)
+					t.Errorf("%s%v%s%v: %s change %d%s→%d%s shows as %q, want %q", p.Role, p.Hosts, p.Origin, p.Groups, sd.host, before, gb, after, ga, seen[seq], want)
 				}
 				delete(seen, seq)
 			}
@@ -241,6 +298,13 @@ func TestChangeFeedRuleAgrees(t *testing.T) {
 		}
 	})
 }
+
+// The groups of the change-log rows of TestChangeFeedRuleAgrees, by the
+// letter in their kind, and their stored form (migration 00190).
+var (
+	nameGroups = map[string][]string{"-": nil, "p": {"payments"}, "r": {"Risk", "payments-eu"}}
+	encGroups  = map[string]string{"-": "", "p": "\npayments\n", "r": "\nRisk\npayments-eu\n"}
+)
 
 // The scope key tells scopes apart exactly when they list different agents.
 func TestScopeKey(t *testing.T) {
@@ -252,12 +316,19 @@ func TestScopeKey(t *testing.T) {
 		t.Fatal("host order changes the key")
 	}
 	seen := map[string]string{}
-	for _, p := range []registry.Principal{anonymous, reader, admin, publisher("a.example.com"), publisher("b.example.com")} {
+	for _, p := range []registry.Principal{anonymous, reader, admin, publisher("a.example.com"), publisher("b.example.com"),
+		holding(reader, "payments"), holding(reader, "Payments"), holding(reader, "payments", "risk"), holding(publisher("a.example.com"), "payments")} {
 		k := key(p)
 		if prev, ok := seen[k]; ok {
 			t.Fatalf("%v and %s share key %q", p, prev, k)
 		}
 		seen[k] = fmt.Sprint(p)
+	}
+	if key(holding(reader, "risk", "payments")) != key(holding(reader, "payments", "risk")) {
+		t.Fatal("group order changes the key")
+	}
+	if key(holding(anonymous, "payments")) != key(anonymous) {
+		t.Fatal("an anonymous caller's groups count")
 	}
 	if key(publisher()) != key(anonymous) {
 		t.Fatal("a publisher without hosts lists more than an anonymous caller")

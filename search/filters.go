@@ -85,7 +85,7 @@ var filterTable = []Filter{
 		registry.HealthFailing, registry.HealthGone), field: fieldHealth,
 		slot:   func(f *Filters) *[]string { return &f.Healths },
 		column: func(a *registry.Agent) string { return string(a.Health) }},
-	{Name: "visibility", Title: "Visibility", Admin: true, Values: strs(registry.VisibilityPublic, registry.VisibilityInternal),
+	{Name: "visibility", Title: "Visibility", Admin: true, Values: strs(registry.VisibilityPublic, registry.VisibilityInternal, registry.VisibilityGroups),
 		field:  fieldVisibility,
 		slot:   func(f *Filters) *[]string { return &f.Visibilities },
 		column: func(a *registry.Agent) string { return string(a.Visibility) }},

@@ -11,7 +11,7 @@ import (
 // rebuilt at open (docs/threats.md G.69) rather than queried with fields it
 // does not have. Bump it whenever mapping.go, document.go or analysis.go
 // change what is indexed.
-const MappingVersion = "cardex-search-11"
+const MappingVersion = "cardex-search-12"
 
 // Field names of the agent document. Filter and facet fields are keyword
 // fields with doc values; text fields use analyzerText and keep term

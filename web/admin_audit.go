@@ -146,7 +146,15 @@ func auditDetail(e registry.AuditEntry) string {
 			parts = append(parts, vis)
 		}
 	case "set-visibility":
-		parts = append(parts, "visibility "+str("visibility"))
+		p := "visibility " + str("visibility")
+		if gs, ok := d["groups"].([]any); ok && len(gs) > 0 {
+			var groups []string
+			for _, g := range gs {
+				groups = append(groups, fmt.Sprint(g))
+			}
+			p += ": " + strings.Join(groups, ", ")
+		}
+		parts = append(parts, p)
 	case "pin-keys":
 		parts = append(parts, plural(int(number(d["keys"])), "key")+" pinned")
 	case "token-create":

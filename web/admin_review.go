@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/registry"
@@ -216,14 +217,32 @@ func (u *ui) setVisibility(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = u.svc.SetVisibility(r.Context(), principal(r), r.PathValue("id"), registry.Visibility(form.Get("visibility")))
-	if errors.Is(err, registry.ErrValidation) {
-		return errBadRequest
+	var groups []string
+	if vis := registry.Visibility(form.Get("visibility")); vis == registry.VisibilityGroups {
+		groups = splitGroups(form.Get("groups"))
+	}
+	_, err = u.svc.SetVisibility(r.Context(), principal(r), r.PathValue("id"), registry.Visibility(form.Get("visibility")), groups...)
+	var ve *registry.ValidationError
+	if errors.As(err, &ve) && len(ve.Errors) > 0 {
+		return u.reviewError(w, r, r.PathValue("id"), http.StatusBadRequest, "The visibility was not changed: "+ve.Errors[0].Message+".")
 	}
 	if err != nil {
 		return err
 	}
 	return seeOther(w, r, "/admin/agents/"+r.PathValue("id")+"?done=visibility")
+}
+
+// splitGroups reads the groups of a form field: names separated by commas
+// or line breaks, each trimmed (a group name holds no comma; registry
+// NormalizeGroups).
+func splitGroups(s string) []string {
+	var out []string
+	for _, g := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if g = strings.TrimSpace(g); g != "" {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func postForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {

@@ -52,6 +52,7 @@ func (u *ui) createToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	req := registry.TokenRequest{Role: registry.Role(form.Get("role")), Name: strings.TrimSpace(form.Get("name"))}
 	req.Hosts = append(req.Hosts, strings.FieldsFunc(form.Get("hosts"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })...)
+	req.Groups = splitGroups(form.Get("groups"))
 	if d := strings.TrimSpace(form.Get("expiresDays")); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 1 || n > 3650 {

@@ -16,7 +16,7 @@ import (
 )
 
 const tokenUsage = `Usage:
-  cardex token create --role admin|publisher|reader [--name N] [--host H]… [--expires 90d] [--json]
+  cardex token create --role admin|publisher|reader [--name N] [--host H]… [--groups G1,G2] [--expires 90d] [--json]
   cardex token list [--json]
   cardex token revoke ID|NAME
 Every subcommand also takes --data DIR and --database-url URL.`
@@ -128,6 +128,7 @@ func openStoreService(ctx context.Context, e *env, cmd string, sf *storeFlags) (
 func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	var (
 		role, name, expires string
+		groups              string
 		hosts               hostList
 		asJSON              bool
 	)
@@ -135,13 +136,21 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 		fs.StringVar(&role, "role", "", "token role: admin, publisher or reader (required)")
 		fs.StringVar(&name, "name", "", "token name (default {role}-{id})")
 		fs.Var(&hosts, "host", "host a publisher token may act on (repeatable)")
+		fs.StringVar(&groups, "groups", "", `comma-separated groups a reader or publisher token holds: it sees the agents of visibility "groups" for one of them`)
 		fs.StringVar(&expires, "expires", "", "lifetime such as 90d or 12h (default: never)")
-		fs.BoolVar(&asJSON, "json", false, `print {"id","name","role","hosts","expiresAt","token"}`)
+		fs.BoolVar(&asJSON, "json", false, `print {"id","name","role","hosts","groups","expiresAt","token"}`)
 	})
 	if !ok {
 		return code
 	}
 	req := registry.TokenRequest{Role: registry.Role(role), Name: name, Hosts: hosts}
+	if groups != "" {
+		// Names as given, compared exactly (case-sensitive); a group name
+		// holds no comma (registry.NormalizeGroups).
+		for _, g := range strings.Split(groups, ",") {
+			req.Groups = append(req.Groups, strings.TrimSpace(g))
+		}
+	}
 	usageErr := func(msg string) int {
 		fmt.Fprintln(e.stderr, "cardex token create:", msg)
 		fs.Usage()
@@ -181,9 +190,10 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 			Name      string     `json:"name"`
 			Role      string     `json:"role"`
 			Hosts     []string   `json:"hosts"`
+			Groups    []string   `json:"groups"`
 			ExpiresAt *time.Time `json:"expiresAt"`
 			Token     string     `json:"token"`
-		}{tok.ID, tok.Name, string(tok.Role), tok.Hosts, tok.ExpiresAt, secret}
+		}{tok.ID, tok.Name, string(tok.Role), tok.Hosts, tok.Groups, tok.ExpiresAt, secret}
 		b, _ := json.Marshal(out)
 		fmt.Fprintln(e.stdout, string(b))
 		return exitOK
@@ -226,7 +236,7 @@ func runTokenList(ctx context.Context, e *env, args []string) int {
 
 func printTokens(w io.Writer, toks []registry.Token, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tROLE\tHOSTS\tCREATED\tLAST USED\tEXPIRES\tSTATE")
+	fmt.Fprintln(tw, "ID\tNAME\tROLE\tHOSTS\tGROUPS\tCREATED\tLAST USED\tEXPIRES\tSTATE")
 	when := func(t *time.Time) string {
 		if t == nil {
 			return "-"
@@ -248,7 +258,11 @@ func printTokens(w io.Writer, toks []registry.Token, now time.Time) {
 		if hosts == "" {
 			hosts = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, hosts,
+		groups := strings.Join(t.Groups, ",")
+		if groups == "" {
+			groups = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, hosts, groups,
 			t.CreatedAt.UTC().Format(time.RFC3339), when(t.LastUsedAt), when(t.ExpiresAt), state)
 	}
 	tw.Flush()

@@ -112,7 +112,7 @@ func TestTokenCreateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(first), &got); err != nil {
 		t.Fatalf("first line %q: %v", first, err)
 	}
-	if len(got) != 6 || got["role"] != "publisher" || !strings.HasPrefix(got["name"].(string), "publisher-") {
+	if groups, ok := got["groups"].([]any); len(got) != 7 || !ok || len(groups) != 0 || got["role"] != "publisher" || !strings.HasPrefix(got["name"].(string), "publisher-") {
 		t.Fatalf("json %v", got)
 	}
 	hosts, _ := got["hosts"].([]any)
@@ -259,4 +259,38 @@ func latestSchema(t *testing.T, fsys fs.FS) int64 {
 		latest = max(latest, v)
 	}
 	return latest
+}
+
+// TestTokenCreateGroups: `token create --groups` makes a token holding
+// those groups (sorted, exact), shown by --json and `token list`; an admin
+// token and a malformed name are usage errors naming the problem.
+func TestTokenCreateGroups(t *testing.T) {
+	dir := migratedDir(t)
+	code, out, errs := runCLI(t, "", "token", "create", "--role", "reader", "--name", "pay", "--groups", "risk, payments", "--json", "--data", dir)
+	if code != exitOK {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	var created struct {
+		Groups []string `json:"groups"`
+		Token  string   `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(out), &created); err != nil || strings.Join(created.Groups, ",") != "payments,risk" {
+		t.Fatalf("--json %s (%v)", out, err)
+	}
+	p, err := authenticate(t, dir, created.Token)
+	if err != nil || strings.Join(p.Groups, ",") != "payments,risk" {
+		t.Fatalf("authenticates as %+v %v", p, err)
+	}
+	if code, out, _ = runCLI(t, "", "token", "list", "--data", dir); code != exitOK || !strings.Contains(out, "GROUPS") || !strings.Contains(out, " payments,risk ") {
+		t.Errorf("list: %d\n%s", code, out)
+	}
+	for _, c := range []struct{ args, msg string }{
+		{"--role admin --groups payments", "an admin token sees every agent and holds no groups"},
+		{"--role reader --groups payments,,risk", "a group name is 1 to 256 bytes"},
+	} {
+		code, _, errs := runCLI(t, "", append(append([]string{"token", "create"}, strings.Fields(c.args)...), "--data", dir)...)
+		if code != exitUsage || !strings.Contains(errs, "cardex token create: "+c.msg) {
+			t.Errorf("%s: %d %s", c.args, code, errs)
+		}
+	}
 }

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cardexhq/cardex/registry/registrytest"
+)
+
+// groupCaller is one kind of caller of TestServeGroupsEveryFace: decorate
+// makes a request its own (a header, a cookie), so a caller who signs in
+// another way is one more entry.
+type groupCaller struct {
+	name     string
+	decorate func(*http.Request)
+	sees     []string // listed and read on the API, MCP and A2A; named by the change feed
+	web      []string // listed and read on the web pages
+}
+
+// decorated is an http.RoundTripper sending every request as a caller (the
+// MCP client's).
+type decorated func(*http.Request)
+
+func (d decorated) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	d(r)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// grpCard is a card whose name, description and skill carry the word
+// "grpx", tagged "grpx" and "grpx-<name>".
+func grpCard(name string) string {
+	return fmt.Sprintf(`{"name":"Grpx %[1]s","description":"grpx agent %[1]s","version":"1.0.0",`+
+		`"supportedInterfaces":[{"url":"http://127.0.0.1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],`+
+		`"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],`+
+		`"skills":[{"id":"grpx-%[1]s","name":"Grpx %[1]s","description":"grpx skill of %[1]s","tags":["grpx","grpx-%[1]s"]}]}`, name)
+}
+
+// TestServeGroupsEveryFace (docs/security.md "Agents for groups") is who
+// sees an agent for groups, face by face, through the whole server, on
+// both databases: the API (list, search, record, card, versions, skills,
+// tags, facet counts, changes), MCP (search_agents, get_agent), A2A
+// (find-agents), the web catalogue and agent pages, and the AI Catalog,
+// for an anonymous caller, a reader token without groups, reader tokens
+// holding "payments" or "risk", a publisher token of another host and one
+// of the agents' host, and an admin (token, and session on the web). Groups match exactly: the agent
+// for "Payments" is nobody's but the admin's.
+func TestServeGroupsEveryFace(t *testing.T) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) { groupsEveryFace(t, store) })
+	}
+}
+
+func groupsEveryFace(t *testing.T, store string) {
+	site := newVisSite(t, "127.0.0.1")
+	data := filepath.Join(t.TempDir(), "data")
+	var storeArgs []string
+	if store == "postgres" {
+		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
+	}
+	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, stderr)
+	}
+	token := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data}, args, storeArgs)...)
+		if code != exitOK {
+			t.Fatalf("token create %v: %d %s", args, code, stderr)
+		}
+		return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+	}
+	admin, reader := token("--role", "admin"), token("--role", "reader")
+	payments := token("--role", "reader", "--groups", "payments")
+	risk := token("--role", "reader", "--groups", "risk")
+	pub := token("--role", "publisher", "--host", "127.0.0.2")
+	owner := token("--role", "publisher", "--host", "127.0.0.1")
+	s := startInProcess(t, data, slices.Concat([]string{"--allow-networks", "127.0.0.0/8", "--allow-insecure-http",
+		"--crawl-tick", "1s", "--read-rate", "0"}, storeArgs)...)
+
+	// The agents, all approved: payroll for "payments", riskbot for
+	// "risk", casebot for "Payments" (another group: names are compared
+	// exactly), pangolin internal and pelican public. Each is made what it
+	// is before its approval, so nobody could list it before.
+	id := map[string]string{}
+	add := func(name, vis string, groups ...string) {
+		t.Helper()
+		site.serve("/"+name+".json", grpCard(name))
+		var rec struct {
+			ID         string `json:"id"`
+			VersionSeq int64  `json:"versionSeq"`
+		}
+		if code := post(t, s.base+"/api/v1/agents", admin, fmt.Sprintf(`{"cardUrl":%q}`, site.url+"/"+name+".json"), &rec); code != http.StatusAccepted {
+			t.Fatalf("submit %s: %d", name, code)
+		}
+		id[name] = rec.ID
+		waitFor(t, name+"'s first crawl", 20*time.Second, func() bool {
+			_, _, b := get(t, s.base+"/api/v1/agents/"+rec.ID, admin)
+			json.Unmarshal([]byte(b), &rec)
+			return rec.VersionSeq > 0
+		})
+		body := fmt.Sprintf(`{"visibility":%q}`, vis)
+		if len(groups) > 0 {
+			g, _ := json.Marshal(groups)
+			body = fmt.Sprintf(`{"visibility":%q,"groups":%s}`, vis, g)
+		}
+		if code, b := call(t, http.MethodPatch, s.base+"/api/v1/agents/"+rec.ID, admin, body); code != http.StatusOK {
+			t.Fatalf("patch %s: %d %s", name, code, b)
+		}
+		if code := post(t, s.base+"/api/v1/agents/"+rec.ID+"/approve", admin, `{"versionSeq":1}`, nil); code != http.StatusOK {
+			t.Fatalf("approve %s: %d", name, code)
+		}
+	}
+	add("payroll", "groups", "payments")
+	add("riskbot", "groups", "risk")
+	add("casebot", "groups", "Payments")
+	add("pangolin", "internal")
+	add("pelican", "public")
+	// The index follows the log in order: once anonymous callers count
+	// pelican's tag, approved last, it has applied every change before.
+	waitFor(t, "pelican in the index", 20*time.Second, func() bool {
+		_, _, b := get(t, s.base+"/api/v1/tags?prefix=grpx-pelican", "")
+		return strings.Contains(b, `"grpx-pelican"`)
+	})
+
+	// An admin's web session.
+	form := "token=" + admin
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.base+"/admin/login", strings.NewReader(form))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base)
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
+		t.Fatalf("admin sign-in: %d %v", res.StatusCode, res.Cookies())
+	}
+	session := res.Cookies()[0]
+
+	all := []string{"payroll", "riskbot", "casebot", "pangolin", "pelican"}
+	bearer := func(tok string) func(*http.Request) {
+		return func(r *http.Request) {
+			if tok != "" {
+				r.Header.Set("Authorization", "Bearer "+tok)
+			}
+		}
+	}
+	anon := []string{"pelican"}
+	// Web sessions are for admins: every other caller is anonymous there.
+	callers := []groupCaller{
+		{"anonymous", bearer(""), anon, anon},
+		{"reader", bearer(reader), []string{"pelican", "pangolin"}, anon},
+		{"reader payments", bearer(payments), []string{"pelican", "pangolin", "payroll"}, anon},
+		{"reader risk", bearer(risk), []string{"pelican", "pangolin", "riskbot"}, anon},
+		{"publisher", bearer(pub), anon, anon},
+		// Its host's publisher token lists and reads every agent of its
+		// host, groups or not, as it does internal ones.
+		{"publisher of their host", bearer(owner), all, anon},
+		{"admin", func(r *http.Request) { bearer(admin)(r); r.AddCookie(session) }, all, all},
+	}
+	byID := func(n string) string { return id[n] }
+	byTag := func(n string) string { return `"grpx-` + n + `"` }
+	byCardURL := func(n string) string { return "/" + n + ".json" }
+	names := func(body string, by func(string) string) []string {
+		var out []string
+		for _, n := range all {
+			if strings.Contains(body, by(n)) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	sorted := func(v []string) []string { v = slices.Clone(v); slices.Sort(v); return v }
+	for _, c := range callers {
+		t.Run(c.name, func(t *testing.T) {
+			do := func(method, path, body string, header ...string) (int, string) {
+				t.Helper()
+				req, err := http.NewRequestWithContext(t.Context(), method, s.base+path, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				c.decorate(req)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				b, err := io.ReadAll(res.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.StatusCode, string(b)
+			}
+			body := func(path string) string {
+				t.Helper()
+				code, b := do(http.MethodGet, path, "")
+				if code != http.StatusOK {
+					t.Fatalf("%s: %d %.300s", path, code, b)
+				}
+				return b
+			}
+			mc := mcp.NewClient(&mcp.Implementation{Name: "groups-test", Version: "1"}, nil)
+			cs, err := mc.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp",
+				HTTPClient: &http.Client{Transport: decorated(c.decorate)}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tool := func(name string, args map[string]any) (string, bool) {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				b, _ := json.Marshal(res.StructuredContent)
+				return string(b), res.IsError
+			}
+			a2aBody := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"grpx"}]}}}`
+			code, a2a := do(http.MethodPost, "/a2a/jsonrpc", a2aBody, "A2A-Version", "1.0")
+			if code != http.StatusOK || strings.Contains(a2a, `"error"`) {
+				t.Fatalf("a2a: %d %s", code, a2a)
+			}
+			mcpSearch, _ := tool("search_agents", map[string]any{"q": "grpx", "pageSize": 100})
+
+			// Listing faces.
+			for _, f := range []struct {
+				face string
+				body string
+				by   func(string) string
+				want []string
+			}{
+				{"api list", body("/api/v1/agents?pageSize=100"), byID, c.sees},
+				{"api search", body("/api/v1/agents?q=grpx&pageSize=100"), byID, c.sees},
+				{"api skills", body("/api/v1/skills?q=grpx&pageSize=100"), byID, c.sees},
+				{"api tags", body("/api/v1/tags?prefix=grpx-"), byTag, c.sees},
+				{"api changes", body("/api/v1/changes?limit=1000"), byID, c.sees},
+				{"mcp search_agents", mcpSearch, byID, c.sees},
+				{"a2a find-agents", a2a, byID, c.sees},
+				{"web catalogue", body("/?q=grpx"), byID, c.web},
+				{"ai-catalog", body("/.well-known/ai-catalog.json"), byCardURL, anon},
+			} {
+				if got := names(f.body, f.by); !slices.Equal(got, sorted(f.want)) {
+					t.Errorf("%s lists %v, want %v", f.face, got, sorted(f.want))
+				}
+			}
+			// Counts: the list's and search's totals, and the facet and
+			// tag counts of the tag every agent carries.
+			var page struct {
+				TotalSize int `json:"totalSize"`
+				Facets    struct {
+					Tags []struct {
+						Value string `json:"value"`
+						Count int    `json:"count"`
+					} `json:"tags"`
+				} `json:"facets"`
+			}
+			for _, path := range []string{"/api/v1/agents?pageSize=1", "/api/v1/agents?q=grpx&pageSize=1"} {
+				if err := json.Unmarshal([]byte(body(path)), &page); err != nil {
+					t.Fatal(err)
+				}
+				if page.TotalSize != len(c.sees) {
+					t.Errorf("%s: totalSize %d, want %d", path, page.TotalSize, len(c.sees))
+				}
+				n := -1
+				for _, f := range page.Facets.Tags {
+					if f.Value == "grpx" {
+						n = f.Count
+					}
+				}
+				if n != len(c.sees) {
+					t.Errorf("%s: facet grpx counts %d, want %d", path, n, len(c.sees))
+				}
+			}
+			if b := body("/api/v1/tags?prefix=grpx"); !strings.Contains(b, fmt.Sprintf(`"value":"grpx","count":%d`, len(c.sees))) {
+				t.Errorf("tags: %s, want grpx counted %d", b, len(c.sees))
+			}
+
+			// Reading by id.
+			for _, n := range all {
+				want := http.StatusNotFound
+				if slices.Contains(c.sees, n) {
+					want = http.StatusOK
+				}
+				for _, p := range []string{"", "/card", "/versions", "/versions/1"} {
+					if code, b := do(http.MethodGet, "/api/v1/agents/"+id[n]+p, ""); code != want {
+						t.Errorf("GET %s%s: %d, want %d: %.200s", n, p, code, want, b)
+					}
+				}
+				if b, isErr := tool("get_agent", map[string]any{"id": id[n]}); isErr == (want == http.StatusOK) {
+					t.Errorf("mcp get_agent %s: error %t, want readable %t: %.200s", n, isErr, want == http.StatusOK, b)
+				}
+				want = http.StatusNotFound
+				if slices.Contains(c.web, n) {
+					want = http.StatusOK
+				}
+				if code, _ := do(http.MethodGet, "/agents/"+id[n], ""); code != want {
+					t.Errorf("web agent page %s: %d, want %d", n, code, want)
+				}
+			}
+		})
+	}
+}
