@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -102,7 +103,7 @@ func groupsEveryFace(t *testing.T, store string) {
 			t.Fatalf("submit %s: %d", name, code)
 		}
 		id[name] = rec.ID
-		waitFor(t, name+"'s first crawl", 20*time.Second, func() bool {
+		polltest.Until(t, name+"'s first crawl", 20*time.Second, func() bool {
 			_, _, b := get(t, s.base+"/api/v1/agents/"+rec.ID, admin)
 			json.Unmarshal([]byte(b), &rec)
 			return rec.VersionSeq > 0
@@ -126,7 +127,7 @@ func groupsEveryFace(t *testing.T, store string) {
 	add("pelican", "public")
 	// The index follows the log in order: once anonymous callers count
 	// pelican's tag, approved last, it has applied every change before.
-	waitFor(t, "pelican in the index", 20*time.Second, func() bool {
+	polltest.Until(t, "pelican in the index", 20*time.Second, func() bool {
 		_, _, b := get(t, s.base+"/api/v1/tags?prefix=grpx-pelican", "")
 		return strings.Contains(b, `"grpx-pelican"`)
 	})
