@@ -75,6 +75,15 @@ type Principal struct {
 	// URL has this origin (scheme://host[:port]): a token a host claim
 	// issued (docs/claims.md).
 	Origin string
+	// Groups are the caller's groups, exactly as the identity provider
+	// sent them (docs/identity.md).
+	Groups []string
+	// Subject and DisplayName are who a person signed in with an identity
+	// provider is: the stable subject claim and the email or name the
+	// provider gave, recorded in the audit log beside the token name.
+	// Empty for a Cardex token.
+	Subject     string
+	DisplayName string
 }
 
 // Anonymous is the caller without a token.

@@ -32,16 +32,32 @@ type sessionRow struct {
 	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+	// A person the identity provider signed in (Subject set, TokenID
+	// empty): what the provider's groups granted at sign-in
+	// (docs/identity.md).
+	Role         string
+	Name         string
+	Hosts        string // JSON list
+	MemberGroups string // JSON list
+	Subject      string
+	DisplayName  string
 }
 
 func (sessionRow) TableName() string { return "admin_sessions" }
 
-// StartSession starts an admin web session for the admin p (from
-// Authenticate) and returns its secret for the cookie. Expired sessions are
-// deleted on the way.
+// StartSession starts a web session for the admin p (from Authenticate),
+// or for a person of any role the identity provider signed in (p.Subject
+// set, from identity.Provider.Finish), and returns its secret for the
+// cookie. Expired sessions are deleted on the way.
 func (s *Service) StartSession(ctx context.Context, p Principal) (string, error) {
-	if err := requireAdmin(p); err != nil {
-		return "", err
+	person := p.Subject != ""
+	if person && p.Role == "" {
+		return "", ErrUnauthorized
+	}
+	if !person {
+		if err := requireAdmin(p); err != nil {
+			return "", err
+		}
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -53,8 +69,13 @@ func (s *Service) StartSession(ctx context.Context, p Principal) (string, error)
 		if err := tx.Where("expires_at <= ? OR last_seen_at <= ?", now, now.Add(-s.cfg.SessionIdle)).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
-		return tx.Create(&sessionRow{IDHash: hashSecret(secret), TokenID: p.TokenID, CreatedAt: now, LastSeenAt: now,
-			ExpiresAt: now.Add(s.cfg.SessionMaxAge)}).Error
+		row := &sessionRow{IDHash: hashSecret(secret), TokenID: p.TokenID, CreatedAt: now, LastSeenAt: now,
+			ExpiresAt: now.Add(s.cfg.SessionMaxAge), Hosts: "[]", MemberGroups: "[]"}
+		if person {
+			row.TokenID, row.Role, row.Name, row.Subject, row.DisplayName = "", string(p.Role), p.Name, p.Subject, p.DisplayName
+			row.Hosts, row.MemberGroups = jsonList(p.Hosts), jsonList(p.Groups)
+		}
+		return tx.Create(row).Error
 	})
 	if err != nil {
 		return "", translate(err)
@@ -81,6 +102,11 @@ func (s *Service) Session(ctx context.Context, secret string) (Principal, error)
 	if !now.Before(row.ExpiresAt) || !now.Before(row.LastSeenAt.Add(s.cfg.SessionIdle)) {
 		return Principal{}, ErrUnauthorized
 	}
+	if row.Subject != "" {
+		s.touchSession(ctx, &row, now)
+		return Principal{Role: Role(row.Role), TokenID: "oidc:" + row.Subject, Name: row.Name, Hosts: parseList(row.Hosts),
+			Groups: parseList(row.MemberGroups), Subject: row.Subject, DisplayName: row.DisplayName}, nil
+	}
 	var tok tokenRow
 	err = s.store.read(ctx).Where("id = ?", row.TokenID).Take(&tok).Error
 	switch {
@@ -92,18 +118,23 @@ func (s *Service) Session(ctx context.Context, secret string) (Principal, error)
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) || Role(tok.Role) != RoleAdmin {
 		return Principal{}, ErrUnauthorized
 	}
-	if now.Sub(row.LastSeenAt) >= sessionTouchEvery {
-		err := s.store.tx(ctx, func(tx *gorm.DB) error {
-			return tx.Model(&sessionRow{}).Where("id_hash = ?", row.IDHash).Update("last_seen_at", now).Error
-		})
-		if err != nil {
-			// A session that cannot be touched still works until it idles
-			// out; the failure is the database's, not the visitor's.
-			s.log.WarnContext(ctx, "recording session use failed", "token_id", row.TokenID, "err", err)
-		}
-	}
+	s.touchSession(ctx, &row, now)
 	s.touchToken(ctx, &tok, now)
 	return Principal{Role: RoleAdmin, TokenID: tok.ID, Name: tok.Name, Hosts: parseList(tok.Hosts)}, nil
+}
+
+func (s *Service) touchSession(ctx context.Context, row *sessionRow, now time.Time) {
+	if now.Sub(row.LastSeenAt) < sessionTouchEvery {
+		return
+	}
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&sessionRow{}).Where("id_hash = ?", row.IDHash).Update("last_seen_at", now).Error
+	})
+	if err != nil {
+		// A session that cannot be touched still works until it idles
+		// out; the failure is the database's, not the visitor's.
+		s.log.WarnContext(ctx, "recording session use failed", "token_id", row.TokenID, "err", err)
+	}
 }
 
 // EndSession ends a session (sign-out). Ending an unknown session is not an
