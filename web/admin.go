@@ -24,10 +24,15 @@ func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) error {
 	w.Header().Set("Cache-Control", "no-store")
-	u.render(w, r, status, "admin_login", "Admin sign in", struct {
+	provider := ""
+	if u.cfg.OIDC != nil {
+		provider = u.cfg.OIDC.Name()
+	}
+	u.render(w, r, status, "admin_login", "Sign in", struct {
 		Error     string
 		PlainHTTP bool
-	}{msg, u.cookieDropped(r)})
+		Provider  string
+	}{msg, u.cookieDropped(r), provider})
 	return nil
 }
 
@@ -65,7 +70,9 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 }
 
 // logout is POST /admin/logout: the session ends on the server, so a copy
-// of the cookie is worth nothing afterwards.
+// of the cookie is worth nothing afterwards. A person the identity
+// provider signed in goes on to the provider's end-session endpoint when
+// it has one, which sends them back to {base-url}/ (docs/identity.md).
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
 	if c, err := r.Cookie(sessionCookie); err == nil {
 		if err := u.svc.EndSession(r.Context(), c.Value); err != nil {
@@ -73,6 +80,11 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	clearSession(w)
+	if principal(r).Subject != "" && u.cfg.OIDC != nil {
+		if to := u.cfg.OIDC.EndSessionURL(r.Context()); to != "" {
+			return seeOther(w, r, to)
+		}
+	}
 	return seeOther(w, r, "/")
 }
 
