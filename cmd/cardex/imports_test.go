@@ -43,6 +43,8 @@ func TestImportDirection(t *testing.T) {
 		"catalog":   {"api", "web", "a2a", "mcpserver", "crawler", "agentfleet"},
 		"discover":  {"api", "web", "a2a", "mcpserver", "catalog", "crawler", "agentfleet"},
 		"aicatalog": {"*"},
+		// The identity provider sits below the faces, beside registry.
+		"identity": {"api", "web", "a2a", "mcpserver", "catalog", "discover", "crawler", "search", "verifier", "problems", "agentfleet"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"agentcard/strictjson"},
