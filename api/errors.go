@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/ratelimit"
-	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/registry"
 )
 

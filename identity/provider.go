@@ -104,7 +104,9 @@ func (p *Provider) Name() string { return p.cfg.Name }
 func (p *Provider) BearerEnabled() bool { return p != nil && p.cfg.Audience != "" }
 
 // RedirectURI is where the provider sends the browser back.
-func (p *Provider) RedirectURI() string { return strings.TrimSuffix(p.cfg.BaseURL, "/") + "/auth/oidc/callback" }
+func (p *Provider) RedirectURI() string {
+	return strings.TrimSuffix(p.cfg.BaseURL, "/") + "/auth/oidc/callback"
+}
 
 func (p *Provider) discovery(ctx context.Context) (*discovery, error) {
 	p.mu.Lock()

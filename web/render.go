@@ -49,7 +49,7 @@ type view struct {
 	// provider (docs/identity.md), "" otherwise.
 	Person string
 	Demo   bool
-	Nav   string // the page's section, for aria-current
+	Nav    string // the page's section, for aria-current
 	// Reference is whether the API reference page is served (the footer
 	// links it).
 	Reference bool
