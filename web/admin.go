@@ -82,7 +82,8 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
 	clearSession(w)
 	if principal(r).Subject != "" && u.cfg.OIDC != nil {
 		if to := u.cfg.OIDC.EndSessionURL(r.Context()); to != "" {
-			return seeOther(w, r, to)
+			u.moveOn(w, r, "Signed out", "signed-out", "Signed out of Cardex. Signing out at "+u.cfg.OIDC.Name()+"…", to)
+			return nil
 		}
 	}
 	return seeOther(w, r, "/")

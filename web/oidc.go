@@ -30,10 +30,12 @@ func (u *ui) clearFlow(w http.ResponseWriter) {
 		Secure: strings.HasPrefix(u.cfg.BaseURL, "https://"), HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }
 
-// oidcLogin is POST /auth/oidc/login: a sign-in begins (its state, nonce
+// oidcLogin is GET /auth/oidc/login: a sign-in begins (its state, nonce
 // and PKCE verifier kept on the server) and the browser goes to the
-// provider. A POST, so a cross-site page cannot start sign-ins
-// (http.CrossOriginProtection) and link prefetchers never do.
+// provider. A link, not a form: the pages' CSP allows forms to submit to
+// Cardex only (form-action 'self'), and a form's redirect to the provider
+// would count as submitting there. Starting a sign-in changes nothing a
+// visitor has; anonymous starts spend the read budget (limitReads).
 func (u *ui) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	if u.cfg.OIDC == nil {
 		return errNotFound
@@ -96,11 +98,23 @@ func (u *ui) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 	// redirect would continue the navigation the provider's site started,
 	// so the browser would leave the cookie off the first page. The page
 	// moves on by itself, as a navigation of Cardex's own.
-	u.render(w, r, http.StatusOK, "signed_in", "Signed in", struct {
-		ToAdmin bool
-		Name    string
-	}{p.Role == registry.RoleAdmin, p.Name})
+	to := "/"
+	if p.Role == registry.RoleAdmin {
+		to = "/admin"
+	}
+	u.moveOn(w, r, "Signed in", "signed-in-as", "Signed in as "+p.Name+".", to)
 	return nil
+}
+
+// moveOn answers a page that sends the browser on to "to" by itself (a
+// meta refresh, with a link for a browser that does not follow it): after
+// the callback, so the next page is a navigation of Cardex's own; after
+// signing out, so the form's answer does not redirect to the provider,
+// which the pages' CSP (form-action 'self') would block.
+func (u *ui) moveOn(w http.ResponseWriter, r *http.Request, heading, id, msg, to string) {
+	u.render(w, r, http.StatusOK, "signed_in", heading, struct {
+		Heading, ID, Message, To string
+	}{heading, id, msg, to})
 }
 
 // signInFailed shows the sign-in page again with why, in words that give
