@@ -274,3 +274,29 @@ func TestOIDCSignInBrowser(t *testing.T) {
 	}
 	run(t, ctx, chromedp.Navigate(o.srv.URL+"/admin"), chromedp.WaitVisible("#oidc-sign-in", chromedp.ByID))
 }
+
+// A person's curation action in the UI is on the audit page under their
+// email, with their subject, and the actor filter finds it by either.
+func TestOIDCAuditPageNamesThePerson(t *testing.T) {
+	o := newOIDCEnv(t)
+	c := client()
+	back := o.op.SignIn(t, c, o.begin(t, c), "ada")
+	if code, _ := o.getWith(t, c, back); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	res, err := c.PostForm(o.srv.URL+"/admin/agents/"+o.internal+"/visibility", url.Values{"visibility": {"public"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("set visibility: %d", res.StatusCode)
+	}
+	for _, actor := range []string{"u-ada", "ada@example.com"} {
+		code, body := o.getWith(t, c, o.srv.URL+"/admin/audit?actor="+url.QueryEscape(actor))
+		if code != http.StatusOK || strings.Count(body, `class="audit-entry"`) != 1 ||
+			!strings.Contains(body, `<a href="/admin/audit?actor=u-ada"><bdi>ada@example.com</bdi></a> <span class="muted subject" title="Subject at the identity provider"><bdi>u-ada</bdi></span>`) {
+			t.Errorf("audit page actor=%s: %d %.2000s", actor, code, body[strings.Index(body, "<main"):])
+		}
+	}
+}
