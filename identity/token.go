@@ -47,7 +47,7 @@ func refused(reason string) error { return &TokenError{Reason: reason} }
 
 // allowedAlgs are the asymmetric JWS algorithms accepted. none and the
 // HMAC family are never: an HMAC key would be the client secret or a
-// public key misused as one (docs/threats.md L.105).
+// public key misused as one (docs/security.md "Single sign-on").
 var allowedAlgs = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
 	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA}
 

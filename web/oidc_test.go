@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/identity/identitytest"
+	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
 )
@@ -33,7 +35,7 @@ var oidcUsers = []identitytest.User{
 	{ID: "u-pat", Username: "pat", Email: "pat@example.com", Groups: []string{"payments"}},
 }
 
-func newOIDCEnv(t *testing.T) *oidcEnv {
+func newOIDCEnv(t *testing.T, opts ...envOption) *oidcEnv {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,7 +48,7 @@ func newOIDCEnv(t *testing.T) *oidcEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvOn(t, ln, nil, func(c *web.Config) { c.OIDC, c.BaseURL = idp, base })
+	e := newEnvOn(t, ln, nil, append([]envOption{func(c *web.Config) { c.OIDC, c.BaseURL = idp, base }}, opts...)...)
 	id := e.listed("internal.example.com", "currency.json")
 	if _, err := e.svc.SetVisibility(context.Background(), adminP, id, registry.VisibilityInternal); err != nil {
 		t.Fatal(err)
@@ -297,6 +299,30 @@ func TestOIDCAuditPageNamesThePerson(t *testing.T) {
 		if code != http.StatusOK || strings.Count(body, `class="audit-entry"`) != 1 ||
 			!strings.Contains(body, `<a href="/admin/audit?actor=u-ada"><bdi>ada@example.com</bdi></a> <span class="muted subject" title="Subject at the identity provider"><bdi>u-ada</bdi></span>`) {
 			t.Errorf("audit page actor=%s: %d %.2000s", actor, code, body[strings.Index(body, "<main"):])
+		}
+	}
+}
+
+// Signing in exempts an admin from the submission budget, nobody else: a
+// reader the provider signed in spends the anonymous per-address budget,
+// as a reader token does on the API.
+func TestOIDCReaderSpendsTheSubmissionBudget(t *testing.T) {
+	o := newOIDCEnv(t, func(c *web.Config) {
+		c.Limits = ratelimit.Limits{SubmitPerAddress: ratelimit.Rate{N: 1, Per: time.Hour}, SubmitPerDomain: ratelimit.Rate{N: 10, Per: time.Hour}}
+	})
+	c := client()
+	back := o.op.SignIn(t, c, o.begin(t, c), "pat")
+	if code, _ := o.getWith(t, c, back); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	for i, want := range []int{http.StatusSeeOther, http.StatusTooManyRequests} {
+		res, err := c.PostForm(o.srv.URL+"/publish", url.Values{"cardUrl": {"https://agent" + strconv.Itoa(i) + ".example.com/.well-known/agent-card.json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("submission %d by a signed-in reader: %d, want %d", i+1, res.StatusCode, want)
 		}
 	}
 }
