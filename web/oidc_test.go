@@ -326,3 +326,25 @@ func TestOIDCReaderSpendsTheSubmissionBudget(t *testing.T) {
 		}
 	}
 }
+
+// Behind https the flow cookie is Secure too.
+func TestOIDCFlowCookieSecureOnHTTPS(t *testing.T) {
+	op := identitytest.Start(t, "https://cardex.example.com/auth/oidc/callback", "https://cardex.example.com/")
+	idp, err := identity.New(identity.Config{Issuer: op.Issuer, ClientID: identitytest.ClientID, BaseURL: "https://cardex.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *web.Config) { c.OIDC, c.BaseURL = idp, "https://cardex.example.com" })
+	res, err := client().Get(e.srv.URL + "/auth/oidc/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Set-Cookie"); res.StatusCode != http.StatusSeeOther ||
+		!strings.Contains(got, "; Secure") || !strings.Contains(got, "SameSite=Lax") || !strings.Contains(got, "HttpOnly") {
+		t.Errorf("%d %q", res.StatusCode, got)
+	}
+	if loc := res.Header.Get("Location"); !strings.Contains(loc, "redirect_uri="+url.QueryEscape("https://cardex.example.com/auth/oidc/callback")) {
+		t.Errorf("redirect_uri in %q", loc)
+	}
+}
