@@ -273,3 +273,24 @@ func TestParsePublisherHosts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBearer is the cost of checking one RS256 access token with the
+// provider's keys held (what every API, MCP or A2A request with a JWT
+// adds).
+func BenchmarkBearer(b *testing.B) {
+	op := identitytest.Start(b, base+"/auth/oidc/callback", base+"/", users...)
+	p, err := identity.New(identity.Config{Issuer: op.Issuer, ClientID: identitytest.ClientID, BaseURL: base, Audience: audience})
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, secret := op.AddService("u-pay", audience)
+	tok := op.AccessToken(b, id, secret)
+	if _, err := p.Bearer(b.Context(), tok); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := p.Bearer(b.Context(), tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
