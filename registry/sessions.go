@@ -10,8 +10,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// Admin web sessions (docs/security.md "Admin sessions"). Signing in to the
-// web UI with an admin token starts a session: the browser's cookie holds
+// Web sessions (docs/security.md "Admin sessions"). Signing in to the web
+// UI with an admin token, or as anyone through the identity provider
+// (docs/identity.md), starts a session: the browser's cookie holds
 // a random session secret, never the token, and the server keeps only the
 // secret's SHA-256. Signing out ends the session; so do its token's
 // revocation or expiry, SessionIdle without a request and SessionMaxAge

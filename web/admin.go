@@ -12,7 +12,7 @@ import (
 func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	if !isAdmin(r) {
-		return u.loginPage(w, r, http.StatusOK, "")
+		return u.loginPage(w, r, http.StatusOK, notAdmin(r))
 	}
 	v, err := u.loadQueue(r)
 	if err != nil {
@@ -20,6 +20,15 @@ func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.render(w, r, http.StatusOK, "admin_queue", "Review queue", v)
 	return nil
+}
+
+// notAdmin says why a person signed in with the identity provider sees
+// the sign-in page again: their groups do not make them an admin.
+func notAdmin(r *http.Request) string {
+	if p := principal(r); p.Subject != "" {
+		return "You are signed in as " + p.Name + ", who is not an administrator here. Administrators are the members of the groups the operator named."
+	}
+	return ""
 }
 
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) error {

@@ -196,7 +196,8 @@ func TestOIDCGroupRemovedTakesEffectAtNextSignIn(t *testing.T) {
 		t.Errorf("the running session changed role: %d", code)
 	}
 	c = signIn()
-	if code, body := o.getWith(t, c, o.srv.URL+"/admin/audit"); code != http.StatusUnauthorized || !strings.Contains(body, `id="oidc-sign-in"`) {
+	if code, body := o.getWith(t, c, o.srv.URL+"/admin/audit"); code != http.StatusUnauthorized || !strings.Contains(body, `id="oidc-sign-in"`) ||
+		!strings.Contains(body, "You are signed in as ada@example.com, who is not an administrator here.") {
 		t.Errorf("after the group was removed: %d, want the sign-in page", code)
 	}
 	// Still signed in, as a reader: the internal agent is listed.

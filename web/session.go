@@ -59,7 +59,7 @@ func (u *ui) admin(h handlerFunc) handlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		if !isAdmin(r) {
 			if r.Method == http.MethodGet {
-				return u.loginPage(w, r, http.StatusUnauthorized, "")
+				return u.loginPage(w, r, http.StatusUnauthorized, notAdmin(r))
 			}
 			return registry.ErrUnauthorized
 		}
