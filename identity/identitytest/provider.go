@@ -84,6 +84,10 @@ func Start(t testing.TB, redirectURI, postLogoutURI string, users ...User) *Prov
 	return p
 }
 
+// Stop shuts the provider down: it no longer answers, as a provider that
+// is down.
+func (p *Provider) Stop() { p.srv.Close() }
+
 // SetGroups changes a user's groups at the provider.
 func (p *Provider) SetGroups(userID string, groups ...string) {
 	p.mu.Lock()
