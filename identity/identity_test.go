@@ -83,12 +83,15 @@ func TestSignInMapsGroupsToRoles(t *testing.T) {
 		if q.Get("state") != f.State {
 			t.Fatalf("%s: state %q", c.user, q.Get("state"))
 		}
-		got, err := p.Finish(t.Context(), q.Get("code"), f)
+		got, idToken, err := p.Finish(t.Context(), q.Get("code"), f)
 		if err != nil {
 			t.Fatalf("%s: %v", c.user, err)
 		}
 		if !principalEqual(got, c.want) {
 			t.Errorf("%s: %+v, want %+v", c.user, got, c.want)
+		}
+		if !identity.LooksLikeJWT(idToken) {
+			t.Errorf("%s: ID token %q", c.user, idToken)
 		}
 	}
 }
@@ -106,7 +109,7 @@ func TestSignInRefusesWrongNonceVerifierAndReplayedCode(t *testing.T) {
 	q := signIn(t, op, p, f, "pat")
 	wrongNonce := f
 	wrongNonce.Nonce = identity.NewFlow().Nonce
-	if _, err := p.Finish(t.Context(), q.Get("code"), wrongNonce); !errors.Is(err, identity.ErrSignIn) || !strings.Contains(err.Error(), "nonce") {
+	if _, _, err := p.Finish(t.Context(), q.Get("code"), wrongNonce); !errors.Is(err, identity.ErrSignIn) || !strings.Contains(err.Error(), "nonce") {
 		t.Errorf("wrong nonce: %v", err)
 	}
 
@@ -114,16 +117,16 @@ func TestSignInRefusesWrongNonceVerifierAndReplayedCode(t *testing.T) {
 	q = signIn(t, op, p, f, "pat")
 	wrongVerifier := f
 	wrongVerifier.Verifier = identity.NewFlow().Verifier
-	if _, err := p.Finish(t.Context(), q.Get("code"), wrongVerifier); !errors.Is(err, identity.ErrSignIn) {
+	if _, _, err := p.Finish(t.Context(), q.Get("code"), wrongVerifier); !errors.Is(err, identity.ErrSignIn) {
 		t.Errorf("wrong verifier: %v", err)
 	}
 
 	f = identity.NewFlow()
 	q = signIn(t, op, p, f, "pat")
-	if _, err := p.Finish(t.Context(), q.Get("code"), f); err != nil {
+	if _, _, err := p.Finish(t.Context(), q.Get("code"), f); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Finish(t.Context(), q.Get("code"), f); !errors.Is(err, identity.ErrSignIn) {
+	if _, _, err := p.Finish(t.Context(), q.Get("code"), f); !errors.Is(err, identity.ErrSignIn) {
 		t.Errorf("replayed code: %v", err)
 	}
 }

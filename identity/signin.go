@@ -68,14 +68,15 @@ func (p *Provider) AuthURL(ctx context.Context, f Flow) (string, error) {
 // Finish completes a sign-in: the code is exchanged (with f's verifier) at
 // the token endpoint, the ID token verified (signature, iss, aud, azp,
 // exp, and f's nonce) and mapped to a principal. The caller has already
-// checked the callback's state against f's.
-func (p *Provider) Finish(ctx context.Context, code string, f Flow) (registry.Principal, error) {
+// checked the callback's state against f's. The ID token is returned for
+// EndSessionURL's hint.
+func (p *Provider) Finish(ctx context.Context, code string, f Flow) (registry.Principal, string, error) {
 	if code == "" || len(code) > 4096 {
-		return registry.Principal{}, fmt.Errorf("%w: no code", ErrSignIn)
+		return registry.Principal{}, "", fmt.Errorf("%w: no code", ErrSignIn)
 	}
 	d, err := p.discovery(ctx)
 	if err != nil {
-		return registry.Principal{}, err
+		return registry.Principal{}, "", err
 	}
 	form := url.Values{
 		"grant_type":    {"authorization_code"},
@@ -92,7 +93,7 @@ func (p *Provider) Finish(ctx context.Context, code string, f Flow) (registry.Pr
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.TokenURL, strings.NewReader(form.Encode()))
 	if err != nil {
-		return registry.Principal{}, fmt.Errorf("%w: %v", ErrProvider, err)
+		return registry.Principal{}, "", fmt.Errorf("%w: %v", ErrProvider, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -104,34 +105,34 @@ func (p *Provider) Finish(ctx context.Context, code string, f Flow) (registry.Pr
 		IDToken string `json:"id_token"`
 	}
 	if err := p.do(req, &tr); err != nil {
-		return registry.Principal{}, err
+		return registry.Principal{}, "", err
 	}
 	if tr.IDToken == "" {
-		return registry.Principal{}, fmt.Errorf("%w: the token response has no ID token", ErrSignIn)
+		return registry.Principal{}, "", fmt.Errorf("%w: the token response has no ID token", ErrSignIn)
 	}
 	c, err := p.verify(ctx, tr.IDToken)
 	if err != nil {
-		return registry.Principal{}, signInErr(err)
+		return registry.Principal{}, "", signInErr(err)
 	}
 	if err := p.checkTimes(c); err != nil {
-		return registry.Principal{}, signInErr(err)
+		return registry.Principal{}, "", signInErr(err)
 	}
 	// OpenID Connect Core §3.1.3.7: aud contains the client id; with more
 	// than one audience, azp is the client id.
 	aud := c.audience()
 	if !slices.Contains(aud, p.cfg.ClientID) || (len(aud) > 1 && c.str("azp") != p.cfg.ClientID) ||
 		(c.str("azp") != "" && c.str("azp") != p.cfg.ClientID) {
-		return registry.Principal{}, fmt.Errorf("%w: the ID token is for another client", ErrSignIn)
+		return registry.Principal{}, "", fmt.Errorf("%w: the ID token is for another client", ErrSignIn)
 	}
 	if n := c.str("nonce"); n == "" || subtle.ConstantTimeCompare([]byte(n), []byte(f.Nonce)) != 1 {
-		return registry.Principal{}, fmt.Errorf("%w: the ID token's nonce does not match this sign-in", ErrSignIn)
+		return registry.Principal{}, "", fmt.Errorf("%w: the ID token's nonce does not match this sign-in", ErrSignIn)
 	}
 	pr, err := p.principal(ctx, c)
 	if err != nil {
-		return registry.Principal{}, signInErr(err)
+		return registry.Principal{}, "", signInErr(err)
 	}
 	p.log.InfoContext(ctx, "signed in with the identity provider", "subject", pr.Subject, "role", string(pr.Role), "groups", len(pr.Groups))
-	return pr, nil
+	return pr, tr.IDToken, nil
 }
 
 func signInErr(err error) error {
@@ -144,9 +145,10 @@ func signInErr(err error) error {
 
 // EndSessionURL is where sign-out sends the browser to end the
 // provider's session too (OpenID Connect RP-Initiated Logout 1.0), with
-// {BaseURL}/ as the post-logout redirect; "" when the provider has no
-// end-session endpoint or cannot be reached.
-func (p *Provider) EndSessionURL(ctx context.Context) string {
+// {BaseURL}/ as the post-logout redirect and the sign-in's ID token as
+// id_token_hint when there is one (some providers require it); "" when the
+// provider has no end-session endpoint or cannot be reached.
+func (p *Provider) EndSessionURL(ctx context.Context, idTokenHint string) string {
 	d, err := p.discovery(ctx)
 	if err != nil || d.EndSessionURL == "" {
 		return ""
@@ -154,6 +156,9 @@ func (p *Provider) EndSessionURL(ctx context.Context) string {
 	q := url.Values{
 		"client_id":                {p.cfg.ClientID},
 		"post_logout_redirect_uri": {strings.TrimSuffix(p.cfg.BaseURL, "/") + "/"},
+	}
+	if idTokenHint != "" {
+		q.Set("id_token_hint", idTokenHint)
 	}
 	sep := "?"
 	if strings.Contains(d.EndSessionURL, "?") {

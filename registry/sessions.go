@@ -42,6 +42,9 @@ type sessionRow struct {
 	MemberGroups string // JSON list
 	Subject      string
 	DisplayName  string
+	// IDTokenHint is the sign-in's ID token, for the provider's
+	// end-session endpoint at sign-out.
+	IDTokenHint string
 }
 
 func (sessionRow) TableName() string { return "admin_sessions" }
@@ -51,6 +54,12 @@ func (sessionRow) TableName() string { return "admin_sessions" }
 // set, from identity.Provider.Finish), and returns its secret for the
 // cookie. Expired sessions are deleted on the way.
 func (s *Service) StartSession(ctx context.Context, p Principal) (string, error) {
+	return s.StartPersonSession(ctx, p, "")
+}
+
+// StartPersonSession is StartSession keeping the ID token of a person's
+// sign-in, which EndSessionHint gives back at sign-out.
+func (s *Service) StartPersonSession(ctx context.Context, p Principal, idTokenHint string) (string, error) {
 	person := p.Subject != ""
 	if person && p.Role == "" {
 		return "", ErrUnauthorized
@@ -74,7 +83,7 @@ func (s *Service) StartSession(ctx context.Context, p Principal) (string, error)
 			ExpiresAt: now.Add(s.cfg.SessionMaxAge), Hosts: "[]", MemberGroups: "[]"}
 		if person {
 			row.TokenID, row.Role, row.Name, row.Subject, row.DisplayName = "", string(p.Role), p.Name, p.Subject, p.DisplayName
-			row.Hosts, row.MemberGroups = jsonList(p.Hosts), jsonList(p.Groups)
+			row.Hosts, row.MemberGroups, row.IDTokenHint = jsonList(p.Hosts), jsonList(p.Groups), idTokenHint
 		}
 		return tx.Create(row).Error
 	})
@@ -141,10 +150,28 @@ func (s *Service) touchSession(ctx context.Context, row *sessionRow, now time.Ti
 // EndSession ends a session (sign-out). Ending an unknown session is not an
 // error: the visitor is signed out either way.
 func (s *Service) EndSession(ctx context.Context, secret string) error {
-	if secret == "" {
-		return nil
+	_, err := s.EndSessionHint(ctx, secret)
+	return err
+}
+
+// EndSessionHint ends a session and returns the ID token its sign-in kept
+// ("" for a token's session or an unknown one).
+func (s *Service) EndSessionHint(ctx context.Context, secret string) (string, error) {
+	if secret == "" || len(secret) > 64 {
+		return "", nil
 	}
-	return translate(s.store.tx(ctx, func(tx *gorm.DB) error {
+	var hint string
+	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		var row sessionRow
+		err := tx.Select("id_token_hint").Where("id_hash = ?", hashSecret(secret)).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return nil
+		case err != nil:
+			return err
+		}
+		hint = row.IDTokenHint
 		return tx.Where("id_hash = ?", hashSecret(secret)).Delete(&sessionRow{}).Error
-	}))
+	})
+	return hint, translate(err)
 }

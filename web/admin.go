@@ -83,14 +83,15 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 // provider signed in goes on to the provider's end-session endpoint when
 // it has one, which sends them back to {base-url}/ (docs/identity.md).
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
+	hint := ""
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		if err := u.svc.EndSession(r.Context(), c.Value); err != nil {
+		if hint, err = u.svc.EndSessionHint(r.Context(), c.Value); err != nil {
 			return err
 		}
 	}
 	clearSession(w)
 	if principal(r).Subject != "" && u.cfg.OIDC != nil {
-		if to := u.cfg.OIDC.EndSessionURL(r.Context()); to != "" {
+		if to := u.cfg.OIDC.EndSessionURL(r.Context(), hint); to != "" {
 			u.moveOn(w, r, "Signed out", "signed-out", "Signed out of Cardex. Signing out at "+u.cfg.OIDC.Name()+"…", to)
 			return nil
 		}

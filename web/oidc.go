@@ -85,11 +85,11 @@ func (u *ui) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		// The person cancelled, or the provider refused (OAuth 2.0 §4.1.2.1).
 		return u.signInFailed(w, r, identity.ErrSignIn)
 	}
-	p, err := u.cfg.OIDC.Finish(r.Context(), q.Get("code"), identity.Flow{State: f.State, Nonce: f.Nonce, Verifier: f.Verifier})
+	p, idToken, err := u.cfg.OIDC.Finish(r.Context(), q.Get("code"), identity.Flow{State: f.State, Nonce: f.Nonce, Verifier: f.Verifier})
 	if err != nil {
 		return u.signInFailed(w, r, err)
 	}
-	secret, err := u.svc.StartSession(r.Context(), p)
+	secret, err := u.svc.StartPersonSession(r.Context(), p, idToken)
 	if err != nil {
 		return err
 	}

@@ -349,3 +349,53 @@ func TestOIDCFlowCookieSecureOnHTTPS(t *testing.T) {
 		t.Errorf("redirect_uri in %q", loc)
 	}
 }
+
+// Sign-out ends the session here and moves on to the provider's
+// end-session endpoint with the client id, the sign-in's ID token as
+// id_token_hint and {base-url}/ to come back to, which the provider
+// accepts.
+func TestOIDCSignOutEndsProviderSession(t *testing.T) {
+	o := newOIDCEnv(t)
+	c := client()
+	back := o.op.SignIn(t, c, o.begin(t, c), "pat")
+	if code, _ := o.getWith(t, c, back); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	res, err := c.PostForm(o.srv.URL+"/admin/logout", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := res.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	res.Body.Close()
+	body := b.String()
+	start := strings.Index(body, `<a href="`+o.op.Issuer+`/end_session?`)
+	if res.StatusCode != http.StatusOK || start < 0 {
+		t.Fatalf("sign-out: %d %.1500s", res.StatusCode, body)
+	}
+	raw := body[start+len(`<a href="`):]
+	raw = strings.ReplaceAll(raw[:strings.Index(raw, `"`)], "&amp;", "&")
+	u, _ := url.Parse(raw)
+	q := u.Query()
+	if q.Get("client_id") != identitytest.ClientID || q.Get("post_logout_redirect_uri") != o.srv.URL+"/" || !identity.LooksLikeJWT(q.Get("id_token_hint")) {
+		t.Errorf("end-session request %v", q)
+	}
+	if _, body := o.getWith(t, c, o.srv.URL+"/"); strings.Contains(body, `id="signed-in"`) {
+		t.Error("still signed in at Cardex")
+	}
+	res, err = c.Get(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || loc != o.srv.URL+"/" {
+		t.Errorf("the provider's end-session: %d to %q", res.StatusCode, loc)
+	}
+}

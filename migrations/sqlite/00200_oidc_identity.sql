@@ -5,13 +5,16 @@
 -- an admin token: token_id is then empty and the session keeps who the
 -- person is and what the provider's groups granted at sign-in (role,
 -- hosts, groups), so a change at the provider takes effect at the next
--- sign-in and never outlives the session's expires_at.
+-- sign-in and never outlives the session's expires_at. id_token_hint is
+-- the ID token of the sign-in, sent back to the provider's end-session
+-- endpoint at sign-out (some providers require it).
 ALTER TABLE admin_sessions ADD COLUMN role TEXT NOT NULL DEFAULT '';
 ALTER TABLE admin_sessions ADD COLUMN name TEXT NOT NULL DEFAULT '';
 ALTER TABLE admin_sessions ADD COLUMN hosts TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE admin_sessions ADD COLUMN member_groups TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE admin_sessions ADD COLUMN subject TEXT NOT NULL DEFAULT '';
 ALTER TABLE admin_sessions ADD COLUMN display_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE admin_sessions ADD COLUMN id_token_hint TEXT NOT NULL DEFAULT '';
 
 -- A sign-in under way: the state, nonce and PKCE verifier that travel
 -- through the provider's redirect, found by the SHA-256 of the random
@@ -39,6 +42,7 @@ DROP INDEX audit_log_subject;
 ALTER TABLE audit_log DROP COLUMN actor_display;
 ALTER TABLE audit_log DROP COLUMN actor_subject;
 DROP TABLE oidc_sign_ins;
+ALTER TABLE admin_sessions DROP COLUMN id_token_hint;
 ALTER TABLE admin_sessions DROP COLUMN display_name;
 ALTER TABLE admin_sessions DROP COLUMN subject;
 ALTER TABLE admin_sessions DROP COLUMN member_groups;
