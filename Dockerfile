@@ -1,6 +1,6 @@
 # Cardex container image: the cardex binary on a slim Debian runtime, plus
 # the loopback demo fleet (cardex-fleet) and the load generator
-# (cardex-load) for the docker-compose.yml deployment and load tests.
+# (cardex-bench) for the docker-compose.yml deployment and load tests.
 #
 #   docker build -t cardex .
 #   docker run -p 8080:8080 -v cardex-data:/data cardex
@@ -17,7 +17,7 @@ COPY . .
 ENV CGO_ENABLED=1
 RUN go build -trimpath -ldflags="-s -w" -o /out/cardex ./cmd/cardex \
  && go build -trimpath -ldflags="-s -w" -o /out/cardex-fleet ./agentfleet/cmd/fleet \
- && go build -trimpath -ldflags="-s -w" -o /out/cardex-load ./cmd/cardex-load
+ && go build -trimpath -ldflags="-s -w" -o /out/cardex-bench ./cmd/cardex-bench
 
 # Runtime: glibc for the cgo binary, CA roots for card and key-set fetches
 # over HTTPS, tzdata for log timestamps, and nothing else.
@@ -29,7 +29,7 @@ RUN apt-get update \
  && useradd --system --uid 10001 --gid cardex --home-dir /data --shell /usr/sbin/nologin cardex \
  && mkdir -p /data \
  && chown cardex:cardex /data
-COPY --from=build /out/cardex /out/cardex-fleet /out/cardex-load /usr/local/bin/
+COPY --from=build /out/cardex /out/cardex-fleet /out/cardex-bench /usr/local/bin/
 # /data holds the SQLite database (without CARDEX_DATABASE_URL) and always
 # the process's own search index; the image's ownership carries over to a
 # fresh named volume, so the non-root user can write it.

@@ -18,8 +18,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -143,6 +143,7 @@ func TestJSONRPCBadInput(t *testing.T) {
 		{"data not JSON media", msg1(`"role":"ROLE_USER","parts":[{"data":{},"mediaType":"text/csv"}]`), v1, 200, codeContentType, "application/json"},
 		{"unknown filter", msg1(`"role":"ROLE_USER","parts":[{"data":{"tags":["finance"]}}]`), v1, 200, codeInvalidParams, `unknown field "tags"`},
 		{"bad enum", msg1(`"role":"ROLE_USER","parts":[{"data":{"trust":["great"]}}]`), v1, 200, codeInvalidParams, `data.trust: "great"`},
+		{"bad liveness", msg1(`"role":"ROLE_USER","parts":[{"data":{"live":["alive"]}}]`), v1, 200, codeInvalidParams, `data.live: "alive" is not one of answering`},
 		{"admin filter", msg1(`"role":"ROLE_USER","parts":[{"data":{"status":["pending"]}}]`), v1, 200, codeInvalidParams, "admin token"},
 		{"bad page token", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageToken":"nope"}}]`), v1, 200, codeInvalidParams, "pageToken"},
 		{"page size", msg1(`"role":"ROLE_USER","parts":[{"data":{"pageSize":1000}}]`), v1, 200, codeInvalidParams, "pageSize"},

@@ -3,7 +3,7 @@ package agentcard
 import (
 	"encoding/json"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // Card is the normalized, v1-shaped view of an agent card of any protocol

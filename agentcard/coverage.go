@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // Coverage says how far the content a signature covers reaches into a card

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // v1Members are the top-level members of the v1 AgentCard: what the

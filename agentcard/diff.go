@@ -3,7 +3,7 @@ package agentcard
 import (
 	"slices"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // Change is one semantic difference between two versions of a card

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // diffSecurity reports schemes removed, changed and added (by name), then

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 func baseCard(t *testing.T) *Card {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // interfaces returns the card's endpoints and its distinct protocol

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // normalizer turns the strict tree of one card into a Card, collecting

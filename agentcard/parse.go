@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // Options tune Parse.

@@ -1,7 +1,7 @@
 package agentcard
 
 import (
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // cardRequirements reads the card's requirements: v1 `securityRequirements`

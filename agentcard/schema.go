@@ -1,9 +1,11 @@
 package agentcard
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // anyKind accepts every JSON type (used for array elements and members
@@ -26,6 +28,15 @@ type schema struct {
 }
 
 func newSchema(fields ...field) *schema {
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.name] {
+			// A member both in the v1 table and among a level's v0.x
+			// members would be read twice; fail every test at once.
+			panic("agentcard: schema lists " + f.name + " twice")
+		}
+		seen[f.name] = true
+	}
 	for i := range fields {
 		if a := snakeCase(fields[i].name); a != fields[i].name {
 			fields[i].alias = a
@@ -89,55 +100,65 @@ func strs(name string) field     { return field{name: name, kind: sj.Array, elem
 func objects(name string) field  { return field{name: name, kind: sj.Array, elem: sj.Object} }
 func anyValue(name string) field { return field{name: name, kind: anyKind} }
 
-// The levels of a card, v0.1 … v1.0 and hybrids together (docs/cards.md).
-// v0.x members and v1 members live side by side: hybrid cards carry both.
+// v1Fields are the members of the v1 messages msgs (fields.go), each once,
+// typed by the JSON kind its proto type is written as: a level of the parse
+// schema reads every v1 member of the messages found there.
+func v1Fields(msgs ...*V1Message) []field {
+	var out []field
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		for _, name := range slices.Sorted(maps.Keys(m.Fields)) {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			switch m.Fields[name].Kind {
+			case KindString:
+				out = append(out, str(name))
+			case KindBool:
+				out = append(out, boolean(name))
+			case KindStringList:
+				out = append(out, strs(name))
+			case KindMessageList:
+				out = append(out, objects(name))
+			default: // messages, maps and Structs are JSON objects
+				out = append(out, object(name))
+			}
+		}
+	}
+	return out
+}
+
+// The levels of a card, v0.1 … v1.0 and hybrids together (docs/cards.md):
+// the v1 members of the field table, and beside them the v0.x members (and
+// the common non-spec ones) that only the parser reads; hybrid cards carry
+// both.
 var (
-	cardSchema = newSchema(
-		str("name"), str("description"), str("version"),
-		str("protocolVersion"), str("url"), str("preferredTransport"),
-		objects("additionalInterfaces"), objects("supportedInterfaces"),
-		object("provider"), str("documentationUrl"), str("iconUrl"),
-		object("capabilities"), boolean("supportsAuthenticatedExtendedCard"),
-		object("securitySchemes"), objects("security"), objects("securityRequirements"),
-		strs("defaultInputModes"), strs("defaultOutputModes"),
-		objects("skills"), objects("signatures"), object("authentication"),
-	)
-	interfaceSchema = newSchema(str("url"), str("protocolBinding"), str("protocolVersion"), str("tenant"))
+	cardSchema = newSchema(append(v1Fields(V1Card),
+		str("protocolVersion"), str("url"), str("preferredTransport"), objects("additionalInterfaces"),
+		boolean("supportsAuthenticatedExtendedCard"), objects("security"), object("authentication"),
+	)...)
+	interfaceSchema = newSchema(v1Fields(agentInterfaceMsg)...)
 	legacyIfSchema  = newSchema(str("url"), str("transport"))
 	// provider.name is not a spec field but common in the wild
 	// (docs/cards.md "SDK JSON mismatches"); it is read as organization.
-	providerSchema     = newSchema(str("organization"), str("url"), str("name"))
-	capabilitiesSchema = newSchema(
-		boolean("streaming"), boolean("pushNotifications"), boolean("extendedAgentCard"),
-		boolean("stateTransitionHistory"), objects("extensions"),
-	)
-	extensionSchema = newSchema(str("uri"), str("description"), boolean("required"), object("params"))
-	skillSchema     = newSchema(
-		str("id"), str("name"), str("description"),
-		strs("tags"), strs("examples"), strs("inputModes"), strs("outputModes"),
-		objects("security"), objects("securityRequirements"),
-	)
-	signatureSchema = newSchema(str("protected"), str("signature"), object("header"))
-	authSchema      = newSchema(strs("schemes"), anyValue("credentials"))
+	providerSchema     = newSchema(append(v1Fields(agentProviderMsg), str("name"))...)
+	capabilitiesSchema = newSchema(append(v1Fields(agentCapabilitiesMsg), boolean("stateTransitionHistory"))...)
+	extensionSchema    = newSchema(v1Fields(agentExtensionMsg)...)
+	skillSchema        = newSchema(append(v1Fields(agentSkillMsg), objects("security"))...)
+	signatureSchema    = newSchema(v1Fields(agentCardSignatureMsg)...)
+	authSchema         = newSchema(strs("schemes"), anyValue("credentials"))
 	// A security scheme in either form: `type`-tagged (v0.2/v0.3) or
 	// wrapped in exactly one oneof key (v1); hybrids carry both.
-	schemeSchema = newSchema(
+	schemeSchema = newSchema(append(v1Fields(securitySchemeMsg),
 		str("type"), str("description"), str("in"), str("name"), str("scheme"),
 		str("bearerFormat"), object("flows"), str("openIdConnectUrl"), str("oauth2MetadataUrl"),
-		object("apiKeySecurityScheme"), object("httpAuthSecurityScheme"), object("oauth2SecurityScheme"), object("openIdConnectSecurityScheme"), object("mtlsSecurityScheme"),
-	)
-	wrappedSchemeSchema = newSchema(
-		str("description"), str("location"), str("name"), str("scheme"), str("bearerFormat"),
-		object("flows"), str("oauth2MetadataUrl"), str("openIdConnectUrl"),
-	)
-	flowsSchema = newSchema(
-		object("authorizationCode"), object("clientCredentials"), object("implicit"),
-		object("password"), object("deviceCode"),
-	)
-	flowSchema = newSchema(
-		str("authorizationUrl"), str("tokenUrl"), str("refreshUrl"), str("deviceAuthorizationUrl"),
-		object("scopes"), boolean("pkceRequired"),
-	)
-	requirementSchema = newSchema(object("schemes"))
-	scopeListSchema   = newSchema(strs("list"))
+	)...)
+	// The members of the five v1 schemes, read by one schema.
+	wrappedSchemeSchema = newSchema(v1Fields(apiKeySchemeMsg, httpAuthSchemeMsg, oauth2SchemeMsg, openIDConnectSchemeMsg, mtlsSchemeMsg)...)
+	flowsSchema         = newSchema(v1Fields(oauthFlowsMsg)...)
+	// The members of the five v1 flows, read by one schema.
+	flowSchema        = newSchema(v1Fields(authorizationCodeFlowMsg, clientCredentialsFlowMsg, implicitFlowMsg, passwordFlowMsg, deviceCodeFlowMsg)...)
+	requirementSchema = newSchema(v1Fields(securityRequirementMsg)...)
+	scopeListSchema   = newSchema(v1Fields(stringListMsg)...)
 )

@@ -3,7 +3,7 @@ package agentcard
 import (
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // wrapperKinds maps the v1 oneof wrapper keys to scheme kinds.

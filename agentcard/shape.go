@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // Card shapes (Card.Shape).

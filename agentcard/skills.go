@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // skills reads `skills[]`. Missing lists become empty slices so the API

@@ -3,7 +3,7 @@ package agentcard
 import (
 	"encoding/json"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // ViewRevision names what ViewJSON writes. Cardex stores each version's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	sj "github.com/cardexhq/cardex/agentcard/strictjson"
+	sj "github.com/cardexhq/cardex/strictjson"
 )
 
 // maxProblems bounds the findings kept for one document: a hostile card with

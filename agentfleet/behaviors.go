@@ -194,9 +194,8 @@ var (
 
 const bombUnit = 1 << 20
 
-// bomb streams gzip members of 1 MiB of spaces each (about 1 KiB
-// compressed); a gzip reader inflates the concatenation as one stream.
-func (a *AgentHandle) bomb(w http.ResponseWriter, r *http.Request) {
+// bombData is the bomb's gzip member, compressed once per process.
+func bombData() []byte {
 	bombOnce.Do(func() {
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -204,6 +203,13 @@ func (a *AgentHandle) bomb(w http.ResponseWriter, r *http.Request) {
 		zw.Close()
 		bombMember = buf.Bytes()
 	})
+	return bombMember
+}
+
+// bomb streams gzip members of 1 MiB of spaces each (about 1 KiB
+// compressed); a gzip reader inflates the concatenation as one stream.
+func (a *AgentHandle) bomb(w http.ResponseWriter, r *http.Request) {
+	member := bombData()
 	size := a.a.Size
 	if size <= 0 {
 		size = 10 << 30
@@ -211,7 +217,7 @@ func (a *AgentHandle) bomb(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Encoding", "gzip")
 	for sent := int64(0); sent < size; sent += bombUnit {
-		if _, err := w.Write(bombMember); err != nil || r.Context().Err() != nil {
+		if _, err := w.Write(member); err != nil || r.Context().Err() != nil {
 			return
 		}
 	}

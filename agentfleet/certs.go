@@ -51,7 +51,7 @@ func newCA(name string, validity time.Duration) (*CA, error) {
 	return &CA{cert: cert, key: key, der: der}, nil
 }
 
-// Pool is a pool holding only this CA (pass it as crawler.Policy.RootCAs).
+// Pool is a pool holding only this CA (pass it as fetch.Policy.RootCAs).
 func (ca *CA) Pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(ca.cert)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // noRedirects is a client that shows redirects instead of following them.

@@ -16,8 +16,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/gowebpki/jcs"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // jcsSigner signs a generated card the way the spec does for cards without

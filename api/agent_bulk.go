@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 type bulkRequest struct {

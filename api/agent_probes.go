@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // Probe history page sizes (docs/liveness.md).

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 type agentPage struct {
@@ -53,25 +54,33 @@ func (s *server) sqlAgents(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
+// filterValues are the values of an enumerated filter of the search filter
+// table, which the SQL listing accepts too (sqlListParams).
+func filterValues[T ~string](name string) []T {
+	f, _ := search.FilterNamed(name)
+	out := make([]T, len(f.Values))
+	for i, v := range f.Values {
+		out[i] = T(v)
+	}
+	return out
+}
+
 func listQuery(c echo.Context) (registry.ListQuery, error) {
 	var q registry.ListQuery
 	if err := checkParams(c.QueryParams(), "status", "health", "trust", "visibility", "pageSize", "pageToken", "sort"); err != nil {
 		return q, err
 	}
 	var err error
-	if q.Status, err = enumParam(c, "status", registry.StatusPending, registry.StatusApproved,
-		registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved); err != nil {
+	if q.Status, err = enumParam(c, "status", filterValues[registry.Status]("status")...); err != nil {
 		return q, err
 	}
-	if q.Health, err = enumParam(c, "health", registry.HealthUnknown, registry.HealthOK,
-		registry.HealthFailing, registry.HealthGone); err != nil {
+	if q.Health, err = enumParam(c, "health", filterValues[registry.Health]("health")...); err != nil {
 		return q, err
 	}
-	if q.Trust, err = enumParam(c, "trust", registry.TrustUnknown, registry.TrustUnsigned,
-		registry.TrustVerified, registry.TrustInvalid, registry.TrustUntrusted, registry.TrustError); err != nil {
+	if q.Trust, err = enumParam(c, "trust", filterValues[registry.Trust]("trust")...); err != nil {
 		return q, err
 	}
-	if q.Visibility, err = enumParam(c, "visibility", registry.VisibilityPublic, registry.VisibilityInternal); err != nil {
+	if q.Visibility, err = enumParam(c, "visibility", filterValues[registry.Visibility]("visibility")...); err != nil {
 		return q, err
 	}
 	if q.PageSize, err = pageSizeParam(c); err != nil {

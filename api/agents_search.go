@@ -14,26 +14,15 @@ import (
 // one path every face lists agents by (the index picks the ids, SQL decides
 // what the caller sees now, docs/threats.md G.72).
 func (s *server) searchAgents(c echo.Context) error {
-	r, err := searchParams(c, "sort")
+	r, err := searchParams(c, true)
 	if err != nil {
 		return err
 	}
-	if len(c.QueryParams()["sort"]) > 1 {
-		return fieldProblem("/sort", "repeated", "sort may be given only once")
-	}
-	sorts, err := enumParam(c, "sort", search.SortRelevance, search.SortName, search.SortUpdated, search.SortTrust)
+	page, err := search.Find(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, r.query)
 	if err != nil {
 		return err
 	}
-	if len(sorts) == 1 {
-		r.sort = sorts[0]
-	}
-	page, err := search.Find(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, search.Query{Q: r.q, Filters: r.filters,
-		PageSize: r.pageSize, PageToken: r.token, Sort: r.sort})
-	if err != nil {
-		return err
-	}
-	return writeSearchPage(c, page, strings.TrimSpace(r.q) != "")
+	return writeSearchPage(c, page, strings.TrimSpace(r.query.Q) != "")
 }
 
 // summaryLister lists a page's agents with their stored card summaries

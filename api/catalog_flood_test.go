@@ -13,6 +13,7 @@ import (
 
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -67,12 +68,12 @@ func (s *catalogSite) hit(path string) int {
 	return s.hits[path]
 }
 
-func loopbackCatalogFetcher(t *testing.T) (*crawler.Fetcher, []netip.Prefix) {
-	pol := crawler.DefaultPolicy()
+func loopbackCatalogFetcher(t *testing.T) (*fetch.Fetcher, []netip.Prefix) {
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
 	pol.Timeout = 5 * time.Second
-	f, err := crawler.New(crawler.Config{Policy: pol, Resolver: nameResolver{}})
+	f, err := fetch.New(fetch.Config{Policy: pol, Resolver: nameResolver{}})
 	if err != nil {
 		t.Fatal(err)
 	}

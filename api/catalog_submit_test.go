@@ -14,6 +14,7 @@ import (
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -59,11 +60,11 @@ func TestSubmitCatalogURL(t *testing.T) {
 		t.Cleanup(site.Close)
 		_, port, _ := net.SplitHostPort(strings.TrimPrefix(site.URL, "http://"))
 		origin = "http://site.example.com:" + port
-		pol := crawler.DefaultPolicy()
+		pol := fetch.DefaultPolicy()
 		pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		pol.AllowInsecureHTTP = true
 		pol.Timeout = 5 * time.Second
-		f, err := crawler.New(crawler.Config{Policy: pol, Resolver: nameResolver{}})
+		f, err := fetch.New(fetch.Config{Policy: pol, Resolver: nameResolver{}})
 		if err != nil {
 			t.Fatal(err)
 		}

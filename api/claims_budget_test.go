@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -104,7 +104,7 @@ func slowSite(t *testing.T, pause time.Duration) (*site, *atomic.Int64) {
 
 // docs/threats.md K.99: claim verifications are not a request cannon.
 // Twelve verifications of twelve claims on one host, sent at once, reach
-// the host at most crawler.DefaultClaimsPerHost at a time (they once all
+// the host at most fetch.DefaultClaimsPerHost at a time (they once all
 // went at once); a second attempt on one claim within the interval is 429
 // with Retry-After and fetches nothing.
 func TestClaimFetchesArePolite(t *testing.T) {
@@ -147,8 +147,8 @@ func TestClaimFetchesArePolite(t *testing.T) {
 		if got := s.reqs.Load(); got != n {
 			t.Fatalf("the host got %d requests, want %d", got, n)
 		}
-		if p := peak.Load(); p > crawler.DefaultClaimsPerHost {
-			t.Fatalf("%d claim fetches in flight to one host, want at most %d", p, crawler.DefaultClaimsPerHost)
+		if p := peak.Load(); p > fetch.DefaultClaimsPerHost {
+			t.Fatalf("%d claim fetches in flight to one host, want at most %d", p, fetch.DefaultClaimsPerHost)
 		}
 
 		// One claim, tried again at once: 429, nothing fetched.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
@@ -32,7 +33,7 @@ import (
 type claimEnv struct {
 	*harness
 	sched   *crawler.Scheduler
-	fetcher *crawler.Fetcher
+	fetcher *fetch.Fetcher
 	want    int64
 	// dialed records every address the fetcher's dial check saw.
 	dialedMu sync.Mutex
@@ -44,11 +45,11 @@ type claimEnv struct {
 func newClaimEnv(t *testing.T, store *registry.Store, policy registry.AutoApprove, opts ...any) *claimEnv {
 	t.Helper()
 	e := &claimEnv{}
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
 	pol.Timeout = 5 * time.Second
-	f, err := crawler.New(crawler.Config{Policy: pol, CheckAddr: func(ap netip.AddrPort) error {
+	f, err := fetch.New(fetch.Config{Policy: pol, CheckAddr: func(ap netip.AddrPort) error {
 		e.dialedMu.Lock()
 		e.dialed = append(e.dialed, ap)
 		e.dialedMu.Unlock()
@@ -336,20 +337,20 @@ func TestClaimFailures(t *testing.T) {
 		s.serve(c.Token + c.Token)
 		e.verifyFails(c.ID, registry.ClaimWrongContent, "")
 		s.set(http.NotFound)
-		e.verifyFails(c.ID, registry.ClaimFetchFailed, crawler.ClassHTTPStatus)
+		e.verifyFails(c.ID, registry.ClaimFetchFailed, fetch.ClassHTTPStatus)
 		s.serve(c.Token + strings.Repeat(" ", 300))
-		e.verifyFails(c.ID, registry.ClaimFetchFailed, crawler.ClassTooLarge)
+		e.verifyFails(c.ID, registry.ClaimFetchFailed, fetch.ClassTooLarge)
 		s.set(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://"+other.host+r.URL.Path, http.StatusFound)
 		})
-		e.verifyFails(c.ID, registry.ClaimFetchFailed, crawler.ClassCrossOriginRedirect)
+		e.verifyFails(c.ID, registry.ClaimFetchFailed, fetch.ClassCrossOriginRedirect)
 		if other.reqs.Load() != 0 {
 			t.Errorf("the other origin got %d requests", other.reqs.Load())
 		}
 		s.set(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
 		})
-		e.verifyFails(c.ID, registry.ClaimFetchFailed, crawler.ClassCrossOriginRedirect)
+		e.verifyFails(c.ID, registry.ClaimFetchFailed, fetch.ClassCrossOriginRedirect)
 		if e.dialedAddr("169.254.169.254") {
 			t.Error("the reserved address was dialed")
 		}

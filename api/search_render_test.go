@@ -63,23 +63,15 @@ func matchesJSON(m []search.Match) []search.Match {
 // writeSearchPage: search.Find with the Service itself, writeJSON.
 func referenceSearchAgents(s *server) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		r, err := searchParams(c, "sort")
+		r, err := searchParams(c, true)
 		if err != nil {
 			return err
 		}
-		sorts, err := enumParam(c, "sort", search.SortRelevance, search.SortName, search.SortUpdated, search.SortTrust)
+		page, err := search.Find(c.Request().Context(), s.search, s.svc, r.caller, r.query)
 		if err != nil {
 			return err
 		}
-		if len(sorts) == 1 {
-			r.sort = sorts[0]
-		}
-		page, err := search.Find(c.Request().Context(), s.search, s.svc, r.caller, search.Query{Q: r.q, Filters: r.filters,
-			PageSize: r.pageSize, PageToken: r.token, Sort: r.sort})
-		if err != nil {
-			return err
-		}
-		p, err := referencePage(page, r.q)
+		p, err := referencePage(page, r.query.Q)
 		if err != nil {
 			return err
 		}

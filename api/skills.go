@@ -23,12 +23,12 @@ func (s *server) listSkills(c echo.Context) error {
 	if s.search == nil {
 		return errNoSearch()
 	}
-	r, err := searchParams(c)
+	r, err := searchParams(c, false)
 	if err != nil {
 		return err
 	}
-	res, err := search.FindSkills(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, search.SkillQuery{Q: r.q, Filters: r.filters,
-		PageSize: r.pageSize, PageToken: r.token})
+	res, err := search.FindSkills(c.Request().Context(), s.search, summaryLister{s.svc}, r.caller, search.SkillQuery{Q: r.query.Q, Filters: r.query.Filters,
+		PageSize: r.query.PageSize, PageToken: r.query.PageToken})
 	if err != nil {
 		return err
 	}

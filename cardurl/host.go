@@ -238,8 +238,8 @@ func HostKey(host string) string {
 // RegistrableDomain is the registrable domain (eTLD+1) of a host as
 // Normalize records it, or the host itself when it has none (an IP
 // literal, a bare public suffix): the unit the daily bound of automatic
-// approvals counts by (docs/claims.md), as ratelimit's domain key is for
-// submissions.
+// approvals counts by (docs/claims.md), as DomainKey, its spelling for a
+// URL as typed, is for submissions.
 func RegistrableDomain(host string) string {
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return host

@@ -10,7 +10,8 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/aicatalog"
-	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/cardurl"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -124,13 +125,13 @@ func CatalogURL(raw string) (string, error) {
 // domain (another subdomain, another port), is traced and not registered. etag makes the root fetch conditional; a 304 traces the
 // root as not modified and reads nothing. Only a failure of the root
 // document is an error; a failing nested one is traced.
-func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*CatalogCrawl, error) {
+func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*CatalogCrawl, error) {
 	rootURL, err := CatalogURL(root)
 	if err != nil {
 		return nil, err
 	}
-	c := &CatalogCrawl{Domain: ratelimit.DomainKey(rootURL)}
-	if c.Origin, err = OriginOf(rootURL); err != nil {
+	c := &CatalogCrawl{Domain: cardurl.DomainKey(rootURL)}
+	if c.Origin, err = fetch.OriginOf(rootURL); err != nil {
 		return nil, ErrNotCatalogURL
 	}
 	visited := map[string]bool{}
@@ -139,7 +140,7 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 	walk = func(u, etag string, depth int) error {
 		visited[u] = true
 		doc := CatalogDocument{URL: u, Depth: depth}
-		resp, err := f.Fetch(ctx, Request{URL: u, ETag: etag, FollowRedirects: true, SameOriginOnly: true,
+		resp, err := f.Fetch(ctx, fetch.Request{URL: u, ETag: etag, FollowRedirects: true, SameOriginOnly: true,
 			Accept: aicatalog.MediaType + ", application/json"})
 		if err != nil {
 			doc.Error = err.Error()
@@ -153,7 +154,7 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 			return nil
 		}
 		lim := aicatalog.DefaultLimits
-		lim.MaxBytes = int(f.policy.MaxBodyBytes)
+		lim.MaxBytes = int(f.Policy().MaxBodyBytes)
 		lim.MaxEntries = min(lim.MaxEntries, MaxCatalogEntries-read)
 		parsed, problems, err := aicatalog.Parse(resp.Body, lim)
 		if err != nil {
@@ -186,7 +187,7 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 					}
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
-					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", ratelimit.DomainKey(e.URL), c.Domain)
+					te.Message = fmt.Sprintf("on %s, not %s: the host is the agent's identity, so it must be listed (or submitted) from its own domain", cardurl.DomainKey(e.URL), c.Domain)
 				case !sameOrigin(e.URL, c.Origin):
 					te.Outcome = CatalogOffOrigin
 					te.Message = fmt.Sprintf("not on %s: a catalog lists the agents of its own origin only; another origin's agent is listed by that origin's catalog or submitted directly", c.Origin)
@@ -200,7 +201,7 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 				case e.URL == "" || err != nil:
 					te.Outcome, te.Message = CatalogNotFollowed, "a nested catalog needs an http(s) url"
 				case !f.sameDomain(nested, c.Domain):
-					te.Outcome, te.Message = CatalogOffDomain, "a nested catalog on "+ratelimit.DomainKey(nested)+" is not followed"
+					te.Outcome, te.Message = CatalogOffDomain, "a nested catalog on "+cardurl.DomainKey(nested)+" is not followed"
 				case !sameOrigin(nested, c.Origin):
 					te.Outcome, te.Message = CatalogOffOrigin, "a nested catalog not on "+c.Origin+" is not followed"
 				case visited[nested]:
@@ -242,7 +243,7 @@ func inlineOutcome(data []byte, name, domain string) (outcome, msg string) {
 		return CatalogInvalid, "the inline card is not a valid agent card: " + truncate(err.Error(), 300)
 	}
 	for _, in := range p.Card.Interfaces {
-		if d := ratelimit.DomainKey(in.URL); d != domain {
+		if d := cardurl.DomainKey(in.URL); d != domain {
 			return CatalogOffDomain, fmt.Sprintf("the inline card's endpoint %s is on %s, not %s: an inline card is registered under the catalog's host, so its endpoints must be on the catalog's domain",
 				truncate(in.URL, 200), d, domain)
 		}
@@ -252,14 +253,14 @@ func inlineOutcome(data []byte, name, domain string) (outcome, msg string) {
 
 // notACatalog classes a fetched document that is not a catalog, saying so
 // when it is an agent card (submitted as a catalog by mistake).
-func notACatalog(resp *Response, err error) error {
+func notACatalog(resp *fetch.Response, err error) error {
 	if errors.Is(err, aicatalog.ErrTooManyEntries) {
-		return &FetchError{Class: ClassTooLarge, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+		return &fetch.FetchError{Class: fetch.ClassTooLarge, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
 	}
 	if _, cerr := agentcard.Parse(resp.Body, agentcard.Options{CardURL: resp.URL}); cerr == nil {
 		err = fmt.Errorf("%w: it is an agent card (submit it as a card URL)", aicatalog.ErrInvalid)
 	}
-	return &FetchError{Class: ClassNotACatalog, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+	return &fetch.FetchError{Class: ClassNotACatalog, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
 }
 
 func hasIndex(ps []aicatalog.Problem, i int) bool {
@@ -273,24 +274,25 @@ func hasIndex(ps []aicatalog.Problem, i int) bool {
 
 // sameDomain reports whether u is an http(s) URL on the registrable domain
 // (the scheme the policy allows is checked again when it is fetched).
-func (f *Fetcher) sameDomain(u, domain string) bool {
+func (f CatalogCrawler) sameDomain(u, domain string) bool {
 	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || (p.Scheme != "https" && !(p.Scheme == "http" && f.policy.AllowInsecureHTTP)) {
+	if err != nil || p.Host == "" || (p.Scheme != "https" && !(p.Scheme == "http" && f.Policy().AllowInsecureHTTP)) {
 		return false
 	}
-	return ratelimit.DomainKey(u) == domain
+	return cardurl.DomainKey(u) == domain
 }
 
 // sameOrigin reports whether u is on origin (scheme, host and port, as
 // Origin spells them).
 func sameOrigin(u, origin string) bool {
-	o, err := OriginOf(u)
+	o, err := fetch.OriginOf(u)
 	return err == nil && o == origin
 }
 
 // CatalogCrawler crawls catalogs for the registry (registry.CatalogCrawler):
 // the periodic crawl and a catalog submitted directly go through it alike.
-type CatalogCrawler struct{ Fetcher *Fetcher }
+// Every document comes through its Fetcher.
+type CatalogCrawler struct{ *fetch.Fetcher }
 
 // Crawl crawls the catalog at u and reports it in registry terms (the
 // caller sets NextCrawlAt). A failure of the root document is Error with
@@ -298,7 +300,7 @@ type CatalogCrawler struct{ Fetcher *Fetcher }
 // without a validator, so a change in a nested one is not hidden behind
 // the root's 304.
 func (cc CatalogCrawler) Crawl(ctx context.Context, u, etag string) registry.CatalogCrawl {
-	res, err := cc.Fetcher.CrawlCatalog(ctx, u, etag)
+	res, err := cc.CrawlCatalog(ctx, u, etag)
 	rec := registry.CatalogCrawl{URL: u}
 	if res != nil {
 		rec.Trace, _ = json.Marshal(res)
@@ -311,12 +313,12 @@ func (cc CatalogCrawler) Crawl(ctx context.Context, u, etag string) registry.Cat
 		rec.Complete = res.Complete()
 	}
 	if err != nil {
-		rec.Error, rec.ErrorClass = err.Error(), ClassOf(err)
-		if fe := (*FetchError)(nil); errors.As(err, &fe) {
+		rec.Error, rec.ErrorClass = err.Error(), fetch.ClassOf(err)
+		if fe := (*fetch.FetchError)(nil); errors.As(err, &fe) {
 			rec.HTTPStatus = fe.HTTPStatus
 		}
 		if rec.ErrorClass == "" {
-			rec.ErrorClass = ClassBlockedAddress // not an http(s) URL: nothing was fetched
+			rec.ErrorClass = fetch.ClassBlockedAddress // not an http(s) URL: nothing was fetched
 		}
 		rec.Agents, rec.Complete = nil, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // catalogSite serves documents by path on one loopback server that the
@@ -24,7 +25,7 @@ type catalogSite struct {
 	hits map[string]int
 }
 
-func newCatalogSite(t *testing.T) (*catalogSite, *crawler.Fetcher) {
+func newCatalogSite(t *testing.T) (*catalogSite, crawler.CatalogCrawler) {
 	t.Helper()
 	s := &catalogSite{docs: map[string]string{}, hits: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ func newCatalogSite(t *testing.T) (*catalogSite, *crawler.Fetcher) {
 		res.set(h, addrs("127.0.0.1"))
 	}
 	res.set("metadata.acme.example.com", addrs("169.254.169.254"))
-	return s, newFetcher(t, crawler.Config{Policy: loopbackPolicy(), Resolver: res})
+	return s, crawler.CatalogCrawler{Fetcher: newFetcher(t, fetch.Config{Policy: loopbackPolicy(), Resolver: res})}
 }
 
 // u is a URL on the site under a name.
@@ -180,13 +181,13 @@ func TestCrawlCatalogNotACatalog(t *testing.T) {
 		"/list.json": "not an object",
 	} {
 		_, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", path), "")
-		if crawler.ClassOf(err) != crawler.ClassNotACatalog || !strings.Contains(err.Error(), want) {
+		if fetch.ClassOf(err) != crawler.ClassNotACatalog || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", path, err)
 		}
 	}
 	many := `{"entries":[` + strings.Repeat(`{"identifier":"e","type":"`+aicatalog.TypeA2ACard+`","url":"https://acme.example.com/x"},`, 1001)
 	s.docs["/many.json"] = strings.TrimSuffix(many, ",") + `]}`
-	if _, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/many.json"), ""); crawler.ClassOf(err) != crawler.ClassTooLarge {
+	if _, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/many.json"), ""); fetch.ClassOf(err) != fetch.ClassTooLarge {
 		t.Errorf("many: %v", err)
 	}
 }

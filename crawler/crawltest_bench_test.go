@@ -11,6 +11,8 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/verifier"
@@ -49,7 +51,7 @@ func newPipelineBench(b *testing.B, store *registry.Store, urls []string) *pipel
 		})
 	}
 	wg.Wait()
-	f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
+	f := newFetcher(b, fetch.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
 	sched, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: svc, Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Now: clk.Now}),
 		Now: clk.Now, Tick: time.Hour,
@@ -69,10 +71,10 @@ func (p *pipelineBench) round(b *testing.B) time.Duration {
 	p.done += benchAgents
 	p.sched.Start()
 	p.sched.Kick()
-	waitFor(b, 10*time.Minute, func() bool {
+	polltest.Until(b, "the round to finish", 10*time.Minute, func() bool {
 		s := p.sched.Stats()
 		return s.Recorded+s.LeaseLost+s.RecordErrors >= p.done
-	}, func() string { return "the round did not finish" })
+	})
 	d := time.Since(start)
 	s := p.sched.Stats()
 	if s.RecordErrors+s.LeaseLost+s.Expired != 0 {
@@ -146,7 +148,7 @@ func BenchmarkPipelineNoStore(b *testing.B) {
 			for range 1000 {
 				targets = append(targets, crawler.Target{CardURL: fleet.Add(agentfleet.Agent{Behavior: behavior}).URL()})
 			}
-			f := newFetcher(b, crawler.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
+			f := newFetcher(b, fetch.Config{Policy: loopbackPolicy(), Logger: slog.New(slog.DiscardHandler)})
 			p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
 			var next atomic.Int64
 			b.SetParallelism(16) // 16 × GOMAXPROCS(2) = 32 goroutines

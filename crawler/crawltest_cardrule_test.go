@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -51,7 +51,7 @@ func TestCrawlCardWithoutNameOrEndpointKeepsLastGood(t *testing.T) {
 		if a := st.get(t, id); a.VersionSeq != 1 || a.Card == nil || a.Card.Name == "" {
 			t.Fatalf("good card not recorded: version %d", a.VersionSeq)
 		}
-		if a := st.get(t, freshID); a.Card != nil || a.VersionSeq != 0 || a.LastError == nil || a.LastError.Class != crawler.ClassInvalidCard {
+		if a := st.get(t, freshID); a.Card != nil || a.VersionSeq != 0 || a.LastError == nil || a.LastError.Class != fetch.ClassInvalidCard {
 			t.Errorf("a card without endpoint was listed: card %v version %d error %+v", a.Card != nil, a.VersionSeq, a.LastError)
 		}
 		mcp := []map[string]any{{"url": m.Origin() + "/mcp", "protocolBinding": "JSONRPC", "protocolVersion": "2025-06-18"}}
@@ -68,12 +68,12 @@ func TestCrawlCardWithoutNameOrEndpointKeepsLastGood(t *testing.T) {
 			m.card(c.card)
 			st.later(t, 25*time.Hour, 2)
 			f := st.lastFetch(t, id)
-			if f.Result != registry.ResultError || f.ErrorClass != crawler.ClassInvalidCard || f.HTTPStatus != 200 || !strings.Contains(f.Message, c.msg) {
+			if f.Result != registry.ResultError || f.ErrorClass != fetch.ClassInvalidCard || f.HTTPStatus != 200 || !strings.Contains(f.Message, c.msg) {
 				t.Errorf("%s: fetch %+v", c.what, f)
 			}
 			a := st.get(t, id)
 			if a.VersionSeq != 1 || a.Card == nil || a.Health != registry.HealthFailing || a.LastError == nil ||
-				a.LastError.Class != crawler.ClassInvalidCard || !strings.Contains(a.LastError.Message, c.msg) {
+				a.LastError.Class != fetch.ClassInvalidCard || !strings.Contains(a.LastError.Message, c.msg) {
 				t.Errorf("%s: version %d card %v health %s error %+v: the last good card must stay, with the error", c.what, a.VersionSeq, a.Card != nil, a.Health, a.LastError)
 			}
 			raw, _, err := st.svc.Card(t.Context(), admin, id)

@@ -13,6 +13,7 @@ import (
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -295,10 +296,10 @@ func TestSubmitCatalogRefusals(t *testing.T) {
 			{"ftp://example.com/catalog.json", "", "", registry.URLCodeInvalid},
 			{"http://169.254.169.254/.well-known/ai-catalog.json", "", "", registry.URLCodeReserved},
 			{"https://localhost/catalog.json", "", "", registry.URLCodeReserved},
-			{o + "/moved.json", registry.CatalogFetchFailed, crawler.ClassCrossOriginRedirect, ""},
+			{o + "/moved.json", registry.CatalogFetchFailed, fetch.ClassCrossOriginRedirect, ""},
 			{o + "/card.json", registry.CatalogNotACatalog, crawler.ClassNotACatalog, ""},
 			{o + "/samehost.json", registry.CatalogNotACatalog, crawler.ClassNotACatalog, ""},
-			{o + "/missing.json", registry.CatalogFetchFailed, crawler.ClassHTTPStatus, ""},
+			{o + "/missing.json", registry.CatalogFetchFailed, fetch.ClassHTTPStatus, ""},
 		} {
 			_, err := st.svc.SubmitCatalog(ctx, registry.Anonymous, c.url, registry.CatalogBudget{})
 			var ce *registry.CatalogError

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 

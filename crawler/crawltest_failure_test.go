@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -37,30 +37,30 @@ func TestCrawlBadContentKeepsLastGoodCard(t *testing.T) {
 		st := newStack(t, store, stackOptions{})
 		htmlID, id := st.submit(t, html.URL()), st.submit(t, m.URL())
 		st.crawl(t, 2)
-		if f := st.lastFetch(t, htmlID); f.ErrorClass != crawler.ClassNotJSON || f.HTTPStatus != 200 || f.Result != registry.ResultError {
+		if f := st.lastFetch(t, htmlID); f.ErrorClass != fetch.ClassNotJSON || f.HTTPStatus != 200 || f.Result != registry.ResultError {
 			t.Errorf("fleet HTML page: %+v", f)
 		}
-		if a := st.get(t, htmlID); a.Card != nil || a.Health != registry.HealthFailing || a.LastError == nil || a.LastError.Class != crawler.ClassNotJSON {
+		if a := st.get(t, htmlID); a.Card != nil || a.Health != registry.HealthFailing || a.LastError == nil || a.LastError.Class != fetch.ClassNotJSON {
 			t.Errorf("fleet HTML page agent: card %v health %s error %+v", a.Card != nil, a.Health, a.LastError)
 		}
 		for _, c := range []struct {
 			class string
 			serve func()
 		}{
-			{crawler.ClassNotJSON, func() {
+			{fetch.ClassNotJSON, func() {
 				m.set(func(w http.ResponseWriter, _ *http.Request) {
 					w.Header().Set("Content-Type", "text/html")
 					w.Write([]byte("<html><body>Oops</body></html>"))
 				})
 			}},
-			{crawler.ClassNotJSON, func() { m.card([]byte("<!doctype html><p>served as JSON</p>")) }},
-			{crawler.ClassNotJSON, func() { m.card([]byte(`{"name":"a","name":"b"}`)) }}, // C.29 duplicate key
-			{crawler.ClassNotACard, func() { m.card([]byte(`{"hello":"world"}`)) }},
-			{crawler.ClassNotACard, func() { m.card([]byte(`[1,2,3]`)) }},
-			{crawler.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","NAME":"y","skills":[]}`)) }}, // C.30 case-variant key
+			{fetch.ClassNotJSON, func() { m.card([]byte("<!doctype html><p>served as JSON</p>")) }},
+			{fetch.ClassNotJSON, func() { m.card([]byte(`{"name":"a","name":"b"}`)) }}, // C.29 duplicate key
+			{fetch.ClassNotACard, func() { m.card([]byte(`{"hello":"world"}`)) }},
+			{fetch.ClassNotACard, func() { m.card([]byte(`[1,2,3]`)) }},
+			{fetch.ClassInvalidCard, func() { m.card([]byte(`{"name":"x","NAME":"y","skills":[]}`)) }}, // C.30 case-variant key
 			// K.96: a card over the size limit (512 KiB after decompression,
 			// docs/security.md) is refused at fetch; the card before it stays.
-			{crawler.ClassTooLarge, func() { m.card(append(append([]byte(nil), good...), bytes.Repeat([]byte(" "), 512<<10)...)) }},
+			{fetch.ClassTooLarge, func() { m.card(append(append([]byte(nil), good...), bytes.Repeat([]byte(" "), 512<<10)...)) }},
 		} {
 			c.serve()
 			st.later(t, 25*time.Hour, 2)
@@ -103,7 +103,7 @@ func TestCrawlStatusBackoffAndGone(t *testing.T) {
 		wantNext(t, st, id, 10*time.Minute)
 		st.later(t, 10*time.Minute, 1)
 		wantNext(t, st, id, 20*time.Minute)
-		if a := st.get(t, id); a.Health != registry.HealthFailing || a.LastError.HTTPStatus != 500 || a.LastError.Class != crawler.ClassHTTPStatus {
+		if a := st.get(t, id); a.Health != registry.HealthFailing || a.LastError.HTTPStatus != 500 || a.LastError.Class != fetch.ClassHTTPStatus {
 			t.Errorf("after 3×500: health %s error %+v", a.Health, a.LastError)
 		}
 
@@ -148,7 +148,7 @@ func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
 			fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Host: hosts[0]}),
 			fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: hosts[1]}),
 		}
-		prod := crawler.DefaultPolicy()
+		prod := fetch.DefaultPolicy()
 		st := newStack(t, store, stackOptions{policy: &prod})
 		for _, a := range agents {
 			st.submit(t, a.URL())
@@ -161,10 +161,10 @@ func TestCrawlProductionPolicyNeverReachesLoopback(t *testing.T) {
 			}
 		}
 		f := st.lastFetch(t, bare)
-		if f.ErrorClass != crawler.ClassBlockedAddress || f.HTTPStatus != 0 {
+		if f.ErrorClass != fetch.ClassBlockedAddress || f.HTTPStatus != 0 {
 			t.Errorf("bare loopback host: %+v", f)
 		}
-		if a := st.get(t, bare); a.LastError == nil || a.LastError.Class != crawler.ClassBlockedAddress || a.Card != nil {
+		if a := st.get(t, bare); a.LastError == nil || a.LastError.Class != fetch.ClassBlockedAddress || a.Card != nil {
 			t.Errorf("agent record: %+v", a.LastError)
 		}
 	})
@@ -181,7 +181,7 @@ func TestCrawlUnsolicited304IsAnError(t *testing.T) {
 		id := st.submit(t, m.URL())
 		st.crawl(t, 1)
 		f := st.lastFetch(t, id)
-		if f.ErrorClass != crawler.ClassHTTPStatus || f.HTTPStatus != 304 || f.Result != registry.ResultError {
+		if f.ErrorClass != fetch.ClassHTTPStatus || f.HTTPStatus != 304 || f.Result != registry.ResultError {
 			t.Errorf("fetch %+v", f)
 		}
 		if a := st.get(t, id); a.Health != registry.HealthFailing || a.VersionSeq != 0 {
@@ -240,7 +240,7 @@ func TestCrawlDNSFailureKeepsCard(t *testing.T) {
 		st.later(t, 5*time.Minute, 1)
 		wantNext(t, st, id, 10*time.Minute)
 		a := st.get(t, id)
-		if a.LastError == nil || a.LastError.Class != crawler.ClassDNS || a.Health != registry.HealthFailing || a.Card == nil || a.VersionSeq != 1 {
+		if a.LastError == nil || a.LastError.Class != fetch.ClassDNS || a.Health != registry.HealthFailing || a.Card == nil || a.VersionSeq != 1 {
 			t.Errorf("after 2 DNS failures: error %+v health %s card %v", a.LastError, a.Health, a.Card != nil)
 		}
 		if m.reqs.Load() != 1 {

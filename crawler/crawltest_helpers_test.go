@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
@@ -53,12 +55,12 @@ type stack struct {
 }
 
 type stackOptions struct {
-	policy   *crawler.Policy // default loopbackPolicy()
+	policy   *fetch.Policy // default loopbackPolicy()
 	clk      *clock
 	owner    string
 	workers  int
 	cacheTTL time.Duration // verifier key-set cache (default 10 min)
-	resolver crawler.Resolver
+	resolver fetch.Resolver
 }
 
 // newStack builds a registry service that accepts loopback submissions
@@ -74,7 +76,7 @@ func newStack(t testing.TB, store *registry.Store, o stackOptions) *stack {
 		pol = *o.policy
 	}
 	pol.Timeout = 5 * time.Second
-	f := newFetcher(t, crawler.Config{Policy: pol, Resolver: o.resolver})
+	f := newFetcher(t, fetch.Config{Policy: pol, Resolver: o.resolver})
 	svc := registry.NewService(store, registry.ServiceConfig{
 		Now: o.clk.Now,
 		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: true,
@@ -116,9 +118,9 @@ func (st *stack) crawl(t testing.TB, n int64) {
 	t.Helper()
 	st.want += n
 	st.sched.Kick()
-	waitFor(t, 15*time.Second, func() bool { return st.settled() >= st.want }, func() string {
-		return "scheduler settled " + itoa(st.settled()) + " of " + itoa(st.want) + " crawls"
-	})
+	polltest.Until(t, func() string {
+		return "the scheduler to settle " + itoa(st.want) + " crawls (settled " + itoa(st.settled()) + ")"
+	}, 15*time.Second, func() bool { return st.settled() >= st.want })
 }
 
 // quiet kicks the scheduler and waits for a claim to run and find nothing
@@ -127,7 +129,7 @@ func (st *stack) quiet(t testing.TB) {
 	t.Helper()
 	before := st.sched.Stats().ClaimRuns
 	st.sched.Kick()
-	waitFor(t, 10*time.Second, func() bool { return st.sched.Stats().ClaimRuns > before }, func() string { return "no claim ran" })
+	polltest.Until(t, "a claim run", 10*time.Second, func() bool { return st.sched.Stats().ClaimRuns > before })
 	if s := st.sched.Stats(); s.Claimed != st.want || s.InFlight != 0 {
 		t.Fatalf("scheduler claimed %d agents (%d in flight), the test expected %d", s.Claimed, s.InFlight, st.want)
 	}
@@ -170,19 +172,6 @@ func (st *stack) versions(t testing.TB, id string) []registry.Version {
 		t.Fatalf("versions of %s: %v", id, err)
 	}
 	return v
-}
-
-// waitFor polls cond every few milliseconds until it holds or the deadline
-// passes (bounded polling: the crawls run on real loopback sockets).
-func waitFor(t testing.TB, d time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v: %s", d, what())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -52,9 +53,9 @@ func TestCrawlTwoSchedulersOneDatabase(t *testing.T) {
 				t.Helper()
 				a.sched.Kick()
 				b.sched.Kick()
-				waitFor(t, 20*time.Second, func() bool { return a.settled()+b.settled() >= n }, func() string {
-					return "settled " + itoa(a.settled()+b.settled()) + " of " + itoa(n)
-				})
+				polltest.Until(t, func() string {
+					return "the replicas to settle " + itoa(n) + " crawls (settled " + itoa(a.settled()+b.settled()) + ")"
+				}, 20*time.Second, func() bool { return a.settled()+b.settled() >= n })
 			}
 			both(48)
 			clk.Advance(2 * time.Hour)
@@ -115,7 +116,7 @@ func TestCrawlAfterRemoveChangesNothing(t *testing.T) {
 		st := newStack(t, store, stackOptions{})
 		id := st.submit(t, m.URL())
 		st.sched.Kick()
-		waitFor(t, 10*time.Second, func() bool { return m.reqs.Load() == 1 }, func() string { return "the crawl never reached the agent" })
+		polltest.Until(t, "the crawl to reach the agent", 10*time.Second, func() bool { return m.reqs.Load() == 1 })
 		if _, err := st.svc.Act(t.Context(), admin, id, registry.ActionRemove, registry.ActionRequest{Reason: "spam"}); err != nil {
 			t.Fatal(err)
 		}

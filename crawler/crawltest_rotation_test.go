@@ -6,6 +6,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -19,7 +20,7 @@ func TestCrawlKeyRemovedStopsVerifyingAfterCacheTTL(t *testing.T) {
 	m.setJWKS(jwks(t, k))
 	m.card(k.sign(t, agentfleet.GenerateCard(2, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json"))
 	clk := newClock()
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f, Now: clk.Now, CacheTTL: 10 * time.Minute})}
 	target := crawler.Target{CardURL: m.URL()}
 	crawl := func() crawler.Outcome {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -77,7 +78,7 @@ type Outcome struct {
 // Pipeline is fetch → parse → verify for one agent, shared by the scheduler
 // and `cardex crawl`. It stores nothing.
 type Pipeline struct {
-	Fetcher  *Fetcher
+	Fetcher  *fetch.Fetcher
 	Verifier *verifier.Verifier
 }
 
@@ -86,10 +87,10 @@ type Pipeline struct {
 // bound to the agent's origin.
 func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	out.Start = time.Now()
-	origin, err := OriginOf(t.CardURL)
+	origin, err := fetch.OriginOf(t.CardURL)
 	if err != nil {
 		out.RequestedURL, out.URL = t.CardURL, t.CardURL
-		out.Err = &FetchError{Class: ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
+		out.Err = &fetch.FetchError{Class: fetch.ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
 		return out
 	}
 	candidates := []string{t.CardURL}
@@ -100,11 +101,11 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	}
 	defer func() { out.Duration = time.Since(out.Start) }()
 	var (
-		resp        *Response
+		resp        *fetch.Response
 		conditional bool
 	)
 	for i, u := range candidates {
-		req := Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin}
+		req := fetch.Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin}
 		if i == 0 {
 			// Validators belong to the URL that last answered.
 			req.ETag, req.LastModified = t.ETag, t.LastModified
@@ -124,7 +125,7 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 	}
 	if err != nil {
 		out.Err = err
-		var fe *FetchError
+		var fe *fetch.FetchError
 		if errors.As(err, &fe) {
 			out.Status, out.Header = fe.HTTPStatus, fe.Header
 		}
@@ -136,8 +137,8 @@ func (p *Pipeline) Crawl(ctx context.Context, t Target) (out Outcome) {
 			// A 304 to a request without validators names no stored card
 			// to keep: an error, not "unchanged" (docs/threats.md B.26
 			// "anything else is a recorded error").
-			out.Err = &FetchError{Class: ClassHTTPStatus, HTTPStatus: resp.StatusCode, Hop: resp.URL, Header: resp.Header,
-				Err: wrapf(ErrHTTPStatus, "304 Not Modified to a request without validators")}
+			out.Err = &fetch.FetchError{Class: fetch.ClassHTTPStatus, HTTPStatus: resp.StatusCode, Hop: resp.URL, Header: resp.Header,
+				Err: wrapf(fetch.ErrHTTPStatus, "304 Not Modified to a request without validators")}
 			return out
 		}
 		out.NotModified = true
@@ -157,12 +158,12 @@ func (p *Pipeline) Inline(ctx context.Context, t Target, card []byte) (out Outco
 	out.Start = time.Now()
 	out.RequestedURL, out.URL = t.CardURL, t.CardURL
 	defer func() { out.Duration = time.Since(out.Start) }()
-	origin, err := OriginOf(t.CardURL)
+	origin, err := fetch.OriginOf(t.CardURL)
 	if err != nil {
-		out.Err = &FetchError{Class: ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
+		out.Err = &fetch.FetchError{Class: fetch.ClassBlockedAddress, Hop: truncate(t.CardURL, 200), Err: err}
 		return out
 	}
-	resp := &Response{URL: t.CardURL, Body: card, Header: http.Header{}}
+	resp := &fetch.Response{URL: t.CardURL, Body: card, Header: http.Header{}}
 	p.parseAndVerify(ctx, &out, resp, origin, t.Pinned)
 	return out
 }
@@ -177,10 +178,10 @@ var ErrNotListed = errors.New("the catalog no longer lists this agent")
 func NotListed(cardURL, catalog string) Outcome {
 	now := time.Now()
 	return Outcome{Start: now, RequestedURL: cardURL, URL: cardURL,
-		Err: &FetchError{Class: ClassNotListed, Hop: truncate(catalog, 200), Err: ErrNotListed}}
+		Err: &fetch.FetchError{Class: ClassNotListed, Hop: truncate(catalog, 200), Err: ErrNotListed}}
 }
 
-func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *Response, origin string, pinned []byte) {
+func (p *Pipeline) parseAndVerify(ctx context.Context, out *Outcome, resp *fetch.Response, origin string, pinned []byte) {
 	// C.28: an HTML page or prose with status 200 is not_json before the
 	// parser sees it (the fetcher's check looks at the media type too).
 	if err := resp.CheckJSON(); err != nil {
@@ -244,7 +245,7 @@ func variesOnVersion(h http.Header) bool {
 // v0.3 clients vouches for nothing more. Failures leave the agent with its
 // main rendering.
 func (p *Pipeline) legacyRendering(ctx context.Context, out *Outcome, u, origin string, pinned []byte) []byte {
-	resp, err := p.Fetcher.Fetch(ctx, Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin,
+	resp, err := p.Fetcher.Fetch(ctx, fetch.Request{URL: u, FollowRedirects: true, SameOriginOnly: true, Origin: origin,
 		Header: http.Header{"A2A-Version": {"0.3"}}})
 	if resp != nil {
 		out.Bytes += resp.Bytes
@@ -294,20 +295,20 @@ func (p *Pipeline) reverify(ctx context.Context, out *Outcome, t Target, origin 
 }
 
 // parseError classifies a rejected body (docs/security.md "Network policy").
-func parseError(resp *Response, err error) *FetchError {
-	class := ClassInvalidCard
+func parseError(resp *fetch.Response, err error) *fetch.FetchError {
+	class := fetch.ClassInvalidCard
 	switch {
 	case errors.Is(err, agentcard.ErrNotJSON):
-		class = ClassNotJSON
+		class = fetch.ClassNotJSON
 	case errors.Is(err, agentcard.ErrNotACard):
-		class = ClassNotACard
+		class = fetch.ClassNotACard
 	}
-	return &FetchError{Class: class, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
+	return &fetch.FetchError{Class: class, HTTPStatus: resp.StatusCode, Hop: resp.URL, Err: err}
 }
 
 func isNotFound(err error) bool {
-	var fe *FetchError
-	return errors.As(err, &fe) && fe.Class == ClassHTTPStatus && fe.HTTPStatus == http.StatusNotFound
+	var fe *fetch.FetchError
+	return errors.As(err, &fe) && fe.Class == fetch.ClassHTTPStatus && fe.HTTPStatus == http.StatusNotFound
 }
 
 // ProtocolVersion is the version a stored card is filed under: the

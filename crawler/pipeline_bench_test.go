@@ -5,6 +5,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkPipelineNotModified(b *testing.B) {
 	m.setJWKS(jwks(b, k))
 	card := k.sign(b, agentfleet.GenerateCard(1, m.Origin(), "1.0.0"), m.Origin()+"/.well-known/jwks.json")
 	m.set(conditionalCard(card))
-	f := newFetcher(b, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(b, fetch.Config{Policy: loopbackPolicy()})
 	p := &crawler.Pipeline{Fetcher: f, Verifier: verifier.New(verifier.Config{Fetcher: f})}
 	for _, reverify := range []bool{false, true} {
 		name := "304 only"

@@ -3,14 +3,14 @@ package crawler
 import (
 	"context"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
 )
 
 // crawl is the scheduler's work for one claimed agent: the pipeline, then
-// the outcome in registry terms with the next fetch time. ok is false when
-// the crawl was cut short by Shutdown: that is not the host's fault and
-// must not count as a failure (the lease is released instead).
+// the outcome in registry terms with the next fetch time. ok is always
+// true; run drops a crawl cut short by Shutdown.
 func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.FetchResult, bool) {
 	start := s.cfg.Now()
 	t := Target{
@@ -31,15 +31,12 @@ func (s *Scheduler) crawl(ctx context.Context, a registry.DueAgent) (registry.Fe
 	default:
 		out = s.pipe.Crawl(ctx, t)
 	}
-	if s.ctx.Err() != nil {
-		return registry.FetchResult{}, false
-	}
 	res := FetchResult(out)
 	now := s.cfg.Now()
 	res.Attempt.At = start // the scheduler's clock, which the registry's gone-after period runs on
 	if out.Err != nil {
 		res.NextFetchAt = now.Add(s.cfg.Schedule.AfterFailure(a.ConsecutiveFailures+1, out.Status, out.Header, now, s.cfg.Rand))
-		s.log.Debug("crawl failed", "agent_id", a.ID, "class", ClassOf(out.Err), "status", out.Status)
+		s.log.Debug("crawl failed", "agent_id", a.ID, "class", fetch.ClassOf(out.Err), "status", out.Status)
 	} else {
 		res.NextFetchAt = now.Add(s.cfg.Schedule.AfterSuccess(out.Header, s.cfg.Rand))
 	}
@@ -61,9 +58,9 @@ func FetchResult(out Outcome) registry.FetchResult {
 		res.ETag, res.LastModified = out.Header.Get("ETag"), out.Header.Get("Last-Modified")
 	}
 	if out.Err != nil {
-		res.Attempt.ErrorClass = ClassOf(out.Err)
+		res.Attempt.ErrorClass = fetch.ClassOf(out.Err)
 		if res.Attempt.ErrorClass == "" {
-			res.Attempt.ErrorClass = ClassConnect
+			res.Attempt.ErrorClass = fetch.ClassConnect
 		}
 		res.Attempt.Message = out.Err.Error()
 		res.FetchedURL = ""

@@ -2,11 +2,13 @@ package crawler
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
 
 	"github.com/cardexhq/cardex/cardurl"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // TargetFor turns what a person types (`cardex crawl`) into a Target by the
@@ -18,7 +20,7 @@ import (
 // URL the policy refuses (a reserved address, http:// without
 // AllowInsecureHTTP) is a *FetchError of class blocked_address, as the
 // fetcher would report it, and no request is sent.
-func TargetFor(raw string, p Policy) (Target, error) {
+func TargetFor(raw string, p fetch.Policy) (Target, error) {
 	raw = strings.TrimSpace(raw)
 	scheme, _, hasScheme := strings.Cut(raw, "://")
 	scheme = strings.ToLower(scheme)
@@ -26,25 +28,25 @@ func TargetFor(raw string, p Policy) (Target, error) {
 	case !hasScheme || scheme == "https":
 	case scheme == "http":
 		if !p.AllowInsecureHTTP {
-			return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: ErrSchemeNotAllowed}
+			return Target{}, &fetch.FetchError{Class: fetch.ClassBlockedAddress, Hop: truncate(raw, 200), Err: fetch.ErrSchemeNotAllowed}
 		}
 	default:
-		return Target{}, wrapf(ErrUnsupportedScheme, "%q", truncate(scheme, 40))
+		return Target{}, wrapf(fetch.ErrUnsupportedScheme, "%q", truncate(scheme, 40))
 	}
 	u, err := cardurl.Normalize(raw, cardurl.Policy{AllowInsecureHTTP: p.AllowInsecureHTTP, AllowNetworks: p.AllowNetworks})
 	var ue *cardurl.Error
 	switch {
 	case errors.As(err, &ue) && ue.Code == cardurl.CodeReserved:
-		refused := wrapf(ErrReservedAddress, "%s", ue.Reason)
+		refused := wrapf(fetch.ErrReservedAddress, "%s", ue.Reason)
 		if a, ok := literalHost(raw); ok {
 			// Worded as the dial check words it, naming the address.
-			refused = &addrError{sentinel: ErrReservedAddress, addr: a.String()}
+			refused = fmt.Errorf("%w %s", fetch.ErrReservedAddress, a)
 		}
-		return Target{}, &FetchError{Class: ClassBlockedAddress, Hop: truncate(raw, 200), Err: refused}
+		return Target{}, &fetch.FetchError{Class: fetch.ClassBlockedAddress, Hop: truncate(raw, 200), Err: refused}
 	case errors.As(err, &ue):
-		return Target{}, wrapf(ErrBadURL, "%s", ue.Reason)
+		return Target{}, wrapf(fetch.ErrBadURL, "%s", ue.Reason)
 	case err != nil:
-		return Target{}, wrapf(ErrBadURL, "%v", err)
+		return Target{}, wrapf(fetch.ErrBadURL, "%v", err)
 	}
 	return Target{CardURL: u.URL, BareHost: u.BareHost}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // Schedule decides when an agent is fetched next (docs/design.md "Crawl policy").
@@ -63,7 +65,7 @@ func (s Schedule) Validate() error {
 func (s Schedule) AfterSuccess(h http.Header, rnd func() float64) time.Duration {
 	s = s.withDefaults()
 	d := s.Interval
-	if age, ok := MaxAge(h); ok {
+	if age, ok := fetch.MaxAge(h); ok {
 		d = age
 	}
 	return s.clamp(s.jitter(s.clamp(d), rnd))
@@ -77,7 +79,7 @@ func (s Schedule) AfterSuccess(h http.Header, rnd func() float64) time.Duration 
 func (s Schedule) AfterFailure(failures int, status int, h http.Header, now time.Time, rnd func() float64) time.Duration {
 	s = s.withDefaults()
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		if d, ok := RetryAfter(h, now); ok {
+		if d, ok := fetch.RetryAfter(h, now); ok {
 			return s.clamp(d)
 		}
 	}

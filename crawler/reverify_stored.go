@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -54,7 +55,7 @@ func (s *Scheduler) ReverifyStored(ctx context.Context, src StoredSource) (int, 
 // does a fetched body (keys bound to the agent's card URL origin), false
 // when the bytes no longer make a card or the origin is refused.
 func (p *Pipeline) judgeStored(ctx context.Context, v registry.StoredVersion) (registry.FetchResult, bool) {
-	origin, err := OriginOf(v.CardURL)
+	origin, err := fetch.OriginOf(v.CardURL)
 	if err != nil {
 		return registry.FetchResult{}, false
 	}
@@ -63,7 +64,7 @@ func (p *Pipeline) judgeStored(ctx context.Context, v registry.StoredVersion) (r
 		u = v.CardURL
 	}
 	var out Outcome
-	p.parseAndVerify(ctx, &out, &Response{URL: u, Body: v.Raw, Header: http.Header{"Content-Type": {"application/json"}}}, origin, v.PinnedKeys)
+	p.parseAndVerify(ctx, &out, &fetch.Response{URL: u, Body: v.Raw, Header: http.Header{"Content-Type": {"application/json"}}}, origin, v.PinnedKeys)
 	if out.Err != nil || out.Parsed == nil {
 		return registry.FetchResult{}, false
 	}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -50,7 +51,7 @@ func (b *memBatch) batches() ([]int, int) {
 // crawl of each agent.
 func batchScheduler(t *testing.T, b *memBatch, process func(context.Context, registry.DueAgent) (registry.FetchResult, bool), cfg SchedulerConfig) *Scheduler {
 	t.Helper()
-	f, err := New(Config{Policy: DefaultPolicy()})
+	f, err := fetch.New(fetch.Config{Policy: fetch.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -146,7 +147,7 @@ func (p *probe) process(ctx context.Context, a registry.DueAgent) (registry.Fetc
 
 func syncScheduler(t *testing.T, q *memQueue, p *probe, cfg SchedulerConfig) *Scheduler {
 	t.Helper()
-	f, err := New(Config{Policy: DefaultPolicy()})
+	f, err := fetch.New(fetch.Config{Policy: fetch.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"crypto/rand"
 	"testing"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
 	"github.com/cardexhq/cardex/agentfleet"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -33,7 +33,7 @@ func TestFleetCardsVerifyThroughFetcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	eddsa := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Signed, Host: home, Key: edKey})
-	f := newFetcher(t, crawler.Config{Policy: loopbackPolicy()})
+	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	v := verifier.New(verifier.Config{Fetcher: f})
 	verdict := func(a *agentfleet.AgentHandle) verifier.Verdict {
 		resp, err := f.Fetch(t.Context(), cardRequest(a.URL()))

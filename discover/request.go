@@ -3,9 +3,9 @@ package discover
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
+	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -28,6 +28,7 @@ type Request struct {
 	Provider        []string `json:"provider,omitempty" jsonschema:"provider organization (case-insensitive)"`
 	Extension       []string `json:"extension,omitempty" jsonschema:"extension URIs"`
 	Trust           []string `json:"trust,omitempty" jsonschema:"signature verdicts: verified, unsigned, unknown, invalid, untrusted, error"`
+	Live            []string `json:"live,omitempty" jsonschema:"A2A liveness: answering, degraded, unreachable, unknown"`
 	Status          []string `json:"status,omitempty" jsonschema:"admin tokens only: curation status"`
 	Health          []string `json:"health,omitempty" jsonschema:"admin tokens only: unknown, ok, failing, gone"`
 	Visibility      []string `json:"visibility,omitempty" jsonschema:"admin tokens only: public or internal"`
@@ -55,88 +56,43 @@ func bad(field, format string, args ...any) error {
 }
 
 // Query checks r for caller under the same rules as the API's query
-// parameters and returns the index query. Admin-only filters from anyone
-// else are registry.ErrForbidden.
+// parameters (search.ParseQuery, the one parse of every face) and returns
+// the index query. Admin-only filters from anyone else are
+// registry.ErrForbidden.
 func (r Request) Query(caller registry.Principal) (search.Query, error) {
-	var q search.Query
-	if len(r.Status) > 0 || len(r.Health) > 0 || len(r.Visibility) > 0 {
+	vals := r.values()
+	if search.CurationRequested(vals) {
 		if err := registry.CurationFilters(caller); err != nil {
-			return q, fmt.Errorf("%w: status, health and visibility filters need an admin token", err)
+			return search.Query{}, fmt.Errorf("%w: status, health and visibility filters need an admin token", err)
 		}
 	}
-	if len(r.Q) > search.MaxQueryBytes {
-		return q, bad("q", "longer than %d bytes", search.MaxQueryBytes)
+	q, err := search.ParseQuery(vals)
+	if pe := (*search.ParamError)(nil); errors.As(err, &pe) {
+		return search.Query{}, bad(pe.Name, "%s", pe.Message)
 	}
-	if !utf8.ValidString(r.Q) {
-		return q, bad("q", "not valid UTF-8")
-	}
-	size, err := search.PageSize(r.PageSize)
-	if err != nil {
-		return q, bad("pageSize", "must be between 1 and %d", search.MaxPageSize)
-	}
-	f := &q.Filters
-	for _, fv := range []struct {
-		name    string
-		in      []string
-		dst     *[]string
-		allowed []string
-	}{
-		{"tag", r.Tag, &f.Tags, nil},
-		{"skill", r.Skill, &f.SkillIDs, nil},
-		{"inputMode", r.InputMode, &f.InputModes, nil},
-		{"outputMode", r.OutputMode, &f.OutputModes, nil},
-		{"capability", r.Capability, &f.Capabilities, search.CapabilityValues},
-		{"binding", r.Binding, &f.Bindings, nil},
-		{"securityScheme", r.SecurityScheme, &f.SecuritySchemes, search.SecuritySchemeValues},
-		{"protocolVersion", r.ProtocolVersion, &f.ProtocolVersions, nil},
-		{"provider", r.Provider, &f.Providers, nil},
-		{"extension", r.Extension, &f.Extensions, nil},
-		{"trust", r.Trust, &f.Trust, strs(registry.TrustUnknown, registry.TrustUnsigned, registry.TrustVerified,
-			registry.TrustInvalid, registry.TrustUntrusted, registry.TrustError)},
-		{"status", r.Status, &f.Statuses, strs(registry.StatusPending, registry.StatusApproved,
-			registry.StatusRejected, registry.StatusSuspended, registry.StatusRemoved)},
-		{"health", r.Health, &f.Healths, strs(registry.HealthUnknown, registry.HealthOK, registry.HealthFailing, registry.HealthGone)},
-		{"visibility", r.Visibility, &f.Visibilities, strs(registry.VisibilityPublic, registry.VisibilityInternal)},
-	} {
-		vals, err := values(fv.name, fv.in, fv.allowed)
-		if err != nil {
-			return q, err
-		}
-		*fv.dst = vals
-	}
-	q.Q = r.Q
-	q.PageSize = size
-	q.PageToken = r.PageToken
-	return q, nil
+	return q, err
 }
 
-// values checks one filter like the API checks a repeated query parameter:
-// bounded in count and size, blank values dropped, repeats collapsed, and
-// enumerated filters limited to their values.
-func values(name string, in, allowed []string) ([]string, error) {
-	if len(in) > search.MaxFilterValues {
-		return nil, bad(name, "at most %d values", search.MaxFilterValues)
+// values are r's members as named strings, by their JSON names: every
+// []string member is a filter of search.FilterTable (the table test checks
+// that each filter has its member), q, pageSize and pageToken.
+func (r Request) values() map[string][]string {
+	out := map[string][]string{}
+	rv := reflect.ValueOf(r)
+	for i, f := range reflect.VisibleFields(rv.Type()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if v, ok := rv.Field(i).Interface().([]string); ok && v != nil {
+			out[name] = v
+		}
 	}
-	var out []string
-	for _, v := range in {
-		if len(v) > search.MaxFilterBytes || !utf8.ValidString(v) {
-			return nil, bad(name, "values must be UTF-8 of at most %d bytes", search.MaxFilterBytes)
-		}
-		if strings.TrimSpace(v) == "" || slices.Contains(out, v) {
-			continue
-		}
-		if allowed != nil && !slices.Contains(allowed, v) {
-			return nil, bad(name, "%q is not one of %s", v, strings.Join(allowed, ", "))
-		}
-		out = append(out, v)
+	if r.Q != "" {
+		out[search.ParamQ] = []string{r.Q}
 	}
-	return out, nil
-}
-
-func strs[T ~string](v ...T) []string {
-	out := make([]string, len(v))
-	for i, x := range v {
-		out[i] = string(x)
+	if r.PageSize != nil {
+		out[search.ParamPageSize] = []string{strconv.Itoa(*r.PageSize)}
+	}
+	if r.PageToken != "" {
+		out[search.ParamPageToken] = []string{r.PageToken}
 	}
 	return out
 }

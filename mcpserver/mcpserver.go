@@ -229,7 +229,7 @@ func (t *tools) server(version string) *mcp.Server {
 	s.AddTool(&mcp.Tool{
 		Name: "search_agents",
 		Description: "Search the registry's agents by free text (q) and filters (tag, skill, inputMode, outputMode, " +
-			"capability, binding, securityScheme, protocolVersion, provider, extension, trust; each a list, values ORed, " +
+			"capability, binding, securityScheme, protocolVersion, provider, extension, trust, live; each a list, values ORed, " +
 			"filters ANDed). Returns one page of agents with a summary of each A2A card, trust, health and matched skills, the total, " +
 			"facet counts over all matches, and nextPageToken when there are more.",
 		InputSchema:  in,
@@ -249,7 +249,11 @@ func (t *tools) server(version string) *mcp.Server {
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		text, err := pageText(p, b)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get_agent",
@@ -291,6 +295,52 @@ func (t *tools) server(version string) *mcp.Server {
 		return nil, tagsOutput{Tags: tags}, nil
 	})
 	return s
+}
+
+// maxTextCopy is the largest search_agents page whose text block is the
+// whole serialized JSON of its structured content. Every page of the
+// default size fits (at most about 110 KiB: 20 summaries of at most 4 KiB
+// and their matches); a larger page carries a digest instead, because the
+// copy doubles what the SDK encodes and escapes, a quarter of a page of
+// 100's CPU (docs/benchmarks.md "Cost of anonymous requests", docs/threats.md
+// K.96).
+const maxTextCopy = 128 << 10
+
+// pageDigest is the text block of a page larger than maxTextCopy: the
+// page without each agent's card summary and matches, which stay in the
+// structured content.
+type pageDigest struct {
+	Digest        bool          `json:"digest"`
+	Agents        []agentDigest `json:"agents"`
+	TotalSize     int           `json:"totalSize"`
+	NextPageToken string        `json:"nextPageToken,omitempty"`
+}
+
+type agentDigest struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Record      string `json:"record"`
+	Page        string `json:"page"`
+	CardURL     string `json:"cardUrl"`
+	Trust       string `json:"trust"`
+	Health      string `json:"health"`
+}
+
+// pageText is search_agents' text block: the serialized JSON b of page p
+// when it is at most maxTextCopy, as the MCP specification recommends
+// beside structured content, else p's digest (docs/discovery.md).
+func pageText(p *discover.Page, b []byte) (string, error) {
+	if len(b) <= maxTextCopy {
+		return string(b), nil
+	}
+	d := pageDigest{Digest: true, Agents: make([]agentDigest, len(p.Agents)), TotalSize: p.TotalSize, NextPageToken: p.NextPageToken}
+	for i, a := range p.Agents {
+		d.Agents[i] = agentDigest{ID: a.ID, Name: a.Name, Description: a.Description, Record: a.Record, Page: a.Page,
+			CardURL: a.CardURL, Trust: a.Trust, Health: a.Health}
+	}
+	t, err := json.Marshal(d)
+	return string(t), err
 }
 
 // decodeArguments checks a tool call's arguments against the tool's input

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -289,12 +289,12 @@ func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0
 
 // pipeFetcher is the crawler's fetcher under the production policy plus
 // 127.0.0.0/8 and http, dialing pipeNet.
-func pipeFetcher(t *testing.T, n *pipeNet) *crawler.Fetcher {
+func pipeFetcher(t *testing.T, n *pipeNet) *fetch.Fetcher {
 	t.Helper()
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
-	f, err := crawler.New(crawler.Config{Policy: pol, Resolver: n, DialContext: n.dial})
+	f, err := fetch.New(fetch.Config{Policy: pol, Resolver: n, DialContext: n.dial})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober/probertest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
@@ -78,14 +78,14 @@ func TestFleetOutcomes(t *testing.T) {
 		"needs-auth":           {[]iface{{fleet.Add("auth", probertest.AuthRequired), "JSONRPC", "1.0"}}, want{registry.OutcomeAuthRequired, "", 401, 0, 15 * time.Minute}},
 		"html":                 {[]iface{{fleet.Add("html", probertest.HTML), "JSONRPC", "1.0"}}, want{registry.OutcomeNonconformant, "", 200, 0, 15 * time.Minute}},
 		"json-not-rpc":         {[]iface{{fleet.Add("json", probertest.NotJSONRPC), "JSONRPC", "1.0"}}, want{registry.OutcomeNonconformant, "", 200, 0, 15 * time.Minute}},
-		"hangs":                {[]iface{{fleet.Add("hang", probertest.Hang), "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, crawler.ClassTimeout, 0, 0, 15 * time.Minute}},
-		"resets":               {[]iface{{fleet.Add("reset", probertest.Reset), "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, crawler.ClassConnect, 0, 0, 15 * time.Minute}},
-		"refused":              {[]iface{{refusedURL, "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, crawler.ClassConnect, 0, 0, 15 * time.Minute}},
+		"hangs":                {[]iface{{fleet.Add("hang", probertest.Hang), "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, fetch.ClassTimeout, 0, 0, 15 * time.Minute}},
+		"resets":               {[]iface{{fleet.Add("reset", probertest.Reset), "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, fetch.ClassConnect, 0, 0, 15 * time.Minute}},
+		"refused":              {[]iface{{refusedURL, "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, fetch.ClassConnect, 0, 0, 15 * time.Minute}},
 		"503-retry-after":      {[]iface{{fleet.Add("down", probertest.Unavailable), "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, "", 503, 0, 15 * time.Minute}},
 		"429-retry-after":      {[]iface{{fleet.Add("slow", probertest.RateLimited), "JSONRPC", "1.0"}}, want{registry.OutcomeRateLimited, "", 429, 0, time.Hour}},
-		"redirect-to-reserved": {[]iface{{fleet.Add("redir", probertest.RedirectToLocal), "JSONRPC", "1.0"}}, want{registry.OutcomeNonconformant, crawler.ClassCrossOriginRedirect, 307, 0, 15 * time.Minute}},
-		"reserved-interface":   {[]iface{{"http://10.1.2.3/a2a", "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, crawler.ClassBlockedAddress, 0, 0, 15 * time.Minute}},
-		"metadata-interface":   {[]iface{{"http://169.254.169.254/latest", "HTTP+JSON", "1.0"}}, want{registry.OutcomeUnreachable, crawler.ClassBlockedAddress, 0, 0, 15 * time.Minute}},
+		"redirect-to-reserved": {[]iface{{fleet.Add("redir", probertest.RedirectToLocal), "JSONRPC", "1.0"}}, want{registry.OutcomeNonconformant, fetch.ClassCrossOriginRedirect, 307, 0, 15 * time.Minute}},
+		"reserved-interface":   {[]iface{{"http://10.1.2.3/a2a", "JSONRPC", "1.0"}}, want{registry.OutcomeUnreachable, fetch.ClassBlockedAddress, 0, 0, 15 * time.Minute}},
+		"metadata-interface":   {[]iface{{"http://169.254.169.254/latest", "HTTP+JSON", "1.0"}}, want{registry.OutcomeUnreachable, fetch.ClassBlockedAddress, 0, 0, 15 * time.Minute}},
 	}
 	ids := map[string]string{}
 	for name, tc := range cases {

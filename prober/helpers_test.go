@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/prober/probertest"
 	"github.com/cardexhq/cardex/registry"
@@ -122,14 +122,14 @@ func (d *dialLog) seen() []netip.AddrPort {
 // newFetcher is the crawler's fetcher under the production policy plus
 // 127.0.0.1/32 (the fleet) and http, trusting the fleet's gRPC
 // certificate; every address the check allows is logged.
-func newFetcher(t testing.TB, fleet *probertest.Fleet) (*crawler.Fetcher, *dialLog) {
+func newFetcher(t testing.TB, fleet *probertest.Fleet) (*fetch.Fetcher, *dialLog) {
 	t.Helper()
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	pol.AllowInsecureHTTP = true
 	pol.RootCAs = fleet.GRPCPool()
 	log := &dialLog{}
-	f, err := crawler.New(crawler.Config{
+	f, err := fetch.New(fetch.Config{
 		Policy:   pol,
 		Resolver: noResolver{},
 		CheckAddr: func(ap netip.AddrPort) error {
@@ -157,7 +157,7 @@ func (noResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 	return nil, &net.DNSError{Err: "no resolver in tests", Name: host, IsNotFound: true}
 }
 
-func newProber(t testing.TB, reg prober.Registry, f *crawler.Fetcher, c *clock, mod func(*prober.Config)) *prober.Prober {
+func newProber(t testing.TB, reg prober.Registry, f *fetch.Fetcher, c *clock, mod func(*prober.Config)) *prober.Prober {
 	t.Helper()
 	cfg := prober.Config{Registry: reg, Fetcher: f, Interval: 15 * time.Minute, Jitter: -1, Timeout: probertest.Timeout,
 		Workers: 32, PerHost: 64, Now: c.Now, Owner: "prober-test"}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -87,10 +87,10 @@ func versionHeader(v string) string {
 // send runs one request through the crawler's fetcher: the same dialer and
 // address policy, same-origin redirects only, a small body limit, the
 // probe timeout.
-func (p *Prober) send(ctx context.Context, method, u string, body []byte, h http.Header) (*crawler.Response, error) {
+func (p *Prober) send(ctx context.Context, method, u string, body []byte, h http.Header) (*fetch.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	return p.cfg.Fetcher.Fetch(ctx, crawler.Request{
+	return p.cfg.Fetcher.Fetch(ctx, fetch.Request{
 		URL: u, Method: method, Body: body, Header: h, Accept: "application/json",
 		AnyStatus: true, MaxBytes: maxReplyBytes, FollowRedirects: true, SameOriginOnly: true,
 	})
@@ -98,15 +98,15 @@ func (p *Prober) send(ctx context.Context, method, u string, body []byte, h http
 
 // fetchFailed classifies a request that got no final response.
 func fetchFailed(err error, res *result) {
-	var fe *crawler.FetchError
+	var fe *fetch.FetchError
 	if !errors.As(err, &fe) {
 		res.Outcome, res.Message = registry.OutcomeUnreachable, err.Error()
 		return
 	}
 	res.ErrorClass, res.HTTPStatus, res.Message = fe.Class, fe.HTTPStatus, fe.Error()
 	switch fe.Class {
-	case crawler.ClassCrossOriginRedirect, crawler.ClassRedirectLoop, crawler.ClassTooManyRedirects,
-		crawler.ClassHTTPStatus, crawler.ClassTooLarge:
+	case fetch.ClassCrossOriginRedirect, fetch.ClassRedirectLoop, fetch.ClassTooManyRedirects,
+		fetch.ClassHTTPStatus, fetch.ClassTooLarge:
 		// Something answered, but not with an A2A reply we may read.
 		res.Outcome = registry.OutcomeNonconformant
 	default:
@@ -117,18 +117,18 @@ func fetchFailed(err error, res *result) {
 // byStatus classifies what the body did not: credentials, rate limits,
 // server errors, anything else. ok is false when the status says nothing
 // beyond "not A2A".
-func byStatus(resp *crawler.Response, now time.Time, res *result) bool {
+func byStatus(resp *fetch.Response, now time.Time, res *result) bool {
 	code := resp.StatusCode
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		res.Outcome = registry.OutcomeAuthRequired
 	case code == http.StatusTooManyRequests:
 		res.Outcome = registry.OutcomeRateLimited
-		res.retryAfter, _ = crawler.RetryAfter(resp.Header, now)
+		res.retryAfter, _ = fetch.RetryAfter(resp.Header, now)
 	case code >= 500:
 		res.Outcome, res.Message = registry.OutcomeUnreachable, fmt.Sprintf("HTTP %d", code)
 		if code == http.StatusServiceUnavailable {
-			res.retryAfter, _ = crawler.RetryAfter(resp.Header, now)
+			res.retryAfter, _ = fetch.RetryAfter(resp.Header, now)
 		}
 	default:
 		return false
@@ -282,7 +282,7 @@ func (p *Prober) grpcCheck(ctx context.Context, it agentcard.Interface, res *res
 	defer cancel()
 	host, port, err := grpcAddr(it.URL)
 	if err != nil {
-		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, crawler.ClassBlockedAddress, err.Error()
+		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, fetch.ClassBlockedAddress, err.Error()
 		return
 	}
 	conn, err := p.cfg.Fetcher.DialTLS(ctx, net.JoinHostPort(host, port), []string{"h2"})
@@ -303,7 +303,7 @@ func (p *Prober) grpcCheck(ctx context.Context, it agentcard.Interface, res *res
 		DialTLSContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil }}
 	cc, err := tr.NewClientConn(ctx, "https", net.JoinHostPort(host, port))
 	if err != nil {
-		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, crawler.ClassConnect, err.Error()
+		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, fetch.ClassConnect, err.Error()
 		return
 	}
 	defer cc.Close()
@@ -316,9 +316,9 @@ func (p *Prober) grpcCheck(ctx context.Context, it agentcard.Interface, res *res
 	req.Header.Set("A2A-Version", versionHeader(it.ProtocolVersion))
 	resp, err := cc.RoundTrip(req)
 	if err != nil {
-		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, crawler.ClassConnect, err.Error()
+		res.Outcome, res.ErrorClass, res.Message = registry.OutcomeUnreachable, fetch.ClassConnect, err.Error()
 		if ctx.Err() != nil {
-			res.ErrorClass = crawler.ClassTimeout
+			res.ErrorClass = fetch.ClassTimeout
 		}
 		return
 	}

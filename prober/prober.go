@@ -1,7 +1,7 @@
 // Package prober checks that approved agents answer A2A, not just that
 // their cards load (docs/liveness.md). Every interface of an agent's
 // current card is probed on a schedule with a request that can create no
-// work, through the crawler's hardened fetcher (its dialer, address policy,
+// work, through the hardened fetcher of package fetch (its dialer, address policy,
 // limits) and under the crawler's per-host cap; the results are stored as
 // history in the registry, which derives each agent's liveness.
 //
@@ -20,7 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/leasework"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -40,11 +41,11 @@ type Config struct {
 	Registry Registry
 	// Fetcher is the crawler's: every probe goes through its dialer and
 	// network policy.
-	Fetcher *crawler.Fetcher
+	Fetcher *fetch.Fetcher
 	// Hosts is the per-host politeness budget shared with the crawler and
 	// claim verification; nil builds one of PerHost slots. Probes take at
 	// most its Share() of a host's slots (docs/liveness.md).
-	Hosts *crawler.HostSlots
+	Hosts *fetch.HostSlots
 	// MaxInterfaces caps the interfaces probed per agent and round
 	// (--probe-max-interfaces, default 8), MaxOffDomain those among them
 	// off the card's registrable domain (--probe-max-off-domain, default
@@ -126,7 +127,7 @@ func (c *Config) withDefaults() error {
 		c.PerHost = 2
 	}
 	if c.Hosts == nil {
-		c.Hosts = crawler.NewHostSlots(c.PerHost)
+		c.Hosts = fetch.NewHostSlots(c.PerHost)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 5 * time.Second
@@ -161,7 +162,7 @@ func (c *Config) withDefaults() error {
 		c.BatchDelay = 50 * time.Millisecond
 	}
 	if c.Owner == "" {
-		c.Owner = crawler.DefaultOwner()
+		c.Owner = registry.DefaultOwner()
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -175,33 +176,18 @@ func (c *Config) withDefaults() error {
 	return nil
 }
 
-// Prober probes due agents: a ticker asks the database for due agents
-// (leased to this prober), a fixed pool of workers probes their interfaces,
-// and one recorder writes finished rounds in batches.
+// Prober probes due agents on the lease-worker runner the crawler uses
+// (leasework): a ticker or Kick asks the database for due agents (leased
+// to this prober) into a queue of twice the pool, a fixed pool of workers
+// probes their interfaces, and finished rounds are recorded in batches.
+// Old history is pruned after a claim every PruneEvery.
 type Prober struct {
-	cfg Config
-	log *slog.Logger
-
-	ctx   context.Context // cancelled when Shutdown runs out of time
-	abort context.CancelFunc
-	kick  chan struct{}
-	jobs  chan registry.DueProbe
-	done  chan round
-	stop  chan struct{}
-
-	inFlight  atomic.Int64
-	workers   sync.WaitGroup
-	loops     sync.WaitGroup
-	startOnce sync.Once
-	stopOnce  sync.Once
-	started   atomic.Bool
-	lastPrune time.Time
+	cfg       Config
+	log       *slog.Logger
+	runner    *leasework.Runner[registry.DueProbe, registry.ProbeRound]
+	lastPrune time.Time // touched only by the runner's dispatcher
 
 	stats struct{ claimed, recorded, leaseLost, probes, expired atomic.Int64 }
-}
-
-type round struct {
-	r registry.ProbeRound
 }
 
 // New checks cfg and builds a stopped prober.
@@ -209,12 +195,17 @@ func New(cfg Config) (*Prober, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
-	ctx, abort := context.WithCancel(context.Background())
-	return &Prober{
-		cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner), ctx: ctx, abort: abort,
-		kick: make(chan struct{}, 1), jobs: make(chan registry.DueProbe, 2*cfg.Workers),
-		done: make(chan round, cfg.BatchSize), stop: make(chan struct{}),
-	}, nil
+	p := &Prober{cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner)}
+	r, err := leasework.New(leasework.Config[registry.DueProbe, registry.ProbeRound]{
+		Claim: p.claim, Run: p.round, Record: p.record, Release: p.release, Wake: p.prune,
+		Workers: cfg.Workers, Room: 2 * cfg.Workers, Tick: cfg.Tick,
+		BatchSize: cfg.BatchSize, BatchDelay: cfg.BatchDelay,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.runner = r
+	return p, nil
 }
 
 // Stats are counters since the prober was built.
@@ -233,81 +224,35 @@ func (p *Prober) Stats() Stats {
 
 // Start runs the prober until Shutdown. It is a no-op after the first call
 // or after Shutdown.
-func (p *Prober) Start() {
-	p.startOnce.Do(func() {
-		select {
-		case <-p.stop:
-			return
-		default:
-		}
-		p.started.Store(true)
-		for range p.cfg.Workers {
-			p.workers.Go(p.work)
-		}
-		p.loops.Go(p.record)
-		p.loops.Go(p.dispatch)
-		p.Kick()
-	})
-}
+func (p *Prober) Start() { p.runner.Start() }
 
 // Kick asks for due agents now; it never blocks.
-func (p *Prober) Kick() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
+func (p *Prober) Kick() { p.runner.Kick() }
+
+// Shutdown stops claiming, lets running probes finish and record within
+// ctx (abandoning them when ctx ends), then releases this prober's leases.
+func (p *Prober) Shutdown(ctx context.Context) error { return p.runner.Shutdown(ctx) }
+
+func (p *Prober) claim(ctx context.Context, free int) ([]registry.DueProbe, error) {
+	due, err := p.cfg.Registry.ClaimProbes(ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, free, p.cfg.PerHost)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			p.log.Error("claim agents to probe", "err", err)
+		}
+		return nil, err
 	}
+	p.stats.claimed.Add(int64(len(due)))
+	return due, nil
 }
 
-// dispatch claims due agents on every tick or kick while there is room in
-// the queue, and prunes old history every PruneEvery.
-func (p *Prober) dispatch() {
-	t := time.NewTicker(p.cfg.Tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			close(p.jobs)
-			return
-		case <-t.C:
-		case <-p.kick:
-		}
-		p.claim()
-		p.prune()
-	}
-}
-
-func (p *Prober) claim() {
-	room := int64(cap(p.jobs))
-	for {
-		free := room - p.inFlight.Load()
-		if free <= 0 {
-			return
-		}
-		due, err := p.cfg.Registry.ClaimProbes(p.ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, int(free), p.cfg.PerHost)
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				p.log.Error("claim agents to probe", "err", err)
-			}
-			return
-		}
-		p.stats.claimed.Add(int64(len(due)))
-		for _, d := range due {
-			p.inFlight.Add(1)
-			p.jobs <- d // never blocks: inFlight ≤ room = cap(jobs)
-		}
-		if int64(len(due)) < free {
-			return
-		}
-	}
-}
-
-func (p *Prober) prune() {
+// prune deletes old history every PruneEvery.
+func (p *Prober) prune(ctx context.Context) {
 	now := p.cfg.Now()
 	if now.Sub(p.lastPrune) < p.cfg.PruneEvery {
 		return
 	}
 	p.lastPrune = now
-	n, err := p.cfg.Registry.PruneProbes(p.ctx, now, p.cfg.KeepProbes, p.cfg.KeepDays)
+	n, err := p.cfg.Registry.PruneProbes(ctx, now, p.cfg.KeepProbes, p.cfg.KeepDays)
 	if err != nil {
 		p.log.Warn("prune probe history", "err", err)
 		return
@@ -317,108 +262,45 @@ func (p *Prober) prune() {
 	}
 }
 
-func (p *Prober) work() {
-	for d := range p.jobs {
-		select {
-		case <-p.stop:
-			p.inFlight.Add(-1)
-			continue // queued at shutdown: the lease is released
+// round probes one claimed agent, unless it waited in the queue until its
+// lease is nearly gone: then the lease expires and the agent is claimed
+// again.
+func (p *Prober) round(ctx context.Context, d registry.DueProbe) (registry.ProbeRound, bool) {
+	if p.roundBudget(d) < p.cfg.Timeout {
+		p.stats.expired.Add(1)
+		p.log.Warn("claimed agent skipped: its probe lease ran out in the queue", "agent_id", d.ID)
+		return registry.ProbeRound{}, false
+	}
+	return p.Probe(ctx, d), true
+}
+
+// record writes a batch of finished rounds. It runs on past Shutdown's
+// deadline (30 s at most): a finished round is worth its write.
+func (p *Prober) record(ctx context.Context, batch []registry.ProbeRound) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	errs, err := p.cfg.Registry.RecordProbes(ctx, p.cfg.Owner, batch)
+	cancel()
+	if err != nil {
+		p.log.Error("record probes", "rounds", len(batch), "err", err)
+	}
+	for _, e := range errs {
+		switch {
+		case err != nil:
+		case e == nil:
+			p.stats.recorded.Add(1)
+		case errors.Is(e, registry.ErrLeaseLost), errors.Is(e, registry.ErrNotFound):
+			p.stats.leaseLost.Add(1)
 		default:
-		}
-		if p.roundBudget(d) < p.cfg.Timeout {
-			// It waited in the queue until its lease is nearly gone: the
-			// lease expires and the agent is claimed again.
-			p.inFlight.Add(-1)
-			p.stats.expired.Add(1)
-			p.log.Warn("claimed agent skipped: its probe lease ran out in the queue", "agent_id", d.ID)
-			continue
-		}
-		r := p.Probe(p.ctx, d)
-		p.done <- round{r}
-	}
-}
-
-// record writes finished rounds in batches.
-func (p *Prober) record() {
-	var batch []registry.ProbeRound
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), 30*time.Second)
-		errs, err := p.cfg.Registry.RecordProbes(ctx, p.cfg.Owner, batch)
-		cancel()
-		if err != nil {
-			p.log.Error("record probes", "rounds", len(batch), "err", err)
-		}
-		for _, e := range errs {
-			switch {
-			case err != nil:
-			case e == nil:
-				p.stats.recorded.Add(1)
-			case errors.Is(e, registry.ErrLeaseLost), errors.Is(e, registry.ErrNotFound):
-				p.stats.leaseLost.Add(1)
-			default:
-				p.log.Warn("probe round not recorded", "err", e)
-			}
-		}
-		p.inFlight.Add(-int64(len(batch)))
-		batch = batch[:0]
-		p.Kick()
-	}
-	for {
-		select {
-		case r, ok := <-p.done:
-			if !ok {
-				flush()
-				return
-			}
-			batch = append(batch, r.r)
-			if len(batch) == 1 {
-				timer.Reset(p.cfg.BatchDelay)
-			}
-			if len(batch) >= p.cfg.BatchSize {
-				timer.Stop()
-				flush()
-			}
-		case <-timer.C:
-			flush()
+			p.log.Warn("probe round not recorded", "err", e)
 		}
 	}
 }
 
-// Shutdown stops claiming, lets running probes finish and record within
-// ctx (abandoning them when ctx ends), then releases this prober's leases.
-func (p *Prober) Shutdown(ctx context.Context) error {
-	var err error
-	p.stopOnce.Do(func() {
-		close(p.stop)
-		if p.started.Load() {
-			drained := make(chan struct{})
-			go func() {
-				p.workers.Wait()
-				close(p.done)
-				p.loops.Wait()
-				close(drained)
-			}()
-			select {
-			case <-drained:
-			case <-ctx.Done():
-				err = ctx.Err()
-				p.abort()
-				<-drained
-			}
-		}
-		p.abort()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if rerr := p.cfg.Registry.ReleaseProbeLeases(rctx, p.cfg.Owner); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("prober: release leases: %w", rerr))
-		}
-	})
-	return err
+func (p *Prober) release(ctx context.Context) error {
+	if err := p.cfg.Registry.ReleaseProbeLeases(ctx, p.cfg.Owner); err != nil {
+		return fmt.Errorf("prober: release leases: %w", err)
+	}
+	return nil
 }
 
 // Round claims what is due now, probes it and records it, in the calling

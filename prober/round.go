@@ -8,8 +8,8 @@ import (
 
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/cardurl"
-	"github.com/cardexhq/cardex/crawler"
-	"github.com/cardexhq/cardex/ratelimit"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/leasework"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -48,14 +48,14 @@ func (p *Prober) plan(d registry.DueProbe) (targets []agentcard.Interface, dropp
 }
 
 // domainOf is the registrable domain of a host or an interface URL, any
-// spelling (the rule of ratelimit.DomainKey on the host of
+// spelling (the rule of cardurl.DomainKey on the host of
 // cardurl.HostKey): an IP literal is its own domain.
 func domainOf(hostOrURL string) string {
 	h := cardurl.HostKey(hostOrURL)
 	if strings.Contains(h, ":") {
 		h = "[" + h + "]"
 	}
-	return ratelimit.DomainKey("https://" + h)
+	return cardurl.DomainKey("https://" + h)
 }
 
 // roundBudget is how long a round of d may run: at most half the lease
@@ -64,7 +64,7 @@ func domainOf(hostOrURL string) string {
 // claims the agent under a running round (docs/threats.md K.98). It is ≤ 0
 // when the agent waited in the queue too long.
 func (p *Prober) roundBudget(d registry.DueProbe) time.Duration {
-	return min(p.cfg.LeaseTTL/2, d.LeaseUntil.Sub(p.cfg.Now())-p.cfg.LeaseTTL/4)
+	return leasework.Budget(p.cfg.LeaseTTL, d.LeaseUntil, p.cfg.Now())
 }
 
 // Probe probes the planned interfaces of one leased agent, one at a time,
@@ -100,10 +100,10 @@ func (p *Prober) Probe(ctx context.Context, d registry.DueProbe) registry.ProbeR
 		if i > 0 && !p.leaseHeld(ctx, d.ID) {
 			return r // probing turned off or the lease lost: nothing to record
 		}
-		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, crawler.UseProbe)
+		release, err := p.cfg.Hosts.Acquire(ctx, it.URL, fetch.UseProbe)
 		if err != nil {
 			r.Unfinished = appendTargets(r.Unfinished, targets[i:i+1])
-			busy = busy || errors.Is(err, crawler.ErrHostBusy)
+			busy = busy || errors.Is(err, fetch.ErrHostBusy)
 			continue
 		}
 		res, ok := p.probeInterface(ctx, it)

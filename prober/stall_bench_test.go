@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober"
 )
 
@@ -118,17 +118,17 @@ func runTarpitStall(b *testing.B) {
 	tarpit := newLoopHost(b, "127.0.0.5", 4*time.Second)
 	victim := newLoopHost(b, "127.0.0.7", 4*time.Second)
 	card := newLoopHost(b, "127.0.0.8", 100*time.Millisecond) // the victim's card, served beside it
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
 	res := mapResolver{"bystander.example": netip.MustParseAddr("127.0.0.9"), "tarpit1.example": netip.MustParseAddr("127.0.0.5"),
 		"tarpit2.example": netip.MustParseAddr("127.0.0.5"), "victim.example": netip.MustParseAddr("127.0.0.7")}
-	f, err := crawler.New(crawler.Config{Policy: pol, Resolver: res})
+	f, err := fetch.New(fetch.Config{Policy: pol, Resolver: res})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	hosts := crawler.NewHostSlots(2)
+	hosts := fetch.NewHostSlots(2)
 	m := newMemReg()
 	m.add("bystander", "bystander.example", true, rpc("http://bystander.example:"+by.port()+"/rpc"))
 	p, err := prober.New(prober.Config{Registry: m, Fetcher: f, Hosts: hosts, Interval: time.Second, Tick: 200 * time.Millisecond,
@@ -146,11 +146,11 @@ func runTarpitStall(b *testing.B) {
 	crawlWG.Go(func() {
 		for crawlCtx.Err() == nil {
 			start := time.Now()
-			release, err := hosts.Acquire(crawlCtx, "victim.example", crawler.UseCrawl)
+			release, err := hosts.Acquire(crawlCtx, "victim.example", fetch.UseCrawl)
 			if err != nil {
 				return
 			}
-			_, ferr := f.Fetch(crawlCtx, crawler.Request{URL: card.srv.URL + "/.well-known/agent-card.json", AnyStatus: true, MaxBytes: 1 << 16})
+			_, ferr := f.Fetch(crawlCtx, fetch.Request{URL: card.srv.URL + "/.well-known/agent-card.json", AnyStatus: true, MaxBytes: 1 << 16})
 			release()
 			if ferr == nil {
 				crawlMu.Lock()

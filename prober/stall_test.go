@@ -5,7 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober"
 )
 
@@ -165,12 +165,12 @@ func TestProbesShareHostBudget(t *testing.T) {
 			id := string(rune('a' + i))
 			m.add(id, id+".example", true, rpcs(2, "http://"+spelling+"/p%d")...)
 		}
-		hosts := crawler.NewHostSlots(2)
+		hosts := fetch.NewHostSlots(2)
 		p := syncProber(t, m, n, func(c *prober.Config) { c.Hosts = hosts; c.Interval = time.Hour })
 		p.Start()
 		time.Sleep(time.Second)
 		begin := time.Now()
-		release, err := hosts.Acquire(t.Context(), "127.0.0.7", crawler.UseCrawl)
+		release, err := hosts.Acquire(t.Context(), "127.0.0.7", fetch.UseCrawl)
 		if err != nil || time.Since(begin) != 0 {
 			t.Fatalf("a crawl of the probed host waited %v (%v)", time.Since(begin), err)
 		}

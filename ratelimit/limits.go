@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"time"
+
+	"github.com/cardexhq/cardex/cardurl"
 )
 
 // Limits are the rate limits of one server (docs/configuration.md
@@ -91,7 +93,7 @@ type Refusal struct {
 
 // Submit spends one anonymous submission of cardURL by the client with key
 // addr: per address first, then per registrable domain of the submitted
-// host (DomainKey), so one client cannot register thousands of subdomains
+// host (cardurl.DomainKey), so one client cannot register thousands of subdomains
 // of a victim and many clients cannot do it together either. It returns
 // nil when the submission may go ahead.
 func (l *Limiters) Submit(addr, cardURL string, now time.Time) *Refusal {
@@ -101,7 +103,7 @@ func (l *Limiters) Submit(addr, cardURL string, now time.Time) *Refusal {
 	if ok, wait := l.submitAddr.Take(addr, now); !ok {
 		return &Refusal{wait, "too many submissions from this address"}
 	}
-	if ok, wait := l.submitDomain.Take(DomainKey(cardURL), now); !ok {
+	if ok, wait := l.submitDomain.Take(cardurl.DomainKey(cardURL), now); !ok {
 		return &Refusal{wait, "too many submissions for this domain"}
 	}
 	return nil
@@ -162,7 +164,7 @@ func (l *Limiters) Agents(who, catalogURL string) *AgentBudget {
 	if l == nil {
 		return nil
 	}
-	return &AgentBudget{l: l, who: who, whoL: l.submitAddr, domain: DomainKey(catalogURL)}
+	return &AgentBudget{l: l, who: who, whoL: l.submitAddr, domain: cardurl.DomainKey(catalogURL)}
 }
 
 // TokenAgents is Agents for a catalog a publisher token submitted: the
@@ -172,7 +174,7 @@ func (l *Limiters) TokenAgents(tokenID, catalogURL string) *AgentBudget {
 	if l == nil {
 		return nil
 	}
-	return &AgentBudget{l: l, who: TokenKey(tokenID), whoL: l.submitToken, domain: DomainKey(catalogURL)}
+	return &AgentBudget{l: l, who: TokenKey(tokenID), whoL: l.submitToken, domain: cardurl.DomainKey(catalogURL)}
 }
 
 // Admit spends one unit of both buckets before a new catalog is fetched

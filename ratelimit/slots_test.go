@@ -2,8 +2,11 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // Two slots per key: a third caller waits, is served in arrival order when
@@ -28,7 +31,7 @@ func TestSlotsQueueInOrder(t *testing.T) {
 		_, err := s.Acquire(gone, "h")
 		cancelled <- err
 	}()
-	waitFor(t, func() bool { return waiters(s, "h") == 1 })
+	polltest.Until(t, "the cancelled waiter to queue", 5*time.Second, func() bool { return waiters(s, "h") == 1 })
 	order := make(chan int, 2)
 	for i := range 2 {
 		go func() {
@@ -40,7 +43,7 @@ func TestSlotsQueueInOrder(t *testing.T) {
 			order <- i
 			rel()
 		}()
-		waitFor(t, func() bool { return waiters(s, "h") == 2+i })
+		polltest.Until(t, fmt.Sprintf("waiter %d to queue", i), 5*time.Second, func() bool { return waiters(s, "h") == 2+i })
 	}
 	cancel()
 	if err := <-cancelled; err != context.Canceled {
@@ -55,7 +58,7 @@ func TestSlotsQueueInOrder(t *testing.T) {
 		t.Fatalf("waiter %d served second", b)
 	}
 	r2()
-	waitFor(t, func() bool { return s.InFlight("h") == 0 })
+	polltest.Until(t, "every slot of h to be released", 5*time.Second, func() bool { return s.InFlight("h") == 0 })
 	if len(s.keys) != 0 {
 		t.Fatalf("idle keys kept: %v", s.keys)
 	}
@@ -75,17 +78,6 @@ func waiters(s *Slots, key string) int {
 		return len(q.waiting)
 	}
 	return 0
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // A publisher token spends its own budget, keyed by its id, n units at a

@@ -9,7 +9,7 @@ import (
 	"math/big"
 	"slices"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 	"gorm.io/gorm"
 )
 

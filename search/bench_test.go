@@ -121,7 +121,7 @@ var benchQueries = []string{
 // "cached" repeats the same 60 query/filter combinations with the cache on
 // (popular queries and later pages).
 //
-// "unique" is the load command's workload (cmd/cardex-searchload): an
+// "unique" is the load command's workload (cardex-bench search): an
 // anonymous caller, no filters, every query 1–3 words of one corpus
 // skill's name and description, none repeated.
 func BenchmarkSearch100k(b *testing.B) {

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
-	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // One pass over the matches of a query gives everything a relevance page
@@ -128,7 +128,7 @@ func (t *facetTables) pass(ctx context.Context, g *generation, q query.Query, o 
 	var offsets []uint64
 	var tables []*segTable
 	if o.facets {
-		snap, ok := r.(*scorch.IndexSnapshot)
+		snap, ok := zapread.SnapshotOf(r)
 		if !ok {
 			return passResult{}, errNoFacetTable
 		}
@@ -201,7 +201,7 @@ func (t *facetTables) pass(ctx context.Context, g *generation, q query.Query, o 
 	out := passResult{total: total, top: []scoredDoc(h)}
 	slices.SortFunc(out.top, compareDocs)
 	for i := range out.top {
-		if out.top[i].id, err = r.ExternalID(index.NewIndexInternalID(nil, out.top[i].num)); err != nil {
+		if out.top[i].id, err = zapread.ExternalID(r, out.top[i].num); err != nil {
 			return passResult{}, err
 		}
 	}

@@ -7,8 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // Bleve counts a terms facet by reading the doc values of every matching
@@ -21,8 +20,9 @@ import (
 // matching documents and adds up their rows. A segment's table is built by
 // the first query that needs it and dropped when merges retire the segment.
 
-// errNoFacetTable means the index is not a scorch index the table can read;
-// Search then lets Bleve count the facets.
+// errNoFacetTable means the index is not a scorch index the table can read,
+// or a segment is of a format the table was not written for
+// (segmentSupported); Search then lets Bleve count the facets.
 var errNoFacetTable = errors.New("search: facet table unavailable")
 
 // facetTables is the per-generation cache of segment tables. Values are
@@ -32,7 +32,7 @@ type facetTables struct {
 	ids     map[facetValueKey]uint32
 	names   []string
 	fieldOf []uint8 // index into facetSpecs
-	segs    map[segment.Segment]*segTable
+	segs    map[zapread.Segment]*segTable
 }
 
 type facetValueKey struct {
@@ -64,13 +64,13 @@ type segTable struct {
 }
 
 // textTable returns seg's text table, building it on first use.
-func (st *segTable) textTable(seg segment.Segment) (*textSeg, error) {
+func (st *segTable) textTable(seg zapread.Segment) (*textSeg, error) {
 	st.textOnce.Do(func() { st.text, st.textErr = buildTextSeg(seg) })
 	return st.text, st.textErr
 }
 
 func newFacetTables() *facetTables {
-	return &facetTables{ids: map[facetValueKey]uint32{}, segs: map[segment.Segment]*segTable{}}
+	return &facetTables{ids: map[facetValueKey]uint32{}, segs: map[zapread.Segment]*segTable{}}
 }
 
 var facetFieldNames = func() []string {
@@ -106,7 +106,7 @@ func (t *facetTables) intern(field uint8, value string) uint32 {
 
 // table returns the table of seg, building it on first use; concurrent
 // callers wait for one build.
-func (t *facetTables) table(seg segment.Segment) (*segTable, error) {
+func (t *facetTables) table(seg zapread.Segment) (*segTable, error) {
 	t.mu.Lock()
 	st, ok := t.segs[seg]
 	if !ok {
@@ -118,22 +118,20 @@ func (t *facetTables) table(seg segment.Segment) (*segTable, error) {
 	return st, st.err
 }
 
-func (t *facetTables) build(st *segTable, seg segment.Segment) error {
-	dv, ok := seg.(segment.DocValueVisitable)
-	if !ok {
+func (t *facetTables) build(st *segTable, seg zapread.Segment) error {
+	dv, ok := seg.DocValues(facetFieldNames)
+	if !ok || !segmentSupported(seg) {
 		return errNoFacetTable
 	}
 	n := seg.Count()
 	st.start = make([]uint32, 0, n+1)
-	var state segment.DocVisitState
-	var err error
 	for d := range n {
 		st.start = append(st.start, uint32(len(st.vals)))
-		state, err = dv.VisitDocValues(d, facetFieldNames, func(field string, term []byte) {
+		err := dv.Visit(d, func(field string, term []byte) {
 			if f, ok := facetFieldIndex[field]; ok {
 				st.vals = append(st.vals, t.intern(f, string(term)))
 			}
-		}, state)
+		})
 		if err != nil {
 			return fmt.Errorf("facet table: %w", err)
 		}
@@ -202,8 +200,8 @@ func (st *segTable) densePerDoc() int {
 
 // forget drops the tables of segments that live no longer lists. Queries
 // still running on an older snapshot keep the tables they already hold.
-func (t *facetTables) forget(live []*scorch.SegmentSnapshot) {
-	keep := make(map[segment.Segment]bool, len(live))
+func (t *facetTables) forget(live []zapread.SegmentSnapshot) {
+	keep := make(map[zapread.Segment]bool, len(live))
 	for _, ss := range live {
 		keep[ss.Segment()] = true
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/cardexhq/cardex/registry"
 )
 
-// Every face that lists agents (the REST API, the A2A and MCP surfaces)
+// Every face that lists agents (the REST API, the web catalogue, the A2A and MCP surfaces)
 // finds them here, so the same caller sees the same agents on each: the
 // index picks and orders the ids and counts the facets, and the records come
 // from SQL through registry.Service.Listed (the listing rule of
@@ -113,15 +113,15 @@ func listable(ctx context.Context, l Lister, caller registry.Principal, f Filter
 }
 
 // matchColumns re-checks the filters on SQL columns (the index may hold an
-// older status, health, visibility, trust or liveness).
+// older status, health, visibility, trust or liveness): those of the
+// filter table with a column.
 func (f Filters) matchColumns(a registry.Agent) bool {
-	in := func(vals []string, v string) bool { return len(vals) == 0 || slices.Contains(vals, v) }
-	live := registry.LivenessUnknown
-	if a.Liveness != nil {
-		live = a.Liveness.State
+	for _, ft := range filterTable {
+		if vals := ft.Get(f); ft.column != nil && len(vals) > 0 && !slices.Contains(vals, ft.column(&a)) {
+			return false
+		}
 	}
-	return in(f.Statuses, string(a.Status)) && in(f.Healths, string(a.Health)) &&
-		in(f.Visibilities, string(a.Visibility)) && in(f.Trust, string(a.Trust)) && in(f.Liveness, string(live))
+	return true
 }
 
 // Lists returns f with every facet a list (empty rather than nil), so each

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // bleveConfig is the runtime configuration of every generation.
@@ -28,8 +27,12 @@ func openBleve(path string, lockTimeout time.Duration) (idx bleve.Index, err err
 		}
 	}()
 	idx, err = bleve.OpenUsing(path, bleveConfig(lockTimeout))
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s (bolt lock not acquired within %s)", ErrLocked, path, lockTimeout)
+	if err != nil && boltHeld(path) {
+		// Bleve gave up waiting for its root file's lock (bolt_timeout):
+		// someone else has this generation open. Asked of the file's lock
+		// itself rather than of Bolt's error value, so search needs no
+		// import of Bolt.
+		return nil, fmt.Errorf("%w: %s (index lock not acquired within %s)", ErrLocked, path, lockTimeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -34,4 +35,25 @@ func unlockDir(f *os.File) error {
 	}
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return f.Close()
+}
+
+// boltRoot is where Bleve's scorch index keeps its root file, the one its
+// Bolt store locks with flock while a process has the index open.
+func boltRoot(gen string) string { return filepath.Join(gen, "store", "root.bolt") }
+
+// boltHeld reports whether another open file holds the flock of gen's root
+// file: asked after Bleve failed to open gen, it tells a generation another
+// process has open (ErrLocked, G.70) from a damaged one. The probe takes
+// the lock without waiting and gives it back at once.
+func boltHeld(gen string) bool {
+	f, err := os.Open(boltRoot(gen))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
 }

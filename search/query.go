@@ -53,26 +53,15 @@ var (
 	SecuritySchemeValues = []string{"apiKey", "http", "oauth2", "openIdConnect", "mutualTls"}
 )
 
-// filterFields pairs each filter with its keyword field and whether its
-// values are lowercased like the indexed ones.
+// fields pairs each filter with its keyword field and whether its values
+// are lowercased like the indexed ones, in the order of the filter table
+// (filters.go).
 func (f Filters) fields() []filterField {
-	return []filterField{
-		{fieldTags, f.Tags, true},
-		{fieldSkillIDs, f.SkillIDs, false},
-		{fieldInputModes, f.InputModes, true},
-		{fieldOutputModes, f.OutputModes, true},
-		{fieldCapabilities, f.Capabilities, false},
-		{fieldBindings, f.Bindings, false},
-		{fieldSchemes, f.SecuritySchemes, false},
-		{fieldProtocols, f.ProtocolVersions, false},
-		{fieldTrust, f.Trust, false},
-		{fieldLiveness, f.Liveness, false},
-		{fieldProviderKey, f.Providers, true},
-		{fieldExtensions, f.Extensions, false},
-		{fieldStatus, f.Statuses, false},
-		{fieldHealth, f.Healths, false},
-		{fieldVisibility, f.Visibilities, false},
+	out := make([]filterField, len(filterTable))
+	for i, ft := range filterTable {
+		out[i] = filterField{ft.field, ft.Get(f), ft.lower}
 	}
+	return out
 }
 
 type filterField struct {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // rank is a relevance query over the text tables (texttable.go): one pass
@@ -262,7 +262,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		return passResult{}, err
 	}
 	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
+	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
 		return passResult{}, errNoTextTable
 	}
@@ -456,7 +456,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 // readStored reads document d of segment ss: its id and the stored
 // fields a hit shows (a multi-valued field's first value, as Bleve's
 // search results give it).
-func readStored(ss *scorch.SegmentSnapshot, d uint32) (id string, hd hitDetail, err error) {
+func readStored(ss zapread.SegmentSnapshot, d uint32) (id string, hd hitDetail, err error) {
 	var skills, queries string
 	var seen uint8 // hitFields already read, one bit each
 	err = ss.VisitDocument(uint64(d), func(field string, _ byte, value []byte, _ []uint64) bool {

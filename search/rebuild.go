@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // Rebuild builds a complete new generation from src in a new directory and
@@ -92,14 +91,14 @@ func (x *Index) build(ctx context.Context, path string, src Source, head int64) 
 	// one pass at the end, instead of Bleve's tiers rewriting each batch's
 	// documents again and again. The option is not persisted; the
 	// generation is reopened with the default merge policy.
-	cfg["scorchMergePlanOptions"] = buildMergePlan()
-	idx, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, cfg)
+	cfg["scorchMergePlanOptions"] = zapread.BuildMergePlan()
+	idx, err := bleve.NewUsing(path, newMapping(), zapread.IndexType, zapread.IndexType, cfg)
 	if err != nil {
 		return 0, err
 	}
 	n, err := fill(ctx, idx, src)
 	if err == nil {
-		err = compact(ctx, idx)
+		err = zapread.Compact(ctx, idx)
 	}
 	if err == nil {
 		b := idx.NewBatch()
@@ -111,53 +110,6 @@ func (x *Index) build(ctx context.Context, path string, src Source, head int64) 
 }
 
 const buildWorkers = 2
-
-// buildMergePlan is the default merge policy with a tier wide enough that
-// no merge is planned while a generation is built.
-func buildMergePlan() map[string]any {
-	o := mergeplan.DefaultMergePlanOptions
-	return map[string]any{
-		"MaxSegmentsPerTier":   1 << 20,
-		"MaxSegmentSize":       o.MaxSegmentSize,
-		"TierGrowth":           o.TierGrowth,
-		"SegmentsPerMergeTask": o.SegmentsPerMergeTask,
-		"FloorSegmentSize":     o.FloorSegmentSize,
-		"ReclaimDeletesWeight": o.ReclaimDeletesWeight,
-	}
-}
-
-// compact merges the freshly built index down to as few segments as the
-// merge policy allows (one or two on 100k agents instead of ~20): every
-// query then opens one term dictionary and postings list per segment
-// instead of twenty, about 13% less CPU per query for ~8 CPU-s more
-// rebuild. Later writes add small segments that Bleve merges as usual.
-func compact(ctx context.Context, idx bleve.Index) error {
-	adv, err := idx.Advanced()
-	if err != nil {
-		return err
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil
-	}
-	r, err := s.Reader()
-	if err != nil {
-		return err
-	}
-	snap, _ := r.(*scorch.IndexSnapshot)
-	few := snap == nil || len(snap.Segments()) <= 2
-	if err := r.Close(); err != nil || few {
-		// A small index is already one or two segments, and a force merge
-		// waits for the merger's next round even when nothing is to do.
-		return err
-	}
-	one := mergeplan.SingleSegmentMergePlanOptions
-	one.SegmentsPerMergeTask = 1 << 20 // every segment in one task: one pass
-	if err := s.ForceMerge(ctx, &one); err != nil {
-		return fmt.Errorf("compact: %w", err)
-	}
-	return nil
-}
 
 // fill reads src page by page and indexes the pages in parallel.
 func fill(ctx context.Context, idx bleve.Index, src Source) (int, error) {

@@ -178,6 +178,11 @@ func (x *Index) searchRelevance(ctx context.Context, g *generation, q Query, ws 
 		rq.phrase = x.phraseOf(q.Q)
 	}
 	p, err := g.facets.rank(ctx, g, rq)
+	if errors.Is(err, errNoTextTable) || errors.Is(err, errNoFacetTable) {
+		// A segment the tables cannot read: Bleve's searchers answer
+		// (fallback.go).
+		return x.searchRelevanceBleve(ctx, g, q, ws, offset, size, typos)
+	}
 	if err != nil {
 		return nil, err
 	}

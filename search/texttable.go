@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // A relevance query used to walk Bleve's postings through its searchers:
@@ -30,8 +30,10 @@ import (
 // the scope and filters against per-segment bitsets, and counts the facets
 // from the facet table, all in one pass (rank.go).
 
-// errNoTextTable means a segment's text cannot be decoded into a table;
-// Search then runs the query through Bleve's searchers.
+// errNoTextTable means a segment's text cannot be decoded into a table: a
+// segment format the table was not written for (segmentSupported), or more
+// documents than it numbers; Search then runs the query through Bleve's
+// searchers (fallback.go).
 var errNoTextTable = errors.New("search: text table unavailable")
 
 // A posting's mask says where the term is: bit i (i < skillBits) for
@@ -77,17 +79,17 @@ type setKey struct{ field, value string }
 const maxCachedSets = 256
 
 // buildTextSeg decodes seg's text fields.
-func buildTextSeg(seg segment.Segment) (*textSeg, error) {
+func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 	n64 := seg.Count()
-	if n64 > math.MaxUint32-1 {
+	if !segmentSupported(seg) || n64 > math.MaxUint32-1 {
 		return nil, errNoTextTable
 	}
 	ts := &textSeg{n: uint32(n64), terms: map[string]uint32{}, tags: map[string][]uint32{}, sets: map[setKey][]uint64{}}
-	err := walkField(seg, fieldText, false, false, func(term string) func(segment.Posting) {
+	err := walkField(seg, fieldText, false, false, func(term string) func(zapread.Posting) {
 		ts.terms[term] = uint32(len(ts.termList))
 		ts.termList = append(ts.termList, term)
 		ts.off = append(ts.off, uint32(len(ts.docs)))
-		return func(p segment.Posting) { ts.docs = append(ts.docs, uint32(p.Number())) }
+		return func(p zapread.Posting) { ts.docs = append(ts.docs, uint32(p.Number())) }
 	})
 	if err != nil {
 		return nil, err
@@ -103,13 +105,13 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 		isSkill := slices.Contains(skillFields, f.field)
 		phrase := f.field == fieldName || f.field == fieldDescription
 		var j, end uint32 // the term's postings in the flat field
-		err := walkField(seg, f.field, true, isSkill || phrase, func(term string) func(segment.Posting) {
+		err := walkField(seg, f.field, true, isSkill || phrase, func(term string) func(zapread.Posting) {
 			id, ok := ts.terms[term]
 			if !ok {
 				return nil // every field's words are in the flat field
 			}
 			j, end = ts.off[id], ts.off[id+1]
-			return func(p segment.Posting) {
+			return func(p zapread.Posting) {
 				d := uint32(p.Number())
 				for j < end && ts.docs[j] < d {
 					j++
@@ -119,18 +121,20 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 				}
 				weights[j] += float32(f.boost * math.Sqrt(float64(p.Frequency())) * p.Norm())
 				ts.skills[j] |= fieldBit(fi)
-				for _, l := range p.Locations() {
+				locs := p.Locations()
+				for i := range locs.Len() {
+					pos, ap := locs.At(i)
 					switch {
 					case isSkill:
-						if ap := l.ArrayPositions(); len(ap) > 0 {
+						if len(ap) > 0 {
 							ts.skills[j] |= 1 << min(ap[0], skillBits-1)
 						}
-					case phrase && l.Pos() <= math.MaxUint16:
+					case phrase && pos <= math.MaxUint16:
 						which := uint32(0)
 						if f.field == fieldDescription {
 							which = 1
 						}
-						seq = append(seq, seqTok{doc: d, field: which, pos: uint32(l.Pos()), term: id})
+						seq = append(seq, seqTok{doc: d, field: which, pos: uint32(pos), term: id})
 					}
 				}
 			}
@@ -175,8 +179,8 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 		sortByPos(ts.seqTerm[ts.nameEnd[d]:ts.seqStart[d+1]], ts.seqPos[ts.nameEnd[d]:ts.seqStart[d+1]])
 	}
 
-	err = walkField(seg, fieldTags, false, false, func(term string) func(segment.Posting) {
-		return func(p segment.Posting) { ts.tags[term] = append(ts.tags[term], uint32(p.Number())) }
+	err = walkField(seg, fieldTags, false, false, func(term string) func(zapread.Posting) {
+		return func(p zapread.Posting) { ts.tags[term] = append(ts.tags[term], uint32(p.Number())) }
 	})
 	if err != nil {
 		return nil, err
@@ -184,51 +188,12 @@ func buildTextSeg(seg segment.Segment) (*textSeg, error) {
 	return ts, nil
 }
 
-// walkField visits every term of seg's field, in order, and the postings
-// of the terms for which term returns a visitor (with frequencies and
-// norms when freq is set, locations when locs is).
-func walkField(seg segment.Segment, field string, freq, locs bool, term func(string) func(segment.Posting)) error {
-	dict, err := seg.Dictionary(field)
-	if err != nil {
+// walkField is seg.WalkField with its errors marked as the text table's.
+func walkField(seg zapread.Segment, field string, freq, locs bool, term func(string) func(zapread.Posting)) error {
+	if err := seg.WalkField(field, freq, locs, term); err != nil {
 		return fmt.Errorf("text table: %w", err)
 	}
-	var pl segment.PostingsList
-	var pi segment.PostingsIterator
-	it := dict.AutomatonIterator(nil, nil, nil)
-	for {
-		de, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("text table: %w", err)
-		}
-		if de == nil {
-			return nil
-		}
-		visit := term(de.Term)
-		if visit == nil {
-			continue
-		}
-		if pl, err = dict.PostingsList([]byte(de.Term), nil, pl); err != nil {
-			return fmt.Errorf("text table: %w", err)
-		}
-		pi = pl.Iterator(freq, freq, locs, pi)
-		if err := eachPosting(pi, visit); err != nil {
-			return fmt.Errorf("text table: %w", err)
-		}
-	}
-}
-
-// eachPosting calls visit with every posting of pi.
-func eachPosting(pi segment.PostingsIterator, visit func(segment.Posting)) error {
-	for {
-		p, err := pi.Next()
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			return nil
-		}
-		visit(p)
-	}
+	return nil
 }
 
 // sortByPos orders one field's words by position (insertion sort: a
@@ -268,7 +233,7 @@ func (ts *textSeg) posting(t, d uint32) (weight weight16, skills uint32, ok bool
 
 // set returns the bitset of the documents holding value in the keyword
 // field, reading its postings once.
-func (ts *textSeg) set(seg segment.Segment, field, value string) ([]uint64, error) {
+func (ts *textSeg) set(seg zapread.Segment, field, value string) ([]uint64, error) {
 	k := setKey{field, value}
 	ts.setMu.Lock()
 	s, ok := ts.sets[k]
@@ -277,18 +242,7 @@ func (ts *textSeg) set(seg segment.Segment, field, value string) ([]uint64, erro
 		return s, nil
 	}
 	s = make([]uint64, (ts.n+63)/64)
-	dict, err := seg.Dictionary(field)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := dict.PostingsList([]byte(value), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := eachPosting(pl.Iterator(false, false, false, nil), func(p segment.Posting) {
-		d := p.Number()
-		s[d/64] |= 1 << (d % 64)
-	}); err != nil {
+	if err := seg.EachDoc(field, value, func(d uint64) { s[d/64] |= 1 << (d % 64) }); err != nil {
 		return nil, err
 	}
 	ts.setMu.Lock()
@@ -302,7 +256,7 @@ func (ts *textSeg) set(seg segment.Segment, field, value string) ([]uint64, erro
 // allowed sets a.allowed to the bitset of the documents a query may
 // return: live (not deleted), in scope, and passing every filter clause
 // (values of a clause ORed, clauses ANDed).
-func (ts *textSeg) allowed(seg segment.Segment, deleted *roaring.Bitmap, clauses []filterClause, a *accum) error {
+func (ts *textSeg) allowed(seg zapread.Segment, deleted *roaring.Bitmap, clauses []filterClause, a *accum) error {
 	words := (ts.n + 63) / 64
 	out := resized(a.allowed, words)
 	for i := range out {
@@ -433,7 +387,7 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 		return 0, err
 	}
 	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
+	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
 		return 0, nil
 	}

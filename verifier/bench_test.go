@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // realisticCard is the spec §8.5 sample grown with skills to about 5 KB.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // signedVariant signs card (spec profile) and returns the signature entry,

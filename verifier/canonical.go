@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // Profile names one way of turning a received card into the bytes a signer

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 func readFile(t testing.TB, path string) []byte {

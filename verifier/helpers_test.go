@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 const minimalCard = `{"name":"A","description":"d","version":"1","capabilities":{},"skills":[]}`

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // LegacyRendering is the v0.3 form of a card verified under profile,

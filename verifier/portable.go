@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // ErrNotPortable is the reason PreparePortable refuses a card: it holds a

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/go-jose/go-jose/v4"
 )
 

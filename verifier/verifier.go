@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // Config configures a Verifier. The zero value of every field but Fetcher has

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -23,11 +23,11 @@ import (
 // crawler fetcher on loopback.
 func newClaimEnv(t *testing.T) *env {
 	t.Helper()
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
 	pol.Timeout = 5 * time.Second
-	f, err := crawler.New(crawler.Config{Policy: pol})
+	f, err := fetch.New(fetch.Config{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

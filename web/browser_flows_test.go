@@ -15,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -25,10 +26,10 @@ func TestBrowserPublishFlow(t *testing.T) {
 	e := newEnv(t)
 	fleet := agentfleet.Start(t, agentfleet.Options{})
 	agent := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal, Card: readCard(t, "hotel.json")})
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
-	f, err := crawler.New(crawler.Config{Policy: pol})
+	f, err := fetch.New(fetch.Config{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

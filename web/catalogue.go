@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -8,40 +9,6 @@ import (
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
-
-// filterParams are the catalogue's URL parameters, the same names the API
-// uses (docs/design.md "HTTP"): the URL holds the whole query so a search can be
-// shared. adminOnly parameters are ignored for other visitors, so an
-// admin's link opened by someone else shows what they may see.
-var filterParams = []struct {
-	param, label string
-	adminOnly    bool
-	set          func(f *search.Filters, v []string)
-}{
-	{"tag", "Tags", false, func(f *search.Filters, v []string) { f.Tags = v }},
-	{"inputMode", "Input modes", false, func(f *search.Filters, v []string) { f.InputModes = v }},
-	{"outputMode", "Output modes", false, func(f *search.Filters, v []string) { f.OutputModes = v }},
-	{"binding", "Bindings", false, func(f *search.Filters, v []string) { f.Bindings = v }},
-	{"securityScheme", "Security schemes", false, func(f *search.Filters, v []string) { f.SecuritySchemes = v }},
-	{"protocolVersion", "Protocol versions", false, func(f *search.Filters, v []string) { f.ProtocolVersions = v }},
-	{"capability", "Capabilities", false, func(f *search.Filters, v []string) { f.Capabilities = v }},
-	{"extension", "Extensions", false, func(f *search.Filters, v []string) { f.Extensions = v }},
-	{"trust", "Trust", false, func(f *search.Filters, v []string) { f.Trust = v }},
-	{"live", "A2A liveness", false, func(f *search.Filters, v []string) { f.Liveness = v }},
-	{"skill", "Skill ids", false, func(f *search.Filters, v []string) { f.SkillIDs = v }},
-	{"provider", "Providers", false, func(f *search.Filters, v []string) { f.Providers = v }},
-	{"status", "Status", true, func(f *search.Filters, v []string) { f.Statuses = v }},
-	{"health", "Health", true, func(f *search.Filters, v []string) { f.Healths = v }},
-	{"visibility", "Visibility", true, func(f *search.Filters, v []string) { f.Visibilities = v }},
-}
-
-// adminFacetValues are the values of the admin-only filters, which the
-// index does not facet on.
-var adminFacetValues = map[string][]string{
-	"status":     {"pending", "approved", "rejected", "suspended", "removed"},
-	"health":     {"ok", "unknown", "failing", "gone"},
-	"visibility": {"public", "internal"},
-}
 
 type catalogueView struct {
 	Q        string
@@ -58,62 +25,77 @@ type catalogueView struct {
 	VerifiedURL  string
 }
 
-// query reads the search from the URL.
-func catalogueQuery(r *http.Request) (search.Query, url.Values) {
+// catalogueQuery reads the search from the URL: the API's parameter names
+// and the same parse (search.ParseQuery; docs/design.md "HTTP"), so the
+// URL holds the whole query and a search can be shared. The catalogue is
+// lenient where a shared link may be odd: the admin-only filters are
+// dropped for other visitors (an admin's link opened by someone else shows
+// what they may see), a repeated q or pageToken counts once, an unknown
+// sort is the default and the page size is the default. kept are the
+// parameters the page's links carry on.
+func catalogueQuery(r *http.Request) (search.Query, url.Values, error) {
 	in := r.URL.Query()
 	admin := isAdmin(r)
-	kept := url.Values{}
-	q := search.Query{Q: in.Get("q"), PageToken: in.Get("pageToken"), Scope: registry.ScopeOf(principal(r))}
-	if q.Q != "" {
-		kept.Set("q", q.Q)
+	vals := url.Values{}
+	for _, name := range []string{search.ParamQ, search.ParamPageToken} {
+		if v := in[name]; len(v) > 0 {
+			vals[name] = v[:1]
+		}
 	}
-	switch s := search.Sort(in.Get("sort")); s {
+	switch s := search.Sort(in.Get(search.ParamSort)); s {
 	case search.SortName, search.SortUpdated, search.SortRelevance:
-		q.Sort = s
-		kept.Set("sort", string(s))
+		vals.Set(search.ParamSort, string(s))
 	}
-	if q.Sort == "" && q.Q == "" {
-		// Browsing without a query: trusted cards first rather than
-		// whatever changed last (the API keeps its own default).
-		q.Sort = search.SortTrust
-	}
-	for _, fp := range filterParams {
-		if fp.adminOnly && !admin {
-			continue
-		}
-		var vals []string
-		for _, v := range in[fp.param] {
-			if v != "" && !slices.Contains(vals, v) {
-				vals = append(vals, v)
-			}
-		}
-		if len(vals) > 0 {
-			fp.set(&q.Filters, vals)
-			kept[fp.param] = vals
+	for _, f := range search.FilterTable() {
+		if v, ok := in[f.Name]; ok && (admin || !f.Admin) {
+			vals[f.Name] = v
 		}
 	}
-	return q, kept
+	q, err := search.ParseQuery(vals)
+	if err != nil {
+		return q, nil, err
+	}
+	kept := url.Values{}
+	if q.Q != "" {
+		kept.Set(search.ParamQ, q.Q)
+	}
+	if q.Sort != "" {
+		kept.Set(search.ParamSort, string(q.Sort))
+	}
+	for _, f := range search.FilterTable() {
+		if v := f.Get(q.Filters); len(v) > 0 {
+			kept[f.Name] = v
+		}
+	}
+	return q, kept, nil
 }
 
-// catalogue is GET /: search, facets and one page of results.
+// catalogue is GET /: search, facets and one page of results, listed by
+// search.Find like every other face: the index picks the page, SQL decides
+// what the visitor sees now and re-checks the status, health, visibility,
+// trust and liveness filters (docs/threats.md G.72).
 func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
-	q, kept := catalogueQuery(r)
-	res, err := u.idx.Search(r.Context(), q)
+	q, kept, err := catalogueQuery(r)
 	if err != nil {
 		return err
 	}
-	v := catalogueView{Q: q.Q, Sort: kept.Get("sort"), Total: res.TotalSize, ClearAll: "/"}
+	page, err := search.Find(r.Context(), u.idx, summaryLister{u.svc}, principal(r), q)
+	if err != nil {
+		return err
+	}
+	v := catalogueView{Q: q.Q, Sort: kept.Get("sort"), Total: page.TotalSize, ClearAll: "/"}
 	if q.Q != "" {
 		v.ClearAll = "/?" + url.Values{"q": {q.Q}}.Encode()
 	}
-	if v.Results, err = u.results(r, res.Hits); err != nil {
-		return err
+	v.Results = make([]resultView, 0, len(page.Agents))
+	for i := range page.Agents {
+		v.Results = append(v.Results, resultOf(&page.Agents[i].Agent, page.Agents[i].Matches))
 	}
-	v.Facets, v.Active = facetGroups(kept, res.Facets, isAdmin(r))
+	v.Facets, v.Active = facetGroups(kept, page.Facets, isAdmin(r))
 	v.VerifiedOnly, v.VerifiedURL = verifiedToggle(kept)
-	if res.NextPageToken != "" {
+	if page.NextPageToken != "" {
 		next := cloneValues(kept)
-		next.Set("pageToken", res.NextPageToken)
+		next.Set("pageToken", page.NextPageToken)
 		v.Next = "/?" + next.Encode()
 	}
 	if q.PageToken != "" {
@@ -125,6 +107,14 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.render(w, r, http.StatusOK, "catalogue", title, v)
 	return nil
+}
+
+// summaryLister lists a page's agents with their stored card summaries,
+// never the cards (docs/threats.md K.96).
+type summaryLister struct{ svc *registry.Service }
+
+func (l summaryLister) Listed(ctx context.Context, p registry.Principal, ids []string) ([]registry.Agent, error) {
+	return l.svc.ListedSummaries(ctx, p, ids)
 }
 
 func cloneValues(v url.Values) url.Values {

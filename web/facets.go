@@ -27,39 +27,35 @@ type activeFilter struct {
 // search with that value added (or removed when it is on), so filtering
 // works as plain links without JavaScript. Values that are on but have no
 // count in this result still show, so they can be switched off.
-func facetGroups(kept url.Values, f search.Facets, admin bool) ([]facetGroup, []activeFilter) {
-	counts := map[string][]search.FacetValue{
-		"tag": f.Tags, "inputMode": f.InputModes, "outputMode": f.OutputModes, "binding": f.Bindings,
-		"securityScheme": f.SecuritySchemes, "protocolVersion": f.ProtocolVersions,
-		"capability": f.Capabilities, "extension": f.Extensions, "trust": f.Trust, "live": f.Liveness,
-		"provider": f.Providers,
-	}
+func facetGroups(kept url.Values, fc search.Facets, admin bool) ([]facetGroup, []activeFilter) {
 	var groups []facetGroup
 	var active []activeFilter
-	for _, fp := range filterParams {
-		if fp.adminOnly && !admin {
+	for _, f := range search.FilterTable() {
+		if f.Admin && !admin {
 			continue
 		}
-		on := kept[fp.param]
+		on := kept[f.Name]
 		for _, v := range on {
-			active = append(active, activeFilter{Param: fp.param, Label: fp.label, Value: v, URL: toggled(kept, fp.param, v)})
+			active = append(active, activeFilter{Param: f.Name, Label: f.Title, Value: v, URL: toggled(kept, f.Name, v)})
 		}
-		g := facetGroup{Param: fp.param, Label: fp.label}
+		g := facetGroup{Param: f.Name, Label: f.Title}
 		var seen []string
-		values, counted := counts[fp.param]
-		if !counted {
-			for _, v := range adminFacetValues[fp.param] {
+		values, counted := f.Facet(fc)
+		if !counted && f.Admin {
+			// The index does not count the curation filters: their values,
+			// uncounted.
+			for _, v := range f.Values {
 				values = append(values, search.FacetValue{Value: v, Count: -1})
 			}
 		}
 		for _, fv := range values {
 			seen = append(seen, fv.Value)
 			g.Values = append(g.Values, facetLink{Value: fv.Value, Count: fv.Count,
-				On: slices.Contains(on, fv.Value), URL: toggled(kept, fp.param, fv.Value)})
+				On: slices.Contains(on, fv.Value), URL: toggled(kept, f.Name, fv.Value)})
 		}
 		for _, v := range on {
 			if !slices.Contains(seen, v) {
-				g.Values = append(g.Values, facetLink{Value: v, Count: 0, On: true, URL: toggled(kept, fp.param, v)})
+				g.Values = append(g.Values, facetLink{Value: v, Count: 0, On: true, URL: toggled(kept, f.Name, v)})
 			}
 		}
 		if len(g.Values) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/cardexhq/cardex/agentfleet"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -38,11 +39,11 @@ func TestPublishCatalog(t *testing.T) {
 	}))
 	t.Cleanup(site.Close)
 	origin = site.URL
-	pol := crawler.DefaultPolicy()
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	pol.AllowInsecureHTTP = true
 	pol.Timeout = 5 * time.Second
-	f, err := crawler.New(crawler.Config{Policy: pol})
+	f, err := fetch.New(fetch.Config{Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

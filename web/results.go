@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"html/template"
-	"net/http"
 	"time"
 
 	"github.com/cardexhq/cardex/agentcard"
@@ -32,31 +31,10 @@ type skillMatch struct {
 	Fragments []template.HTML
 }
 
-// results hydrates the hits from SQL in one read (SQL is the truth: health,
-// status and last change come from there); Service.ListedSummaries drops
-// any the viewer may no longer list (docs/threats.md G.72) and reads each
-// card's stored summary, never the card (K.96).
-func (u *ui) results(r *http.Request, hits []search.Hit) ([]resultView, error) {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	agents, err := u.svc.ListedSummaries(r.Context(), principal(r), ids)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]search.Hit, len(hits))
-	for _, h := range hits {
-		byID[h.ID] = h
-	}
-	out := make([]resultView, 0, len(agents))
-	for i := range agents {
-		out = append(out, resultOf(&agents[i], byID[agents[i].ID]))
-	}
-	return out, nil
-}
-
-func resultOf(a *registry.Agent, h search.Hit) resultView {
+// resultOf is one result of the catalogue: the agent as SQL holds it now
+// (status, health and last change come from there) with its stored
+// summary, and what matched.
+func resultOf(a *registry.Agent, matches []search.Match) resultView {
 	v := resultView{ID: a.ID, Name: a.Host, Host: a.Host, Trust: a.Trust, Health: a.Health, Status: a.Status,
 		NeedsReview: a.NeedsReview, LastChangedAt: a.LastChangedAt, Liveness: registry.LivenessUnknown}
 	if a.Liveness != nil {
@@ -80,7 +58,7 @@ func resultOf(a *registry.Agent, h search.Hit) resultView {
 		v.Tags = sum.Tags[:min(6, len(sum.Tags))]
 	}
 	bySkill := map[string]int{}
-	for _, m := range h.Matches {
+	for _, m := range matches {
 		if len(m.Fragments) == 0 {
 			continue
 		}

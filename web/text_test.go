@@ -64,7 +64,7 @@ func TestResultShowsMatchingQueries(t *testing.T) {
 	a := &registry.Agent{ID: "x", Host: "x.example.com"}
 	h := search.Hit{ID: "x", Matches: []search.Match{{Field: search.MatchQueries, Fragments: []string{
 		"how many <mark>zlotys</mark>?", "&lt;script&gt; <mark>zlotys</mark>", "third <mark>zlotys</mark>"}}}}
-	v := resultOf(a, h)
+	v := resultOf(a, h.Matches)
 	got := fmt.Sprint(v.QueriesHL)
 	want := "[how many <mark>zlotys</mark>? &lt;script&gt; <mark>zlotys</mark>]"
 	if got != want || v.NameHL != "" || v.DescriptionHL != "" || len(v.Skills) != 0 {

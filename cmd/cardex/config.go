@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/ratelimit"
@@ -71,7 +71,7 @@ type serveConfig struct {
 	// scheduled catalog crawl (crawlCatalogs).
 	limiters *ratelimit.Limiters
 
-	// Demo runs the self-contained demo catalogue (demo.go): SQLite in
+	// Demo runs the self-contained demo catalogue (demo/): SQLite in
 	// ./cardex-demo unless --data is given, a loopback fleet of agents.
 	Demo bool
 	// dataSet records that --data (or CARDEX_DATA) was given, so --demo
@@ -169,7 +169,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.SubmitRate, "submit-rate", 10, "anonymous submissions per minute per client address (and 10× per hour per registrable domain); 0 disables")
 	fs.IntVar(&c.ReadRate, "read-rate", 50, "anonymous reads per second per client address, bursts of twice that; each reader or publisher token has the same budget of its own; 0 disables")
 	fs.IntVar(&c.PublisherSubmitRate, "publisher-submit-rate", 10, "submissions, host claims, claim verifications and crawl requests per minute per publisher token; 0 disables")
-	fs.IntVar(&c.ClaimFetchesPerHost, "claim-fetches-per-host", crawler.DefaultClaimsPerHost, "host-claim fetches in flight per host; the others wait their turn")
+	fs.IntVar(&c.ClaimFetchesPerHost, "claim-fetches-per-host", fetch.DefaultClaimsPerHost, "host-claim fetches in flight per host; the others wait their turn")
 	fs.DurationVar(&c.ClaimVerifyInterval, "claim-verify-interval", registry.DefaultClaimAttemptInterval, "least time between two verification attempts of one host claim")
 	fs.IntVar(&c.ClaimPending, "claim-pending-per-client", registry.DefaultClaimsPending, "unverified host claims one client address (or publisher token) may hold on one host")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
@@ -366,7 +366,7 @@ func (c *serveConfig) Validate() error {
 		return bad("catalog-max-new", "--catalog-max-new and --catalog-max-agents must be positive")
 	}
 	if c.CAFile != "" {
-		if _, err := crawler.LoadCAFile(c.CAFile); err != nil {
+		if _, err := fetch.LoadCAFile(c.CAFile); err != nil {
 			return bad("ca-file", "%v", err)
 		}
 	}

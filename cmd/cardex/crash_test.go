@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3", to inspect the file directly
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // server is a `cardex serve` subprocess.
@@ -46,7 +48,7 @@ func startServer(t *testing.T, bin, data string, extra ...string) *server {
 			<-s.exited
 		}
 	})
-	waitFor(t, "the server to listen", 60*time.Second, func() bool {
+	polltest.Until(t, "the server to listen", 60*time.Second, func() bool {
 		select {
 		case err := <-s.exited:
 			t.Fatalf("server exited before listening: %v\n%s", err, s.stderr.String())

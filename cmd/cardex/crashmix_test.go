@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -51,7 +52,7 @@ func (d *opsDB) ph(n int) string {
 }
 
 // deadLeases counts agents still leased by the process pid (owner
-// hostname/pid/random, crawler.DefaultOwner). A fetch recorded clears its
+// hostname/pid/random, registry.DefaultOwner). A fetch recorded clears its
 // lease, so once the killed server's agents are reclaimed and fetched none
 // is left.
 func (d *opsDB) deadLeases(ctx context.Context, pid int) (int, error) {
@@ -253,7 +254,7 @@ func crashMixed(t *testing.T, dbURL string) {
 	db := openOpsDB(t, data, dbURL)
 	stop := make(chan struct{})
 	load, wg := runMixedLoad(t.Context(), c, urls, stop)
-	waitFor(t, "40 acknowledged submissions, 10 approvals and a crawl in flight", time.Minute, func() bool {
+	polltest.Until(t, "40 acknowledged submissions, 10 approvals and a crawl in flight", time.Minute, func() bool {
 		s, a := load.counts()
 		if s < 40 || a < 10 {
 			return false
@@ -288,7 +289,7 @@ func crashMixed(t *testing.T, dbURL string) {
 
 	// Every lease of the dead process is reclaimed: after its TTL the new
 	// server claims those agents again and recording the fetch clears them.
-	waitFor(t, "the dead server's leases to be reclaimed", opsLeaseTTL+30*time.Second, func() bool {
+	polltest.Until(t, "the dead server's leases to be reclaimed", opsLeaseTTL+30*time.Second, func() bool {
 		n, err := db.deadLeases(t.Context(), deadPid)
 		return err == nil && n == 0
 	})
@@ -296,7 +297,9 @@ func crashMixed(t *testing.T, dbURL string) {
 	// they were due) is fetched again after the kill, and every agent but
 	// the hanging ones has a version; those end with a timeout.
 	var last string
-	waitDetail(t, fmt.Sprintf("the %d agents leased at the kill to be fetched again", len(leased)), 45*time.Second, func() bool {
+	polltest.Until(t, func() string {
+		return fmt.Sprintf("the %d agents leased at the kill to be fetched again: %s", len(leased), last)
+	}, 45*time.Second, func() bool {
 		now, err := c2.listAll(t.Context(), "")
 		if err != nil {
 			last = err.Error()
@@ -322,7 +325,7 @@ func crashMixed(t *testing.T, dbURL string) {
 			}
 		}
 		return true
-	}, func() string { return last })
+	})
 
 	// The index converges to SQL, for an admin and for anonymous readers
 	// (F.62: the reconcile step indexes rows committed before the kill).
@@ -331,7 +334,7 @@ func crashMixed(t *testing.T, dbURL string) {
 		if anon {
 			viewer = newOpsClient(srv2.base, "")
 		}
-		waitDetail(t, fmt.Sprintf("the index to equal SQL (anonymous %v)", anon), 30*time.Second, func() bool {
+		polltest.Until(t, func() string { return fmt.Sprintf("the index to equal SQL (anonymous %v): %s", anon, last) }, 30*time.Second, func() bool {
 			want, err := db.sqlIDs(t.Context(), anon)
 			if err != nil {
 				last = err.Error()
@@ -345,7 +348,7 @@ func crashMixed(t *testing.T, dbURL string) {
 			g := slices.Sorted(slices.Values(ids(got)))
 			last = fmt.Sprintf("index %d, SQL %d", len(g), len(want))
 			return len(want) > 0 && slices.Equal(g, want)
-		}, func() string { return last })
+		})
 		t.Logf("anonymous %v: %s", anon, last)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cardexhq/cardex/agentcard"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -81,7 +82,7 @@ func runCrawl(ctx context.Context, e *env, args []string) int {
 	}
 	var rep crawlReport
 	target, err := crawler.TargetFor(raw, f.Policy())
-	var fe *crawler.FetchError
+	var fe *fetch.FetchError
 	switch {
 	case errors.As(err, &fe):
 		// Refused by the network policy before anything was resolved,
@@ -119,10 +120,10 @@ type catalogReport struct {
 // crawlCatalog is `cardex crawl --catalog`: the catalog crawl the registry
 // runs (docs/discovery.md), under the same card-URL rule and network
 // policy, nothing stored. Exit 0 when the catalog was read.
-func crawlCatalog(ctx context.Context, e *env, f *crawler.Fetcher, raw string, asJSON bool) int {
+func crawlCatalog(ctx context.Context, e *env, f *fetch.Fetcher, raw string, asJSON bool) int {
 	rep := catalogReport{CatalogURL: raw}
 	target, err := crawler.TargetFor(raw, f.Policy())
-	var fe *crawler.FetchError
+	var fe *fetch.FetchError
 	switch {
 	case errors.As(err, &fe):
 		class, msg := fetchErrorParts(err)
@@ -133,10 +134,10 @@ func crawlCatalog(ctx context.Context, e *env, f *crawler.Fetcher, raw string, a
 	default:
 		rep.CatalogURL = target.CardURL
 		if target.BareHost {
-			origin, _ := crawler.OriginOf(target.CardURL)
+			origin, _ := fetch.OriginOf(target.CardURL)
 			rep.CatalogURL = origin + aicatalog.WellKnownPath
 		}
-		rep.Crawl, err = f.CrawlCatalog(ctx, rep.CatalogURL, "")
+		rep.Crawl, err = crawler.CatalogCrawler{Fetcher: f}.CrawlCatalog(ctx, rep.CatalogURL, "")
 		if err != nil {
 			class, msg := fetchErrorParts(err)
 			rep.Error = &crawlError{Class: class, Message: msg}
@@ -203,7 +204,7 @@ func report(t crawler.Target, out crawler.Outcome) crawlReport {
 	if out.Parsed == nil {
 		// Unreachable today (the pipeline turns a 304 to an unconditional
 		// request into an error), but never dereference a missing card.
-		rep.Error = &crawlError{Class: crawler.ClassHTTPStatus, Message: "the answer carried no card"}
+		rep.Error = &crawlError{Class: fetch.ClassHTTPStatus, Message: "the answer carried no card"}
 		return rep
 	}
 	c := out.Parsed.Card

@@ -9,15 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/demo"
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // The demo says what is true: after the first probe round, every approved
 // demo agent answers A2A through the real prober on each interface its
 // card declares, but the few that show degraded and unreachable on
-// purpose (demoNotAnswering), and no two demo agents share a name.
+// purpose (demo.NotAnswering), and no two demo agents share a name.
 func TestDemoAgentsAnswerA2A(t *testing.T) {
 	s := startInProcess(t, filepath.Join(t.TempDir(), "demo"), "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
 	m := demoTokenLine.FindStringSubmatch(s.stdout.String())
 	if m == nil {
 		t.Fatalf("no admin token line: %q", s.stdout.String())
@@ -38,7 +41,7 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 	}
 	approved := 0
 	states := map[string][]string{}
-	waitFor(t, "the first probe round", 60*time.Second, func() bool {
+	polltest.Until(t, "the first probe round", 60*time.Second, func() bool {
 		if !strings.Contains(s.logs.String(), "demo catalogue approved") {
 			return false
 		}
@@ -65,8 +68,8 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 		t.Fatalf("%d approved agents of %d (totalSize %d)", approved, len(list.Agents), list.TotalSize)
 	}
 	on := func(slug string) string { return fmt.Sprintf("/a2a-demo/%s/", slug) }
-	if n := len(states["answering"]); n != approved-len(demoNotAnswering) {
-		t.Errorf("%d of %d approved demo agents answer A2A, want all but %d", n, approved, len(demoNotAnswering))
+	if n := len(states["answering"]); n != approved-len(demo.NotAnswering) {
+		t.Errorf("%d of %d approved demo agents answer A2A, want all but %d", n, approved, len(demo.NotAnswering))
 	}
 	if d := states["degraded"]; len(d) != 1 || !strings.Contains(d[0], on("legacy-concierge")) {
 		t.Errorf("degraded: %v, want the legacy concierge only", d)
@@ -86,35 +89,5 @@ func TestDemoAgentsAnswerA2A(t *testing.T) {
 	}
 	if slices.Contains(names, "") {
 		t.Errorf("a demo agent without a name: %q", names)
-	}
-}
-
-// rewriteJSON swaps only the values it is asked to, by path, and keeps
-// every other byte: member order, spacing, escapes.
-func TestDemoRewriteJSONKeepsBytes(t *testing.T) {
-	in := `{ "name" : "A \u0026 B",
-  "url":"https://a.example/a2a?x=1\u0026y=2",
-  "provider": {"url": "https://a.example/a2a?x=1&y=2"},
-  "additionalInterfaces": [ {"url" :"https://a.example/a2a?x=1&y=2", "transport": "JSONRPC"}, "x" ],
-  "n": [1, {"url": null}, true] }`
-	got, err := rewriteJSON([]byte(in), func(path []string, v string) (string, bool) {
-		switch p := strings.Join(path, "/"); {
-		case p == "name":
-			return "A & B <2>", true
-		case (p == "url" || p == "additionalInterfaces/[]/url") && v == "https://a.example/a2a?x=1&y=2":
-			return "http://127.0.0.6:1/a2a/x/0", true
-		}
-		return "", false
-	})
-	want := `{ "name" : "A & B <2>",
-  "url":"http://127.0.0.6:1/a2a/x/0",
-  "provider": {"url": "https://a.example/a2a?x=1&y=2"},
-  "additionalInterfaces": [ {"url" :"http://127.0.0.6:1/a2a/x/0", "transport": "JSONRPC"}, "x" ],
-  "n": [1, {"url": null}, true] }`
-	if err != nil || string(got) != want {
-		t.Fatalf("%v\n%s", err, got)
-	}
-	if _, err := rewriteJSON([]byte(`{"a":`), func([]string, string) (string, bool) { return "", false }); err == nil {
-		t.Error("a cut document rewrites without an error")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -17,26 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/demo"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 )
-
-// Every embedded demo card is a card the parser accepts.
-func TestDemoCardsParse(t *testing.T) {
-	names, err := fs.Glob(demoCards, "demodata/*.json")
-	if err != nil || len(names) < 20 {
-		t.Fatalf("%d demo cards, %v", len(names), err)
-	}
-	for _, n := range names {
-		b, err := demoCards.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := agentcard.Parse(b, agentcard.Options{}); err != nil {
-			t.Errorf("%s: %v", n, err)
-		}
-	}
-}
 
 type demoList struct {
 	Agents []struct {
@@ -63,7 +46,7 @@ var demoTokenLine = regexp.MustCompile(`Demo admin token \(shown once; sign in a
 func TestServeDemo(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "demo")
 	s := startInProcess(t, data, "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s.stdout.String(), "sign in at") })
 	if !strings.Contains(s.stdout.String(), "Cardex demo: browse "+s.base+"/\n") {
 		t.Fatalf("no browse line: %q", s.stdout.String())
 	}
@@ -80,7 +63,7 @@ func TestServeDemo(t *testing.T) {
 		}
 		return c
 	}
-	waitFor(t, "the demo catalogue", 10*time.Second, func() bool {
+	polltest.Until(t, "the demo catalogue", 10*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -91,7 +74,7 @@ func TestServeDemo(t *testing.T) {
 			if a.Status == "approved" && a.NeedsReview {
 				flagged++
 			}
-			if strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) && a.VersionSeq >= 2 {
+			if strings.Contains(a.CardURL, demo.ChangingPath) && a.VersionSeq >= 2 {
 				changed++
 			}
 		}
@@ -128,7 +111,7 @@ func TestServeDemo(t *testing.T) {
 	}
 	// Liveness: the demo's agents answer, one is degraded and one
 	// unreachable (TestDemoAgentsAnswerA2A counts them).
-	waitFor(t, "the demo's liveness states", 30*time.Second, func() bool {
+	polltest.Until(t, "the demo's liveness states", 30*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -144,7 +127,7 @@ func TestServeDemo(t *testing.T) {
 	}
 	// The changing agent's history has a diff with an added skill.
 	for _, a := range list.Agents {
-		if !strings.Contains(a.CardURL, fmt.Sprintf("/live/%d/", liveChanging)) {
+		if !strings.Contains(a.CardURL, demo.ChangingPath) {
 			continue
 		}
 		_, _, body := get(t, s.base+"/api/v1/agents/"+a.ID+"/versions", token)
@@ -160,8 +143,8 @@ func TestServeDemo(t *testing.T) {
 			fromCatalog++
 		}
 	}
-	if fromCatalog != demoCatalogAgents+1 { // and the inline one
-		t.Errorf("%d approved agents from the demo's catalog, want %d", fromCatalog, demoCatalogAgents+1)
+	if fromCatalog != demo.CatalogListed { // and the inline one
+		t.Errorf("%d approved agents from the demo's catalog, want %d", fromCatalog, demo.CatalogListed)
 	}
 	total := list.TotalSize
 	if total != len(list.Agents) || total < 30 {
@@ -191,7 +174,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("catalogue page %d without the demo banner", code)
 	}
 	// The marker holds nothing secret.
-	marker, err := os.ReadFile(filepath.Join(data, demoMarker))
+	marker, err := os.ReadFile(filepath.Join(data, demo.MarkerFile))
 	if err != nil || strings.Contains(string(marker), token) || !strings.Contains(string(marker), `"cardex": "demo"`) {
 		t.Fatalf("marker %q %v", marker, err)
 	}
@@ -201,7 +184,7 @@ func TestServeDemo(t *testing.T) {
 
 	// A restart reuses the directory: no new token, no duplicate agents.
 	s2 := startInProcess(t, data, "--demo")
-	waitFor(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s2.stdout.String(), "first start") })
+	polltest.Until(t, "the welcome lines", 10*time.Second, func() bool { return strings.Contains(s2.stdout.String(), "first start") })
 	if demoTokenLine.MatchString(s2.stdout.String()) || !strings.Contains(s2.stdout.String(), "printed on the first start") {
 		t.Fatalf("restart output %q", s2.stdout.String())
 	}
@@ -224,7 +207,7 @@ func TestServeDemo(t *testing.T) {
 				counts(func(st, _, _ string) string { return st }))
 		}
 	})
-	waitFor(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
+	polltest.Until(t, "the demo catalogue after a restart", 10*time.Second, func() bool {
 		_, _, body := get(t, s2.base+"/api/v1/agents?pageSize=100", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -250,12 +233,9 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	s3 := startInProcess(t, data, "--demo")
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s3.logs.String(), "demo agent removed by an admin"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the restart does not skip the removed agent; logs:\n%s", s3.logs.String())
-		}
-	}
-	waitFor(t, "the demo catalogue after a removal", 15*time.Second, func() bool {
+	polltest.Until(t, func() string { return "the restart to skip the removed agent; logs:\n" + s3.logs.String() }, 10*time.Second,
+		func() bool { return strings.Contains(s3.logs.String(), "demo agent removed by an admin") })
+	polltest.Until(t, "the demo catalogue after a removal", 15*time.Second, func() bool {
 		_, _, body := get(t, s3.base+"/api/v1/agents?pageSize=100&status=approved&status=pending", token)
 		list = demoList{}
 		json.Unmarshal([]byte(body), &list)
@@ -288,38 +268,23 @@ func TestDemoDataDirSeparation(t *testing.T) {
 	if code != exitFail || !strings.Contains(stderr, "not a demo's") {
 		t.Fatalf("--demo on real data: %d %q", code, stderr)
 	}
-	if _, err := prepareDemoDir(real, time.Now()); !errors.Is(err, errNotDemoDir) {
-		t.Fatalf("prepareDemoDir on real data: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(real, demoMarker)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(real, demo.MarkerFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a marker was written into real data: %v", err)
 	}
 
-	demo := filepath.Join(t.TempDir(), "demo")
-	first, err := prepareDemoDir(demo, time.Now())
-	if err != nil || !first {
-		t.Fatalf("fresh demo dir: first %v, %v", first, err)
+	dir := filepath.Join(t.TempDir(), "demo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if first, err := prepareDemoDir(demo, time.Now()); err != nil || first {
-		t.Fatalf("demo dir again: first %v, %v", first, err)
+	if err := os.WriteFile(filepath.Join(dir, demo.MarkerFile), []byte(`{"cardex":"demo"}`), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if err := checkNotDemoDir(demo); !errors.Is(err, errDemoDir) {
-		t.Fatalf("checkNotDemoDir: %v", err)
-	}
-	code, _, stderr = runCLI(t, "", "serve", "--data", demo, "--addr", "127.0.0.1:0")
+	code, _, stderr = runCLI(t, "", "serve", "--data", dir, "--addr", "127.0.0.1:0")
 	if code != exitFail || !strings.Contains(stderr, "holds the demo catalogue") {
 		t.Fatalf("serve on a demo dir: %d %q", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(demo, "cardex.db")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, "cardex.db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("plain serve touched the demo dir: %v", err)
-	}
-	// An empty directory and a directory of unrelated files are fine.
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if first, err := prepareDemoDir(other, time.Now()); err != nil || !first {
-		t.Fatalf("unrelated files: first %v, %v", first, err)
 	}
 }
 
@@ -385,8 +350,8 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 	if first.base == second.base || first.base == "http://"+busy.Addr().String() {
 		t.Fatalf("addresses %s and %s (default %s)", first.base, second.base, busy.Addr())
 	}
-	m1, err1 := readDemoMarker("cardex-demo")
-	m2, err2 := readDemoMarker("cardex-demo-2")
+	m1, err1 := demo.ReadMarker("cardex-demo")
+	m2, err2 := demo.ReadMarker("cardex-demo-2")
 	if err1 != nil || err2 != nil {
 		t.Fatalf("markers: %v %v", err1, err2)
 	}
@@ -406,8 +371,8 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 		}
 		var out []string
 		// Every agent is registered once the catalogue is approved.
-		waitFor(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
-		waitFor(t, "the demo's agents", 20*time.Second, func() bool {
+		polltest.Until(t, "a seeded demo", 30*time.Second, func() bool { return strings.Contains(s.logs.String(), "demo catalogue approved") })
+		polltest.Until(t, "the demo's agents", 20*time.Second, func() bool {
 			_, _, body := get(t, s.base+"/api/v1/agents?pageSize=100", tok)
 			var l demoList
 			json.Unmarshal([]byte(body), &l)
@@ -449,7 +414,7 @@ func TestSecondDemoOnTheSameMachine(t *testing.T) {
 			t.Errorf("the restarted demo lists %s, on a host it did not serve before", u)
 		}
 	}
-	if m, _ := readDemoMarker("cardex-demo-2"); m.Ports != m2.Ports {
+	if m, _ := demo.ReadMarker("cardex-demo-2"); m.Ports != m2.Ports {
 		t.Errorf("ports after a restart %+v, want %+v", m.Ports, m2.Ports)
 	}
 }

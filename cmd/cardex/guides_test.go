@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // guideBlock is one ```sh block of a guide.
@@ -107,7 +109,7 @@ func TestGuidesRunAsWritten(t *testing.T) {
 	defer host.Close()
 	data := filepath.Join(work, "data")
 	s := startInProcess(t, data, strings.Fields(string(serveFlags[1]))...)
-	waitFor(t, "/readyz", 20*time.Second, func() bool { code, _, _ := get(t, s.base+"/readyz", ""); return code == 200 })
+	polltest.Until(t, "/readyz", 20*time.Second, func() bool { code, _, _ := get(t, s.base+"/readyz", ""); return code == 200 })
 	env := []string{"PATH=" + tools + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"CARDEX=" + s.base, "ORIGIN=" + host.URL, "FETCH_FLAGS=" + string(fetchFlags[1]), "DATA=" + data}
 

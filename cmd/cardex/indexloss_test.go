@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // searchSnapshot is the ids every opsQueries query answers, for an admin
@@ -118,7 +119,9 @@ func TestIndexLossRebuildsOnRestart(t *testing.T) {
 	// The reference answers: the indexer has applied every change (lag 0
 	// on /metrics) and two polls in a row agree.
 	var before, prev map[string][]string
-	waitDetail(t, "a settled search snapshot with the approvals indexed", 30*time.Second, func() bool {
+	polltest.Until(t, func() string {
+		return fmt.Sprintf("a settled search snapshot with the approvals indexed: %d anonymous results", len(prev["anonymous sort=name"]))
+	}, 30*time.Second, func() bool {
 		if lag, err := indexLag(t, srv.base); err != nil || lag != 0 {
 			return false
 		}
@@ -132,7 +135,7 @@ func TestIndexLossRebuildsOnRestart(t *testing.T) {
 			before = s
 		}
 		return same
-	}, func() string { return fmt.Sprintf("%d anonymous results", len(prev["anonymous sort=name"])) })
+	})
 
 	// A segment is truncated at rest (the server killed first): Bleve maps
 	// segments into memory, and truncating one under a running process
@@ -202,7 +205,7 @@ func TestIndexLossRebuildsOnRestart(t *testing.T) {
 		admin = newOpsClient(srv.base, token)
 		srv.waitReady(t, time.Minute)
 		var diff string
-		waitDetail(t, tc.name+": the rebuilt index to answer as before", 30*time.Second, func() bool {
+		polltest.Until(t, func() string { return tc.name + ": the rebuilt index to answer as before: " + diff }, 30*time.Second, func() bool {
 			after, err := searchSnapshot(t, admin, newOpsClient(srv.base, ""))
 			if err != nil {
 				diff = err.Error()
@@ -211,7 +214,7 @@ func TestIndexLossRebuildsOnRestart(t *testing.T) {
 			var same bool
 			diff, same = sameSnapshot(before, after)
 			return same
-		}, func() string { return diff })
+		})
 		if !strings.Contains(srv.stderr.String(), "search index needs a rebuild") {
 			t.Fatalf("%s: the restarted server did not report a rebuild:\n%s", tc.name, srv.stderr.String())
 		}

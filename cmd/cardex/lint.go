@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // cardFetcher fetches the body of a card URL. The crawler's hardened client

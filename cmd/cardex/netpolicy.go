@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 )
 
 // netPolicyFlags are the network policy of docs/security.md "Network policy" for the commands
@@ -32,7 +32,7 @@ func (n *netPolicyFlags) register(fs *flag.FlagSet) {
 }
 
 // fetcher builds the hardened fetcher for these settings.
-func (n *netPolicyFlags) fetcher() (*crawler.Fetcher, error) {
+func (n *netPolicyFlags) fetcher() (*fetch.Fetcher, error) {
 	if n.timeout <= 0 {
 		return nil, errors.New("--timeout must be positive")
 	}
@@ -40,15 +40,15 @@ func (n *netPolicyFlags) fetcher() (*crawler.Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return crawler.New(crawler.Config{Policy: pol, Logger: slog.New(slog.DiscardHandler)})
+	return fetch.New(fetch.Config{Policy: pol, Logger: slog.New(slog.DiscardHandler)})
 }
 
 // cardFetcherFor fetches a card the way the crawler does: redirects only
 // within the URL's origin, the body limit after decompression, and a body
 // that must look like JSON (docs/threats.md B.15, B.20, C.28).
-func cardFetcherFor(f *crawler.Fetcher) cardFetcher {
+func cardFetcherFor(f *fetch.Fetcher) cardFetcher {
 	return func(ctx context.Context, url string) ([]byte, error) {
-		resp, err := f.Fetch(ctx, crawler.Request{URL: url, FollowRedirects: true, SameOriginOnly: true})
+		resp, err := f.Fetch(ctx, fetch.Request{URL: url, FollowRedirects: true, SameOriginOnly: true})
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func describeFetchError(err error) string {
 // fetchErrorParts splits a fetch failure into its class ("" when err is
 // not a fetch error) and the rest of the message, with the hint.
 func fetchErrorParts(err error) (class, msg string) {
-	fe, ok := errors.AsType[*crawler.FetchError](err)
+	fe, ok := errors.AsType[*fetch.FetchError](err)
 	if !ok {
 		return "", err.Error()
 	}
@@ -96,18 +96,18 @@ func fetchErrorParts(err error) (class, msg string) {
 
 // fetchHint names the flag that would let the fetch through, for the
 // failures a flag of these commands decides.
-func fetchHint(fe *crawler.FetchError) string {
+func fetchHint(fe *fetch.FetchError) string {
 	switch {
-	case errors.Is(fe, crawler.ErrSchemeNotAllowed):
+	case errors.Is(fe, fetch.ErrSchemeNotAllowed):
 		return "pass --allow-insecure-http to fetch http:// URLs"
-	case errors.Is(fe, crawler.ErrReservedAddress), errors.Is(fe, crawler.ErrPortNotAllowed):
+	case errors.Is(fe, fetch.ErrReservedAddress), errors.Is(fe, fetch.ErrPortNotAllowed):
 		if p, ok := refusedPrefix(fe); ok {
 			return "pass --allow-networks " + p + " to allow it"
 		}
 		return "pass --allow-networks with the address's range to allow it"
-	case fe.Class == crawler.ClassTimeout:
+	case fe.Class == fetch.ClassTimeout:
 		return "--timeout sets the limit"
-	case fe.Class == crawler.ClassTLS:
+	case fe.Class == fetch.ClassTLS:
 		return "--ca-file adds a trusted root certificate"
 	}
 	return ""
@@ -115,7 +115,7 @@ func fetchHint(fe *crawler.FetchError) string {
 
 // refusedPrefix is the single-address range of the address a dial check
 // refused, read from the end of its message ("… reserved address 10.0.0.1").
-func refusedPrefix(fe *crawler.FetchError) (string, bool) {
+func refusedPrefix(fe *fetch.FetchError) (string, bool) {
 	if fe.Err == nil {
 		return "", false
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // The operations tests (replicas, crash under mixed load, index loss) run
@@ -126,7 +128,7 @@ func (s *server) stop(t *testing.T) {
 func (s *server) waitReady(t *testing.T, d time.Duration) {
 	t.Helper()
 	c := &http.Client{Timeout: 5 * time.Second}
-	waitFor(t, "/readyz 200 from "+s.base, d, func() bool {
+	polltest.Until(t, "/readyz 200 from "+s.base, d, func() bool {
 		res, err := c.Get(s.base + "/readyz")
 		if err != nil {
 			return false
@@ -244,17 +246,4 @@ func ids(agents []opsAgent) []string {
 		out[i] = a.ID
 	}
 	return out
-}
-
-// waitDetail polls cond every 50 ms until it holds or d passes, failing
-// with what and detail() (the last state seen) at the deadline.
-func waitDetail(t *testing.T, what string, d time.Duration, cond func() bool, detail func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %s", d, what, detail())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -21,6 +21,7 @@ import (
 	yaml "github.com/oasdiff/yaml3"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -131,29 +132,26 @@ func waitAllFetched(t *testing.T, c *opsClient, ids []string, d time.Duration) {
 		want[id] = true
 	}
 	var missing []opsAgent
-	deadline := time.Now().Add(d)
-	for {
-		all, err := c.listAll(t.Context(), "")
-		if err == nil {
-			missing = missing[:0]
-			for _, a := range all {
-				if want[a.ID] && a.VersionSeq == 0 {
-					missing = append(missing, a)
-				}
-			}
-			if len(all) >= len(want) && len(missing) == 0 {
-				return
+	var err error
+	polltest.Until(t, func() string {
+		if len(missing) > 0 && missing[0].LastError != nil {
+			return fmt.Sprintf("every agent to have a version: %d of %d without; first: %s: %s %s", len(missing), len(want),
+				missing[0].CardURL, missing[0].LastError.Class, missing[0].LastError.Message)
+		}
+		return fmt.Sprintf("every agent to have a version: %d of %d without (list error: %v)", len(missing), len(want), err)
+	}, d, func() bool {
+		var all []opsAgent
+		if all, err = c.listAll(t.Context(), ""); err != nil {
+			return false
+		}
+		missing = missing[:0]
+		for _, a := range all {
+			if want[a.ID] && a.VersionSeq == 0 {
+				missing = append(missing, a)
 			}
 		}
-		if time.Now().After(deadline) {
-			if len(missing) > 0 && missing[0].LastError != nil {
-				t.Fatalf("%d of %d agents without a version after %s; first: %s: %s %s", len(missing), len(want), d,
-					missing[0].CardURL, missing[0].LastError.Class, missing[0].LastError.Message)
-			}
-			t.Fatalf("%d of %d agents without a version after %s (list error: %v)", len(missing), len(want), d, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(all) >= len(want) && len(missing) == 0
+	})
 }
 
 // opsQueries are searches both replicas must answer alike: free text,
@@ -169,45 +167,37 @@ func waitSameSearch(t *testing.T, clients []*opsClient, wantAll []string, d time
 	t.Helper()
 	var last string
 	want := slices.Sorted(slices.Values(wantAll))
-	deadline := time.Now().Add(d)
-	for {
-		same := true
+	polltest.Until(t, func() string { return "search to converge: " + last }, d, func() bool {
 		for _, q := range opsQueries {
 			var first []string
 			for i, c := range clients {
 				got, err := c.listAll(t.Context(), q)
 				if err != nil {
-					same, last = false, err.Error()
-					break
+					last = err.Error()
+					return false
 				}
 				if i == 0 {
 					first = ids(got)
 					if len(first) == 0 {
-						same, last = false, q+": no results"
+						last = q + ": no results"
+						return false
 					}
 					if q == "sort=name" && !slices.Equal(slices.Sorted(slices.Values(first)), want) {
-						same, last = false, fmt.Sprintf("%s: %d ids, want %d", q, len(first), len(want))
+						last = fmt.Sprintf("%s: %d ids, want %d", q, len(first), len(want))
+						return false
 					}
 				} else if !slices.Equal(first, ids(got)) {
-					same, last = false, fmt.Sprintf("%s: %d ids from %s, %d from %s", q, len(first), clients[0].base, len(got), c.base)
+					last = fmt.Sprintf("%s: %d ids from %s, %d from %s", q, len(first), clients[0].base, len(got), c.base)
+					return false
 				}
 			}
-			if !same {
-				break
-			}
 		}
-		if same {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("search did not converge within %s: %s", d, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 // leasesOf counts agents whose lease is held by process pid and not yet
-// expired (the owner is hostname/pid/random, crawler.DefaultOwner).
+// expired (the owner is hostname/pid/random, registry.DefaultOwner).
 func leasesOf(ctx context.Context, db *sql.DB, pid int) (int, error) {
 	var n int
 	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM agents WHERE lease_owner LIKE $1 AND lease_until > now()",
@@ -305,7 +295,7 @@ func TestTwoReplicasShareOnePostgres(t *testing.T) {
 	}
 	defer db.Close()
 	slowIDs := submitAll(t, cb, slowURLs)
-	waitFor(t, "replica B to hold a lease", 30*time.Second, func() bool {
+	polltest.Until(t, "replica B to hold a lease", 30*time.Second, func() bool {
 		n, err := leasesOf(t.Context(), db, b.cmd.Process.Pid)
 		return err == nil && n > 0
 	})

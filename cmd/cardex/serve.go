@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -64,152 +63,21 @@ func runServe(ctx context.Context, e *env, args []string) int {
 // stop the prober and the scheduler (in-flight probes and crawls finish
 // within a bound, leases are released), stop the indexer and close the index, close the store.
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Writer) error {
-	allow := crawlNetwork{AllowNetworks: cfg.AllowNetworks, AllowInsecureHTTP: cfg.AllowInsecureHTTP}
-	var (
-		demo      *demoFleet
-		demoFirst bool
-	)
-	var store *registry.Store
-	if cfg.Demo {
-		dir, first, st, err := openDemoStore(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		store, demoFirst, cfg.Store.data = st, first, dir
-		defer closeStore(store, log)
-		marker, err := readDemoMarker(dir)
-		if err != nil {
-			return err
-		}
-		if demo, err = startDemoFleet(log, marker.Ports); err != nil {
-			return err
-		}
-		defer demo.Close()
-		if demo.ports != marker.Ports {
-			if err := writeDemoPorts(dir, demo.ports); err != nil {
-				return err
-			}
-		}
-		// The demo allows its own fleet's addresses and nothing else.
-		allow = crawlNetwork{AllowNetworks: demo.nets, AllowInsecureHTTP: true}
-	} else {
-		if cfg.Store.databaseURL == "" {
-			if err := checkNotDemoDir(cfg.Store.data); err != nil {
-				return err
-			}
-		}
-		var err error
-		store, err = registry.Open(ctx, registry.OpenOptions{
-			DataDir:     cfg.Store.data,
-			DatabaseURL: cfg.Store.databaseURL,
-			Logger:      log,
-			ServerLock:  true,
-		})
-		if err != nil {
-			return fmt.Errorf("open store: %w", err)
-		}
-		defer closeStore(store, log)
-	}
-	fetcher, err := cfg.fetcher(allow, log)
+	s, err := wire(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer fetcher.Close()
-	autoApprove, err := registry.ParseAutoApprove(cfg.AutoApprove)
+	defer s.close()
+	ln, err := cfg.listen(log)
 	if err != nil {
 		return err
-	}
-	svc := registry.NewService(store, registry.ServiceConfig{
-		URLPolicy: registry.URLPolicy{AllowInsecureHTTP: allow.AllowInsecureHTTP, AllowNetworks: allow.AllowNetworks},
-		Logger:    log,
-		GoneAfter: cfg.GoneAfter,
-		// Admin web sessions (docs/security.md "Admin sessions").
-		SessionIdle:   cfg.SessionIdle,
-		SessionMaxAge: cfg.SessionMaxAge,
-		// Host claims are fetched by the crawler's one hardened client,
-		// under the same network policy as cards (docs/claims.md).
-		ClaimFetcher:              fetcher,
-		ClaimAttemptInterval:      cfg.ClaimVerifyInterval,
-		ClaimsPendingPerRequester: cfg.ClaimPending,
-		AutoApprove:               autoApprove,
-		// Bounds of what strangers' catalogs and keys can make Cardex do
-		// (docs/threats.md K.97).
-		AutoApprovePerDomain: cfg.AutoApprovePerDomain,
-		CatalogMaxNew:        cfg.CatalogMaxNew,
-		CatalogMaxAgents:     cfg.CatalogMaxAgents,
-		// So are catalogs submitted directly (docs/discovery.md).
-		CatalogCrawler:  crawler.CatalogCrawler{Fetcher: fetcher},
-		CatalogInterval: cfg.CrawlInterval,
-	})
-	// The index lives in --data with either store: it is derived data each
-	// process keeps for itself (docs/design.md).
-	searchOpts := defaultSearchOptions
-	searchOpts.synonyms = cfg.synonyms
-	sr, err := startSearchWith(ctx, cfg.Store.data, svc, log, searchOpts)
-	if err != nil {
-		return fmt.Errorf("search index: %w", err)
-	}
-	defer func() {
-		if err := sr.Close(); err != nil {
-			log.Error("closing search index", "err", err.Error())
-		}
-	}()
-	m := newMetrics()
-	cr, err := newCrawl(cfg, fetcher, svc, m, log)
-	if err != nil {
-		return err
-	}
-	probeFetcher := fetcher
-	if demo != nil {
-		if probeFetcher, err = demo.probeFetcher(cfg, allow, log); err != nil {
-			return err
-		}
-		defer probeFetcher.Close()
-	}
-	pr, err := newProber(cfg, cr, probeFetcher, svc, m, log)
-	if err != nil {
-		return err
-	}
-	m.gauges(cr.sched, sr, svc, store)
-	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
-	if err != nil {
-		return err
-	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil && cfg.Demo && !cfg.addrSet && errors.Is(err, syscall.EADDRINUSE) {
-		// Another demo (or anything else) has the default port: a demo
-		// started without --addr takes a free one and says where.
-		log.Info("demo: the default address is in use, listening on a free port", "addr", cfg.Addr)
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	tlsOn := cfg.TLSCert != ""
-	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "store", store.Dialect(), "demo", cfg.Demo,
-		"gomaxprocs", runtime.GOMAXPROCS(0))
-	if !tlsOn && !strings.HasPrefix(cfg.BaseURL, "https://") && !loopbackOnly(ln.Addr()) {
-		// docs/security.md: the admin cookie is a Secure __Host- cookie,
-		// which browsers keep over plain HTTP only on loopback.
-		log.Warn("admin sign-in in the web UI needs TLS: set --tls-cert/--tls-key, or --base-url https://… behind a TLS-terminating proxy; API tokens work regardless")
+	if err := cfg.announce(ln.Addr(), s.store.Dialect(), log); err != nil {
+		ln.Close()
+		return err
 	}
-	if cfg.AddrFile != "" {
-		if err := writeAddrFile(cfg.AddrFile, ln.Addr().String()); err != nil {
-			ln.Close()
-			return err
-		}
-	}
+	srv := newHTTPServer(s.handler, log)
 	served := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -218,45 +86,8 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 			served <- srv.Serve(ln)
 		}
 	}()
-	cr.sched.Start()
-	if pr != nil {
-		pr.Start()
-	}
-	seedCtx, stopSeed := context.WithCancel(ctx)
-	var seeding sync.WaitGroup
-	catalogs := func() { cfg.runCatalogs(seedCtx, cr.fetcher, svc, cr.sched.Kick, log) }
-	// Views of card versions stored before this release, or by one that
-	// rendered them otherwise (docs/operator-guide.md "Upgrading").
-	seeding.Go(func() { renderViews(seedCtx, svc, log) })
-	// Versions an earlier release judged by a rule since changed
-	// (migrations 00170; docs/verification.md), judged again from their
-	// stored bytes.
-	seeding.Go(func() { reverifyStored(seedCtx, cr.sched, svc, log) })
-	if demo == nil {
-		seeding.Go(catalogs)
-	} else {
-		if err := demoWelcome(ctx, stdout, svc, demoFirst, browseURL(ln.Addr(), tlsOn), cfg.Store.data); err != nil {
-			log.Error("demo", "err", err.Error())
-		}
-		seeding.Go(func() {
-			kick := func() {
-				cr.sched.Kick()
-				if pr != nil {
-					pr.Kick() // approved agents are probed at once
-				}
-			}
-			// The demo crawls its catalog host itself while seeding, so
-			// the agents it lists are seeded with the rest; the catalog
-			// loop starts after.
-			crawlCatalogs := func(ctx context.Context) []string {
-				return cfg.crawlCatalogs(ctx, cr.fetcher, svc, time.Now(), log)
-			}
-			if err := demo.seed(seedCtx, svc, kick, crawlCatalogs, log); err != nil && seedCtx.Err() == nil {
-				log.Error("demo catalogue", "err", err.Error())
-			}
-			catalogs()
-		})
-	}
+	s.start()
+	stopSeed := s.seed(ctx, stdout, browseURL(ln.Addr(), tlsOn))
 
 	var serveErr error
 	select {
@@ -264,32 +95,76 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
 	if serveErr == nil {
-		if err := srv.Shutdown(sctx); err != nil {
-			log.Warn("in-flight requests cut off at the shutdown deadline", "err", err.Error())
-			srv.Close()
-		}
-		serveErr = <-served
+		serveErr = shutdownHTTP(ctx, srv, served, log)
 	}
 	stopSeed()
-	seeding.Wait()
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer ccancel()
-	if pr != nil {
-		if err := pr.Shutdown(cctx); err != nil {
-			log.Warn("prober shutdown", "err", err.Error())
-		}
-	}
-	if err := cr.sched.Shutdown(cctx); err != nil {
-		log.Warn("crawler shutdown", "err", err.Error())
-	}
+	s.stop(ctx)
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// listen listens on --addr. A demo started without --addr whose default
+// port another demo (or anything else) has takes a free one and says
+// where.
+func (c *serveConfig) listen(log *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil && c.Demo && !c.addrSet && errors.Is(err, syscall.EADDRINUSE) {
+		log.Info("demo: the default address is in use, listening on a free port", "addr", c.Addr)
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return ln, nil
+}
+
+// announce logs where the server listens, warns when admin sign-in cannot
+// work there, and writes --addr-file.
+func (c *serveConfig) announce(addr net.Addr, dialect string, log *slog.Logger) error {
+	tlsOn := c.TLSCert != ""
+	log.Info("listening", "addr", addr.String(), "tls", tlsOn, "store", dialect, "demo", c.Demo,
+		"gomaxprocs", runtime.GOMAXPROCS(0))
+	if !tlsOn && !strings.HasPrefix(c.BaseURL, "https://") && !loopbackOnly(addr) {
+		// docs/security.md: the admin cookie is a Secure __Host- cookie,
+		// which browsers keep over plain HTTP only on loopback.
+		log.Warn("admin sign-in in the web UI needs TLS: set --tls-cert/--tls-key, or --base-url https://… behind a TLS-terminating proxy; API tokens work regardless")
+	}
+	if c.AddrFile != "" {
+		return writeAddrFile(c.AddrFile, addr.String())
+	}
+	return nil
+}
+
+// newHTTPServer is the server's http.Server over h, with the timeouts
+// above.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+}
+
+// shutdownHTTP stops accepting and lets in-flight requests finish for up
+// to shutdownTimeout, then cuts them off; it returns what the serving
+// goroutine returned.
+func shutdownHTTP(ctx context.Context, srv *http.Server, served <-chan error, log *slog.Logger) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("in-flight requests cut off at the shutdown deadline", "err", err.Error())
+		srv.Close()
+	}
+	return <-served
 }
 
 // handler builds the API and the web UI over svc and composes them with

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
@@ -22,21 +23,21 @@ type crawlNetwork struct {
 
 // policy is the production fetch policy with the allowances, the CA file
 // and the crawl timeout applied.
-func (c *serveConfig) policy(allow crawlNetwork) (crawler.Policy, error) {
+func (c *serveConfig) policy(allow crawlNetwork) (fetch.Policy, error) {
 	return fetchPolicy(allow, c.CAFile, c.CrawlTimeout)
 }
 
 // fetchPolicy is the production fetch policy of docs/security.md "Network policy" with an
 // operator's allowances, extra roots and total timeout, naming this build
 // in its User-Agent. serve and the fetching CLI commands share it.
-func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (crawler.Policy, error) {
-	pol := crawler.DefaultPolicy()
+func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (fetch.Policy, error) {
+	pol := fetch.DefaultPolicy()
 	pol.AllowNetworks, pol.AllowInsecureHTTP = allow.AllowNetworks, allow.AllowInsecureHTTP
 	pol.Timeout = timeout
 	pol.ResponseHeaderTimeout = min(pol.ResponseHeaderTimeout, timeout)
-	pol.UserAgent = crawler.UserAgent(buildinfo.Get().Version)
+	pol.UserAgent = fetch.UserAgent(buildinfo.Get().Version)
 	if caFile != "" {
-		pool, err := crawler.LoadCAFile(caFile)
+		pool, err := fetch.LoadCAFile(caFile)
 		if err != nil {
 			return pol, err
 		}
@@ -48,19 +49,19 @@ func fetchPolicy(allow crawlNetwork, caFile string, timeout time.Duration) (craw
 // crawlRuntime is the fetcher and the scheduler of a running server, and
 // the per-host cap they share with the liveness prober.
 type crawlRuntime struct {
-	fetcher *crawler.Fetcher
+	fetcher *fetch.Fetcher
 	sched   *crawler.Scheduler
-	hosts   *crawler.HostSlots
+	hosts   *fetch.HostSlots
 }
 
 // fetcher builds the hardened fetcher of a running server: cards, key sets
 // and host claims all go through it.
-func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fetcher, error) {
+func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*fetch.Fetcher, error) {
 	pol, err := c.policy(allow)
 	if err != nil {
 		return nil, fmt.Errorf("crawler policy: %w", err)
 	}
-	f, err := crawler.New(crawler.Config{Policy: pol, Logger: log, ClaimsPerHost: c.ClaimFetchesPerHost})
+	f, err := fetch.New(fetch.Config{Policy: pol, Logger: log, ClaimsPerHost: c.ClaimFetchesPerHost})
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
@@ -70,8 +71,8 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*crawler.Fe
 // newCrawl builds a verifier that fetches key sets through f (same policy,
 // docs/security.md "Network policy") and a stopped scheduler over svc, recording through the
 // metrics decorator. The caller closes f.
-func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
-	hosts := crawler.NewHostSlots(c.CrawlPerHost)
+func newCrawl(c *serveConfig, f *fetch.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
+	hosts := fetch.NewHostSlots(c.CrawlPerHost)
 	f.ShareHosts(hosts) // claim checks share the hosts' budget with crawls and probes
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
 		Registry: recordingRegistry{Registry: svc, batch: svc, m: m},
@@ -98,7 +99,7 @@ func newCrawl(c *serveConfig, f *crawler.Fetcher, svc *registry.Service, m *metr
 // newProber builds the liveness prober over f (the crawler's fetcher; the
 // demo's own, which reaches only the demo's agents) and the crawler's
 // per-host cap (docs/liveness.md), or nil when --probe-interval is 0.
-func newProber(c *serveConfig, cr *crawlRuntime, f *crawler.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
+func newProber(c *serveConfig, cr *crawlRuntime, f *fetch.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
 	if c.ProbeInterval == 0 {
 		return nil, nil
 	}

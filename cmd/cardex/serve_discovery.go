@@ -19,6 +19,7 @@ import (
 	"github.com/cardexhq/cardex/catalog"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/discover"
+	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/mcpserver"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
@@ -146,7 +147,7 @@ const catalogBatch = 8
 // crawl (the catalog and its nested ones, under the crawler's network
 // policy and limits) is recorded with its trace, and the agents it lists on
 // the catalog's registrable domain become pending agents (docs/discovery.md).
-func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, kick func(), log *slog.Logger) {
+func (c *serveConfig) runCatalogs(ctx context.Context, f *fetch.Fetcher, svc *registry.Service, kick func(), log *slog.Logger) {
 	t := time.NewTicker(c.CrawlTick)
 	defer t.Stop()
 	for {
@@ -163,7 +164,7 @@ func (c *serveConfig) runCatalogs(ctx context.Context, f *crawler.Fetcher, svc *
 
 // crawlCatalogs crawls the catalogs due at now and returns the ids of the
 // agents they registered.
-func (c *serveConfig) crawlCatalogs(ctx context.Context, f *crawler.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) []string {
+func (c *serveConfig) crawlCatalogs(ctx context.Context, f *fetch.Fetcher, svc *registry.Service, now time.Time, log *slog.Logger) []string {
 	// A claimed catalog is not due again for a whole crawl's time limit
 	// per document it may fetch, so replicas do not crawl it together.
 	due, err := svc.DueCatalogs(ctx, now, c.CrawlTimeout*crawler.MaxCatalogDocuments, catalogBatch)

@@ -20,6 +20,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // An A2A client pointed at the server's base URL finds its card and gets
@@ -42,7 +44,7 @@ func TestServeA2AClient(t *testing.T) {
 	defer c.Destroy()
 	var res a2a.SendMessageResult
 	// The index may still be opening right after start.
-	waitFor(t, "an answer", 20*time.Second, func() bool {
+	polltest.Until(t, "an answer", 20*time.Second, func() bool {
 		res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("pilots"))})
 		return err == nil
 	})
@@ -114,7 +116,7 @@ func TestServeMCPClient(t *testing.T) {
 			t.Fatalf("%s: %v", era, err)
 		}
 		var res *mcp.CallToolResult
-		waitFor(t, "an answer", 20*time.Second, func() bool {
+		polltest.Until(t, "an answer", 20*time.Second, func() bool {
 			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_agents", Arguments: map[string]any{"q": "pilots"}})
 			return err == nil && !res.IsError
 		})
@@ -175,7 +177,7 @@ func TestServeCatalogCrawl(t *testing.T) {
 			Status  string `json:"status"`
 		} `json:"agents"`
 	}
-	waitFor(t, "the catalog's agents", 20*time.Second, func() bool {
+	polltest.Until(t, "the catalog's agents", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?status=pending&pageSize=100", token)
 		json.Unmarshal([]byte(body), &page)
 		return len(page.Agents) == 4
@@ -207,7 +209,7 @@ func TestServeCatalogCrawl(t *testing.T) {
 		CatalogInline bool   `json:"catalogInline"`
 		Health        string `json:"health"`
 	}
-	waitFor(t, "the inline agent's card", 20*time.Second, func() bool {
+	polltest.Until(t, "the inline agent's card", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents/"+inline, token)
 		json.Unmarshal([]byte(body), &rec)
 		return rec.VersionSeq == 1
@@ -283,7 +285,7 @@ func TestServeCatalogCrawl(t *testing.T) {
 	visibility("internal")
 	hidden("internal")
 	visibility("public")
-	waitFor(t, "the public inline agent on every surface", 20*time.Second, func() bool {
+	polltest.Until(t, "the public inline agent on every surface", 20*time.Second, func() bool {
 		for _, body := range surfaces() {
 			if !strings.Contains(body, inline) {
 				return false

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cardexhq/cardex/identity/identitytest"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -129,7 +130,7 @@ func serveOIDCBearer(t *testing.T, store string) {
 	if code := post(t, s.base+"/api/v1/agents", admin, fmt.Sprintf(`{"cardUrl":%q,"visibility":"internal"}`, site.url+"/zephyr.json"), &rec); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	waitFor(t, "the first crawl", 20*time.Second, func() bool {
+	polltest.Until(t, "the first crawl", 20*time.Second, func() bool {
 		_, _, b := get(t, s.base+"/api/v1/agents/"+rec.ID, admin)
 		json.Unmarshal([]byte(b), &rec)
 		return rec.VersionSeq > 0
@@ -140,8 +141,10 @@ func serveOIDCBearer(t *testing.T, store string) {
 	if code := post(t, s.base+"/api/v1/agents/"+rec.ID+"/approve", adaJWT, `{"versionSeq":1,"reason":"checked"}`, nil); code != http.StatusOK {
 		t.Fatalf("an admin group member's JWT approving: %d", code)
 	}
-	waitFor(t, "the agent in the index", 20*time.Second, func() bool {
-		_, _, b := get(t, s.base+"/api/v1/tags?prefix=zephyr-zinnia", admin)
+	// The index has applied the approval once a reader's listing counts
+	// the agent's tag (an admin's would count it while pending).
+	polltest.Until(t, "the approval in the index", 20*time.Second, func() bool {
+		_, _, b := get(t, s.base+"/api/v1/tags?prefix=zephyr-zinnia", patJWT)
 		return strings.Contains(b, `"zephyr-zinnia"`)
 	})
 
@@ -153,7 +156,7 @@ func serveOIDCBearer(t *testing.T, store string) {
 	}{{"pat's JWT", patJWT, true}, {"anonymous", "", false}} {
 		code, b := call(t, http.MethodGet, s.base+"/api/v1/agents?q=zephyr", c.token, "")
 		if code != http.StatusOK || strings.Contains(b, rec.ID) != c.sees {
-			t.Errorf("%s: API search %d, lists the agent %t", c.name, code, strings.Contains(b, rec.ID))
+			t.Errorf("%s: API search %d, lists the agent %t: %.600s", c.name, code, strings.Contains(b, rec.ID), b)
 		}
 		mc := mcp.NewClient(&mcp.Implementation{Name: "oidc-test", Version: "1"}, nil)
 		cs, err := mc.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp",

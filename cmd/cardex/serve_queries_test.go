@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // An agent a catalog entry brings with representativeQueries is found, in
@@ -48,7 +50,7 @@ func TestServeCatalogRepresentativeQueries(t *testing.T) {
 		VersionSeq     int64    `json:"versionSeq"`
 		CatalogQueries []string `json:"catalogQueries"`
 	}
-	waitFor(t, "the agent's card", 20*time.Second, func() bool {
+	polltest.Until(t, "the agent's card", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents/"+id, token)
 		json.Unmarshal([]byte(body), &rec)
 		return rec.VersionSeq == 1
@@ -71,7 +73,7 @@ func TestServeCatalogRepresentativeQueries(t *testing.T) {
 			Matches        []match  `json:"matches"`
 		} `json:"agents"`
 	}
-	waitFor(t, "the agent found by its representative query", 20*time.Second, func() bool {
+	polltest.Until(t, "the agent found by its representative query", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?q=zlotys", "")
 		page.Agents = nil
 		json.Unmarshal([]byte(body), &page)

@@ -15,7 +15,7 @@ import (
 	"github.com/cardexhq/cardex/search"
 )
 
-// searchOptions tune the runtime; startSearch uses defaultSearchOptions,
+// searchOptions tune the runtime; serve uses defaultSearchOptions,
 // tests shorten them.
 type searchOptions struct {
 	// poll is how often the indexer looks for new changes: a change is
@@ -54,7 +54,7 @@ type searchRuntime struct {
 	closeErr  error
 }
 
-// startSearch opens (or creates) the index in filepath.Join(dataDir,
+// startSearchWith opens (or creates) the index in filepath.Join(dataDir,
 // "index"), starts the indexer (which rebuilds first if the index is
 // missing, corrupt or of an old mapping, then follows the change log) and
 // returns at once; queries answer search.ErrNotReady until the first build
@@ -64,11 +64,8 @@ type searchRuntime struct {
 // replica keeps its own index, built from and following the shared database
 // (it is derived data, docs/design.md principle 2). It fails with
 // search.ErrLocked when another process holds that directory (docs/threats.md
-// G.70). The indexer stops when ctx ends or at Close.
-func startSearch(ctx context.Context, dataDir string, svc *registry.Service, log *slog.Logger) (*searchRuntime, error) {
-	return startSearchWith(ctx, dataDir, svc, log, defaultSearchOptions)
-}
-
+// G.70). The indexer stops when ctx ends or at Close. opts tune it
+// (defaultSearchOptions, shortened by tests).
 func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service, log *slog.Logger, opts searchOptions) (*searchRuntime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

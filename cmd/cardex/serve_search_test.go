@@ -11,22 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/search"
 )
-
-// eventually polls cond every 10 ms until it holds, failing after 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func countAs(t *testing.T, idx *search.Index, v registry.Scope) (int, error) {
 	t.Helper()
@@ -39,7 +28,7 @@ func countAs(t *testing.T, idx *search.Index, v registry.Scope) (int, error) {
 
 var fastSearch = searchOptions{poll: 20 * time.Millisecond, maxLag: 1000, maxAge: 10 * time.Second}
 
-// startSearch builds a missing index first, then follows the change log;
+// startSearchWith builds a missing index first, then follows the change log;
 // Ready says so, Lag and SizeBytes report it, Close releases the directory.
 func TestSearchRuntimeLifecycle(t *testing.T) {
 	dir := t.TempDir()
@@ -50,10 +39,10 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := startSearch(t.Context(), dir, svc, nil); !errors.Is(err, search.ErrLocked) {
+	if _, err := startSearchWith(t.Context(), dir, svc, nil, defaultSearchOptions); !errors.Is(err, search.ErrLocked) {
 		t.Fatalf("second runtime on the same directory: %v, want ErrLocked (G.70)", err)
 	}
-	eventually(t, "the first build", func() bool { return r.Ready(t.Context()) == nil })
+	polltest.Until(t, "the first build", 10*time.Second, func() bool { return r.Ready(t.Context()) == nil })
 	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Anonymous)); err != nil || n != len(approved) {
 		t.Fatalf("anonymous finds %d (%v), want %d", n, err, len(approved))
 	}
@@ -74,11 +63,11 @@ func TestSearchRuntimeLifecycle(t *testing.T) {
 	if _, err := svc.Act(t.Context(), admin, pending.Agents[0].ID, registry.ActionApprove, registry.ActionRequest{VersionSeq: &one}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the indexer to apply the approval", func() bool {
+	polltest.Until(t, "the indexer to apply the approval", 10*time.Second, func() bool {
 		res, err := r.Searcher().Search(t.Context(), search.Query{Scope: registry.ScopeOf(registry.Anonymous)})
 		return err == nil && res.TotalSize == len(approved)+1
 	})
-	eventually(t, "Lag to reach 0", func() bool { return r.Lag() == 0 })
+	polltest.Until(t, "Lag to reach 0", 10*time.Second, func() bool { return r.Lag() == 0 })
 
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
@@ -115,7 +104,7 @@ func TestSearchRuntimeReadyLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	eventually(t, "the first build", func() bool { return r.Ready(t.Context()) == nil })
+	polltest.Until(t, "the first build", 10*time.Second, func() bool { return r.Ready(t.Context()) == nil })
 	for _, host := range []string{"a", "b"} {
 		if _, err := svc.Submit(t.Context(), registry.Anonymous, "https://"+host+".example.com/", registry.VisibilityPublic); err != nil {
 			t.Fatal(err)
@@ -159,7 +148,7 @@ func TestSearchRuntimeReindexUnderQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	eventually(t, "the first build", func() bool { return r.Ready(t.Context()) == nil })
+	polltest.Until(t, "the first build", 10*time.Second, func() bool { return r.Ready(t.Context()) == nil })
 	gen := r.Index().Status().Generation
 
 	ctx, stop := context.WithCancel(t.Context())
@@ -210,7 +199,7 @@ func TestSearchRuntimeReindexUnderQueries(t *testing.T) {
 	}
 }
 
-// The indexer stops with the context startSearch was given; Ready says so.
+// The indexer stops with the context startSearchWith was given; Ready says so.
 func TestSearchRuntimeStopsWithContext(t *testing.T) {
 	dir := t.TempDir()
 	store := registrytest.SQLiteAt(t, dir)
@@ -221,7 +210,7 @@ func TestSearchRuntimeStopsWithContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	eventually(t, "the first build", func() bool { return r.Ready(t.Context()) == nil })
+	polltest.Until(t, "the first build", 10*time.Second, func() bool { return r.Ready(t.Context()) == nil })
 	cancel()
-	eventually(t, "the indexer to stop", func() bool { return errors.Is(r.Ready(t.Context()), search.ErrClosed) })
+	polltest.Until(t, "the indexer to stop", 10*time.Second, func() bool { return errors.Is(r.Ready(t.Context()), search.ErrClosed) })
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cardexhq/cardex/internal/polltest"
 )
 
 // lockedBuffer is a stderr shared with a running server.
@@ -35,23 +37,11 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // readAddrFile waits for the server to write its bound address.
 func readAddrFile(t *testing.T, path string, exited <-chan int) string {
 	t.Helper()
 	var addr string
-	waitFor(t, "the address file", 60*time.Second, func() bool {
+	polltest.Until(t, "the address file", 60*time.Second, func() bool {
 		select {
 		case code := <-exited:
 			t.Fatalf("server exited with %d before listening", code)
@@ -120,7 +110,7 @@ func (s *testServer) stop(t *testing.T) int {
 func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
 	base, logs, cancel, exited := startServe(t, "--log-format", "json")
 	// Ready once the database answers and the search index is built.
-	waitFor(t, "/readyz", 20*time.Second, func() bool {
+	polltest.Until(t, "/readyz", 20*time.Second, func() bool {
 		res, err := http.Get(base + "/readyz")
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +140,7 @@ func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	waitFor(t, "shutdown to start", 10*time.Second, func() bool { return strings.Contains(logs.String(), `"msg":"shutting down"`) })
+	polltest.Until(t, "shutdown to start", 10*time.Second, func() bool { return strings.Contains(logs.String(), `"msg":"shutting down"`) })
 	if _, err := io.WriteString(conn, body); err != nil {
 		t.Fatal(err)
 	}

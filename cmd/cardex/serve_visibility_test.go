@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
@@ -180,7 +181,7 @@ func visibilityEveryFace(t *testing.T, store string) {
 			t.Fatalf("submit %s: %d", name, code)
 		}
 		id[name] = rec.ID
-		waitFor(t, name+"'s first crawl", 20*time.Second, func() bool {
+		polltest.Until(t, name+"'s first crawl", 20*time.Second, func() bool {
 			_, _, b := get(t, s.base+"/api/v1/agents/"+rec.ID, admin)
 			json.Unmarshal([]byte(b), &rec)
 			return rec.VersionSeq > 0
@@ -212,10 +213,10 @@ func visibilityEveryFace(t *testing.T, store string) {
 		_, _, b := get(t, s.base+"/api/v1/tags?prefix=zephyr-"+name, admin)
 		return strings.Contains(b, `"zephyr-`+name+`"`)
 	}
-	waitFor(t, "orca in the index", 20*time.Second, func() bool { return inIndex("orca") })
+	polltest.Until(t, "orca in the index", 20*time.Second, func() bool { return inIndex("orca") })
 	remove("oriole")
 	remove("orca")
-	waitFor(t, "orca out of the index", 20*time.Second, func() bool { return !inIndex("orca") })
+	polltest.Until(t, "orca out of the index", 20*time.Second, func() bool { return !inIndex("orca") })
 
 	all := []string{"owlet", "ocelot", "otter", "osprey", "oriole", "orca"}
 	type caller struct {

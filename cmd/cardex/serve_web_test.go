@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/agentfleet"
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
+	"github.com/cardexhq/cardex/verifier"
 )
 
 // get fetches url with an optional bearer token and returns status,
@@ -86,7 +89,7 @@ func adminToken(t *testing.T, data string) string {
 // and Prometheus metrics.
 func TestServeRoutesOneMux(t *testing.T) {
 	s := startInProcess(t, filepath.Join(t.TempDir(), "data"), "--log-format", "json")
-	waitFor(t, "/readyz once the index is built", 20*time.Second, func() bool {
+	polltest.Until(t, "/readyz once the index is built", 20*time.Second, func() bool {
 		code, _, _ := get(t, s.base+"/readyz", "")
 		return code == http.StatusOK
 	})
@@ -135,7 +138,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 	}
 	// UI requests are logged, without their query string.
 	get(t, s.base+"/?q=secret-words", "")
-	waitFor(t, "the UI access log", 5*time.Second, func() bool { return strings.Contains(s.logs.String(), `"route":"web","path":"/"`) })
+	polltest.Until(t, "the UI access log", 5*time.Second, func() bool { return strings.Contains(s.logs.String(), `"route":"web","path":"/"`) })
 	if strings.Contains(s.logs.String(), "secret-words") {
 		t.Fatal("the access log holds a query string")
 	}
@@ -161,7 +164,7 @@ func TestServeSubmitCrawlApproveSearch(t *testing.T) {
 	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s")
 
 	id := submitAndApprove(t, s.base, token, agent.URL())
-	waitFor(t, "the agent in search results", 20*time.Second, func() bool {
+	polltest.Until(t, "the agent in search results", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents?q=pilotage", "")
 		var page struct {
 			Agents []struct{ ID string } `json:"agents"`
@@ -203,7 +206,7 @@ func submitAndApprove(t *testing.T, base, token, cardURL string) string {
 	if code := post(t, base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, cardURL), &rec); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	waitFor(t, "the first crawl", 20*time.Second, func() bool {
+	polltest.Until(t, "the first crawl", 20*time.Second, func() bool {
 		_, _, body := get(t, base+"/api/v1/agents/"+rec.ID, token)
 		json.Unmarshal([]byte(body), &rec)
 		return rec.VersionSeq > 0
@@ -272,7 +275,7 @@ func TestServeTLSFleetWithoutCAFile(t *testing.T) {
 	if code := post(t, s.base+"/api/v1/agents", "", fmt.Sprintf(`{"cardUrl":%q}`, agent.URL()), &rec); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	waitFor(t, "the failed crawl", 20*time.Second, func() bool {
+	polltest.Until(t, "the failed crawl", 20*time.Second, func() bool {
 		_, _, body := get(t, s.base+"/api/v1/agents/"+rec.ID, "")
 		json.Unmarshal([]byte(body), &rec)
 		return rec.LastError != nil
@@ -312,7 +315,7 @@ func TestServeShutdownReleasesLeases(t *testing.T) {
 			t.Fatalf("submit: %d", code)
 		}
 	}
-	waitFor(t, "one crawl in flight and both agents leased", 20*time.Second, func() bool {
+	polltest.Until(t, "one crawl in flight and both agents leased", 20*time.Second, func() bool {
 		return hangs[0].InFlight()+hangs[1].InFlight() == 1 && leased() == 2
 	})
 	if code := s.stop(t); code != exitOK {
@@ -328,4 +331,9 @@ func TestServeShutdownReleasesLeases(t *testing.T) {
 	if hangs[0].Requests()+hangs[1].Requests() != 1 {
 		t.Fatalf("the queued agent was fetched: %d + %d requests", hangs[0].Requests(), hangs[1].Requests())
 	}
+}
+
+// signCard signs the fleet's cards with the verifier, as a publisher would.
+func signCard(card []byte, key crypto.Signer, kid, jku string) ([]byte, error) {
+	return verifier.Sign(card, key, verifier.SignOptions{Kid: kid, Jku: jku})
 }

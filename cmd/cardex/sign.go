@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardexhq/cardex/agentcard/strictjson"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/go-jose/go-jose/v4"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/cardexhq/cardex/agentcard"
-	"github.com/cardexhq/cardex/agentcard/strictjson"
-	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/verifier"
 )
 
@@ -83,7 +83,7 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cardex verify: origin %s is http; pass --allow-insecure-http to fetch its key sets\n", opts.Origin)
 		return exitUsage
 	}
-	var hardened *crawler.Fetcher
+	var hardened *fetch.Fetcher
 	if (c.cards == nil && isURL(pos[0])) || (c.keys == nil && opts.Origin != "") {
 		f, err := np.fetcher()
 		if err != nil {
@@ -150,7 +150,7 @@ func reportLintErrors(w io.Writer, raw []byte) {
 }
 
 // readCard reads the card from a file, stdin ("-") or a URL.
-func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, hardened *crawler.Fetcher) ([]byte, error) {
+func (c *verifyCmd) readCard(ctx context.Context, e *env, arg string, hardened *fetch.Fetcher) ([]byte, error) {
 	switch {
 	case arg == "-":
 		return io.ReadAll(io.LimitReader(e.stdin, int64(strictjson.DefaultLimits.MaxBytes)+1))
