@@ -71,6 +71,11 @@ type Config struct {
 	// the crawler fetches the agent right away instead of at its next tick.
 	// It must not block. Nil does nothing.
 	Kick func()
+	// Bearer, when set, checks bearer JWT access tokens from the identity
+	// provider (identity.Provider.Bearer, docs/identity.md): a bearer
+	// credential with two dots goes to it instead of the Cardex token
+	// store. Nil leaves JWTs to fail as Cardex tokens do.
+	Bearer func(ctx context.Context, token string) (registry.Principal, error)
 	// Observe is called once per request, after the response, with echo's
 	// route template (e.g. "/api/v1/agents/:id", "" when no route
 	// matched), the status sent and the time taken — for metrics composed
@@ -95,6 +100,7 @@ type server struct {
 	reindex     func(ctx context.Context) error
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
+	bearer      func(ctx context.Context, token string) (registry.Principal, error)
 
 	limits *ratelimit.Limiters
 }
@@ -126,6 +132,7 @@ func newServer(cfg Config) (*echo.Echo, *server, error) {
 		reindex:     cfg.Reindex,
 		kick:        cfg.Kick,
 		metrics:     cfg.Observe,
+		bearer:      cfg.Bearer,
 	}
 	if s.kick == nil {
 		s.kick = func() {}

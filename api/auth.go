@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -60,7 +61,18 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !wellFormed {
 			return s.authFailed(guard, addr, token, now)
 		}
-		p, err := s.svc.Authenticate(r.Context(), token)
+		authenticate := s.svc.Authenticate
+		if s.bearer != nil && identity.LooksLikeJWT(token) {
+			authenticate = s.bearer
+		}
+		p, err := authenticate(r.Context(), token)
+		var te *identity.TokenError
+		if errors.As(err, &te) {
+			if limited, wait := guard.Failed(addr, token, now); limited {
+				return rateLimited(wait, "too many failed authentications from this address")
+			}
+			return err // the reason class (docs/errors.md "Bearer JWTs")
+		}
 		if errors.Is(err, registry.ErrUnauthorized) {
 			return s.authFailed(guard, addr, token, now)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
@@ -55,6 +56,7 @@ func decorate(p *problem, err error) *problem {
 	var ce *registry.ClaimError
 	var cate *registry.CatalogError
 	var re *registry.RetryError
+	var te *identity.TokenError
 	if sp, ok := decorateSearch(p, err); ok {
 		return sp
 	}
@@ -88,6 +90,13 @@ func decorate(p *problem, err error) *problem {
 	case errors.Is(err, registry.ErrUnavailable):
 		p.retryAfter = unavailableRetry
 		p.Detail = "the database is busy or unavailable; nothing was changed"
+	case errors.As(err, &te):
+		// The reason class and nothing more (docs/errors.md "Bearer JWTs").
+		p.Detail = "the bearer JWT was refused: " + te.Reason
+		p.authError = "invalid_token"
+	case errors.Is(err, identity.ErrProvider):
+		p.retryAfter = unavailableRetry
+		p.Detail = "the identity provider cannot be reached to check the bearer JWT"
 	case errors.Is(err, registry.ErrUnauthorized):
 		p.Detail = genericUnauthorized
 		p.authError = "invalid_token"

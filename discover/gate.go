@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -22,6 +23,10 @@ type Gate struct {
 	// Authenticate resolves a bearer token (registry.Service.Authenticate);
 	// registry.ErrUnauthorized means the token is not valid.
 	Authenticate func(ctx context.Context, token string) (registry.Principal, error)
+	// Bearer, when set, resolves a bearer JWT from the identity provider
+	// (identity.Provider.Bearer) instead of Authenticate; a refusal names
+	// its reason class (docs/errors.md "Bearer JWTs").
+	Bearer func(ctx context.Context, token string) (registry.Principal, error)
 	// Limits are the server's shared buckets; nil allows everything.
 	Limits *ratelimit.Limiters
 	// TrustedProxies decide the client address (ratelimit.ClientKey).
@@ -49,7 +54,8 @@ const (
 )
 
 // Caller is the principal of r, or why r is refused. err is a storage
-// failure while checking a token.
+// failure while checking a token, or the identity provider unavailable
+// while checking a JWT (identity.ErrProvider).
 func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
 	q := r.URL.Query()
 	if q.Has("token") || q.Has("access_token") {
@@ -74,8 +80,13 @@ func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
 	if refuse, wait := guard.Before(key, token, wellFormed, now); refuse {
 		return registry.Anonymous, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgAuthLimited}, nil
 	}
-	if wellFormed && g.Authenticate != nil {
-		p, err := g.Authenticate(r.Context(), token)
+	authenticate := g.Authenticate
+	if g.Bearer != nil && identity.LooksLikeJWT(token) {
+		authenticate = g.Bearer
+	}
+	message := msgUnauthorized
+	if wellFormed && authenticate != nil {
+		p, err := authenticate(r.Context(), token)
 		if err == nil {
 			// Only admin tokens are unlimited; any other token reads on a
 			// budget of its own (docs/security.md "Budgets per token kind").
@@ -86,14 +97,18 @@ func (g *Gate) Caller(r *http.Request) (registry.Principal, *Refusal, error) {
 			}
 			return p, nil, nil
 		}
-		if !errors.Is(err, registry.ErrUnauthorized) {
+		var te *identity.TokenError
+		switch {
+		case errors.As(err, &te):
+			message = "the bearer JWT was refused: " + te.Reason
+		case !errors.Is(err, registry.ErrUnauthorized):
 			return registry.Anonymous, nil, err
 		}
 	}
 	if limited, wait := guard.Failed(key, token, now); limited {
 		return registry.Anonymous, &Refusal{Status: http.StatusTooManyRequests, Wait: wait, Message: msgAuthLimited}, nil
 	}
-	return registry.Anonymous, &Refusal{Status: http.StatusUnauthorized, Message: msgUnauthorized}, nil
+	return registry.Anonymous, &Refusal{Status: http.StatusUnauthorized, Message: message}, nil
 }
 
 // ErrRateLimited is a search whose cost by page size is over what is

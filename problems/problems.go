@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -35,7 +36,23 @@ const (
 	ClaimFailed          = "claim-failed"
 	CatalogFailed        = "catalog-failed"
 	InternalError        = "internal-error"
+	// A bearer JWT refused, by reason class (docs/errors.md "Bearer
+	// JWTs"): TokenPrefix + identity.Reason*.
+	TokenMalformed      = "token-malformed"
+	TokenWrongIssuer    = "token-wrong-issuer"
+	TokenAlgNotAllowed  = "token-alg-not-allowed"
+	TokenBadSignature   = "token-bad-signature"
+	TokenExpired        = "token-expired"
+	TokenWrongAudience  = "token-wrong-audience"
+	TokenNotAccessToken = "token-not-access-token"
+	TokenNoSubject      = "token-no-subject"
+	// IdentityUnavailable is the identity provider not answering while a
+	// bearer JWT is checked.
+	IdentityUnavailable = "identity-provider-unavailable"
 )
+
+// TokenPrefix starts the slug of a refused bearer JWT.
+const TokenPrefix = "token-"
 
 // statuses is the HTTP status of every problem type.
 var statuses = map[string]int{
@@ -59,6 +76,15 @@ var statuses = map[string]int{
 	ClaimFailed:          http.StatusConflict,
 	CatalogFailed:        http.StatusUnprocessableEntity,
 	InternalError:        http.StatusInternalServerError,
+	TokenMalformed:       http.StatusUnauthorized,
+	TokenWrongIssuer:     http.StatusUnauthorized,
+	TokenAlgNotAllowed:   http.StatusUnauthorized,
+	TokenBadSignature:    http.StatusUnauthorized,
+	TokenExpired:         http.StatusUnauthorized,
+	TokenWrongAudience:   http.StatusUnauthorized,
+	TokenNotAccessToken:  http.StatusUnauthorized,
+	TokenNoSubject:       http.StatusUnauthorized,
+	IdentityUnavailable:  http.StatusServiceUnavailable,
 }
 
 // Slugs lists every problem type.
@@ -115,6 +141,13 @@ func Of(err error) (slug string, ok bool) {
 	var ue *registry.URLError
 	if errors.As(err, &ue) && ue.Code == registry.URLCodeReserved {
 		return ReservedAddress, true
+	}
+	var te *identity.TokenError
+	if errors.As(err, &te) {
+		return TokenPrefix + te.Reason, true
+	}
+	if errors.Is(err, identity.ErrProvider) {
+		return IdentityUnavailable, true
 	}
 	for _, row := range table {
 		if errors.Is(err, row.err) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/problems"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -34,6 +35,16 @@ func TestOf(t *testing.T) {
 	}
 	if slug, ok := problems.Of(errors.New("pq: connection refused")); ok || slug != problems.InternalError || problems.Status(slug) != http.StatusInternalServerError {
 		t.Errorf("unknown error: %s %t", slug, ok)
+	}
+	// Every reason a bearer JWT is refused for has its own 401 type.
+	for _, reason := range identity.Reasons {
+		slug, ok := problems.Of(fmt.Errorf("wrapped: %w", &identity.TokenError{Reason: reason}))
+		if !ok || slug != problems.TokenPrefix+reason || problems.Status(slug) != http.StatusUnauthorized {
+			t.Errorf("reason %s: %s %t (status %d)", reason, slug, ok, problems.Status(slug))
+		}
+	}
+	if slug, _ := problems.Of(fmt.Errorf("%w: down", identity.ErrProvider)); slug != problems.IdentityUnavailable || problems.Status(slug) != 503 {
+		t.Errorf("provider down: %s", slug)
 	}
 	if problems.Status("no-such-slug") != 500 {
 		t.Error("unknown slug is not 500")

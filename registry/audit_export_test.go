@@ -76,7 +76,7 @@ func TestAuditFiltersAndExport(t *testing.T) {
 		if err != nil || len(rows) != 4 {
 			t.Fatalf("csv %q: %v", cb.String(), err)
 		}
-		if strings.Join(rows[0], ",") != "seq,at,actorId,actorName,action,agentId,reason,detail" {
+		if strings.Join(rows[0], ",") != "seq,at,actorId,actorName,action,agentId,reason,detail,actorSubject,actorDisplayName" {
 			t.Errorf("header %v", rows[0])
 		}
 		if rows[2][4] != "approve" || rows[2][6] != "ok, \"quoted\"\nline" || rows[2][7] != `{"from":"pending","to":"approved","versionSeq":1}` {

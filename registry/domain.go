@@ -84,6 +84,12 @@ type Principal struct {
 	// (cardex token create --groups) or, for a person signed in with an
 	// identity provider, its groups claim. Ignored for anonymous callers.
 	Groups []string
+	// Subject and DisplayName are who a person signed in with an identity
+	// provider is: the stable subject claim and the email or name the
+	// provider gave, recorded in the audit log beside the token name.
+	// Empty for a Cardex token.
+	Subject     string
+	DisplayName string
 }
 
 // Anonymous is the caller without a token.

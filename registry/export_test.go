@@ -22,7 +22,7 @@ func (s *Store) EmbeddedMigrations() fs.FS { return s.migrations() }
 
 // Models are the gorm models, for the schema check.
 var Models = []any{&agentRow{}, &versionRow{}, &fetchRow{}, &tokenRow{}, &auditRow{}, &changeRow{}, &agentGroupRow{}, &hostClaimRow{}, &catalogRow{},
-	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}, &autoApprovalRow{}}
+	&probeRow{}, &probeIfaceRow{}, &probeDayRow{}, &sessionRow{}, &viewRow{}, &autoApprovalRow{}, &signInRow{}}
 
 // ReadDB is the read handle (SQLite: the read-only pool).
 func (s *Store) ReadDB() *gorm.DB { return s.rdb }

@@ -121,8 +121,9 @@ var AuditActions = []string{"submit", "approve", "reject", "suspend", "restore",
 
 // AuditQuery selects audit entries. Oldest first after After (a feed to
 // follow), or with Newest, newest first below Before (0: from the newest),
-// the order people read a log in. AgentID, Actor (a token id or a token
-// name) and Actions narrow it; empty means any.
+// the order people read a log in. AgentID, Actor (a token id or name, or
+// a person's identity-provider subject, email or name) and Actions narrow
+// it; empty means any.
 type AuditQuery struct {
 	After   int64
 	Newest  bool
@@ -155,7 +156,7 @@ func (s *Service) AuditLog(ctx context.Context, p Principal, q AuditQuery) (*Aud
 		db = db.Where("agent_id = ?", q.AgentID)
 	}
 	if q.Actor != "" {
-		db = db.Where("(actor_token_id = ? OR actor_name = ?)", q.Actor, q.Actor)
+		db = db.Where("(actor_token_id = ? OR actor_name = ? OR actor_subject = ? OR actor_display = ?)", q.Actor, q.Actor, q.Actor, q.Actor)
 	}
 	if len(q.Actions) > 0 {
 		db = db.Where("action IN ?", q.Actions)
@@ -189,7 +190,7 @@ func (s *Service) AuditLog(ctx context.Context, p Principal, q AuditQuery) (*Aud
 	page.Entries = make([]AuditEntry, len(rows))
 	for i, r := range rows {
 		e := AuditEntry{Seq: r.Seq, At: r.At.UTC(), ActorID: r.ActorTokenID, ActorName: r.ActorName,
-			Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
+			ActorSubject: r.ActorSubject, ActorDisplayName: r.ActorDisplay, Action: r.Action, AgentID: r.AgentID, Reason: r.Reason}
 		if r.Detail != "" && r.Detail != "{}" {
 			_ = json.Unmarshal([]byte(r.Detail), &e.Detail)
 		}
@@ -209,7 +210,7 @@ const (
 
 // auditCSVHeader names the CSV export's columns; detail is the entry's
 // detail object as JSON.
-var auditCSVHeader = []string{"seq", "at", "actorId", "actorName", "action", "agentId", "reason", "detail"}
+var auditCSVHeader = []string{"seq", "at", "actorId", "actorName", "action", "agentId", "reason", "detail", "actorSubject", "actorDisplayName"}
 
 // ExportAudit writes every entry q selects, oldest first, to w in format
 // (AuditJSONLines: one AuditEntry JSON object a line; AuditCSV: a header
@@ -286,7 +287,8 @@ func writeAuditEntry(w *bufio.Writer, cw *csv.Writer, e AuditEntry) error {
 		detail = string(b)
 	}
 	return cw.Write([]string{strconv.FormatInt(e.Seq, 10), e.At.UTC().Format(time.RFC3339Nano), csvCell(e.ActorID),
-		csvCell(e.ActorName), csvCell(e.Action), csvCell(e.AgentID), csvCell(e.Reason), csvCell(detail)})
+		csvCell(e.ActorName), csvCell(e.Action), csvCell(e.AgentID), csvCell(e.Reason), csvCell(detail),
+		csvCell(e.ActorSubject), csvCell(e.ActorDisplayName)})
 }
 
 // csvCell keeps a spreadsheet from reading a cell as a formula (a reason,

@@ -178,6 +178,11 @@ type auditRow struct {
 	At           time.Time
 	ActorTokenID string
 	ActorName    string
+	// ActorSubject and ActorDisplay are the identity provider's subject
+	// and email or name of a person who signed in with it
+	// (docs/identity.md); empty for a token.
+	ActorSubject string
+	ActorDisplay string
 	Action       string
 	AgentID      string
 	Reason       string

@@ -212,8 +212,13 @@ func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason str
 		}
 		d = string(b)
 	}
-	return tx.Create(&auditRow{At: at, ActorTokenID: p.TokenID, ActorName: actorName(p), Action: action,
-		AgentID: agentID, Reason: reason, Detail: d}).Error
+	row := &auditRow{At: at, ActorTokenID: p.TokenID, ActorName: actorName(p), Action: action,
+		AgentID: agentID, Reason: reason, Detail: d}
+	if p.Subject != "" {
+		// A person the identity provider signed in holds no Cardex token.
+		row.ActorTokenID, row.ActorSubject, row.ActorDisplay = "", p.Subject, p.DisplayName
+	}
+	return tx.Create(row).Error
 }
 
 func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }

@@ -128,14 +128,18 @@ type TokenRequest struct {
 
 // AuditEntry is one admin action in the audit log.
 type AuditEntry struct {
-	Seq       int64          `json:"seq"`
-	At        time.Time      `json:"at"`
-	ActorID   string         `json:"actorId"`   // token id, "" for anonymous
-	ActorName string         `json:"actorName"` // token name, "anonymous" or "cli"
-	Action    string         `json:"action"`
-	AgentID   string         `json:"agentId,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Detail    map[string]any `json:"detail,omitempty"`
+	Seq       int64     `json:"seq"`
+	At        time.Time `json:"at"`
+	ActorID   string    `json:"actorId"`   // token id, "" for anonymous
+	ActorName string    `json:"actorName"` // token name, "anonymous" or "cli"; a person's email or name
+	// ActorSubject and ActorDisplayName say who acted when a person
+	// signed in with the identity provider (docs/identity.md).
+	ActorSubject     string         `json:"actorSubject,omitempty"`
+	ActorDisplayName string         `json:"actorDisplayName,omitempty"`
+	Action           string         `json:"action"`
+	AgentID          string         `json:"agentId,omitempty"`
+	Reason           string         `json:"reason,omitempty"`
+	Detail           map[string]any `json:"detail,omitempty"`
 }
 
 // DueAgent is an agent the crawler has claimed with a lease.

@@ -12,7 +12,7 @@ import (
 func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	if !isAdmin(r) {
-		return u.loginPage(w, r, http.StatusOK, "")
+		return u.loginPage(w, r, http.StatusOK, notAdmin(r))
 	}
 	v, err := u.loadQueue(r)
 	if err != nil {
@@ -22,12 +22,26 @@ func (u *ui) adminHome(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// notAdmin says why a person signed in with the identity provider sees
+// the sign-in page again: their groups do not make them an admin.
+func notAdmin(r *http.Request) string {
+	if p := principal(r); p.Subject != "" {
+		return "You are signed in as " + p.Name + ", who is not an administrator here. Administrators are the members of the groups the operator named."
+	}
+	return ""
+}
+
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) error {
 	w.Header().Set("Cache-Control", "no-store")
-	u.render(w, r, status, "admin_login", "Admin sign in", struct {
+	provider := ""
+	if u.cfg.OIDC != nil {
+		provider = u.cfg.OIDC.Name()
+	}
+	u.render(w, r, status, "admin_login", "Sign in", struct {
 		Error     string
 		PlainHTTP bool
-	}{msg, u.cookieDropped(r)})
+		Provider  string
+	}{msg, u.cookieDropped(r), provider})
 	return nil
 }
 
@@ -65,14 +79,23 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) error {
 }
 
 // logout is POST /admin/logout: the session ends on the server, so a copy
-// of the cookie is worth nothing afterwards.
+// of the cookie is worth nothing afterwards. A person the identity
+// provider signed in goes on to the provider's end-session endpoint when
+// it has one, which sends them back to {base-url}/ (docs/identity.md).
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) error {
+	hint := ""
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		if err := u.svc.EndSession(r.Context(), c.Value); err != nil {
+		if hint, err = u.svc.EndSessionHint(r.Context(), c.Value); err != nil {
 			return err
 		}
 	}
 	clearSession(w)
+	if principal(r).Subject != "" && u.cfg.OIDC != nil {
+		if to := u.cfg.OIDC.EndSessionURL(r.Context(), hint); to != "" {
+			u.moveOn(w, r, "Signed out", "signed-out", "Signed out of Cardex. Signing out at "+u.cfg.OIDC.Name()+"…", to)
+			return nil
+		}
+	}
 	return seeOther(w, r, "/")
 }
 

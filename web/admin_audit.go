@@ -74,7 +74,9 @@ func (u *ui) auditPage(w http.ResponseWriter, r *http.Request) error {
 		if e.AgentID != "" {
 			row.AgentURL = "/admin/audit?" + url.Values{"agent": {e.AgentID}}.Encode()
 		}
-		if who := or(e.ActorID, e.ActorName); who != "" {
+		// A person signed in with the identity provider is filtered on by
+		// the stable subject, a token by its id.
+		if who := or(e.ActorSubject, or(e.ActorID, e.ActorName)); who != "" {
 			row.ActorURL = "/admin/audit?" + url.Values{"actor": {who}}.Encode()
 		}
 		v.Entries = append(v.Entries, row)

@@ -469,7 +469,7 @@ func TestAuditPageRangeAndExport(t *testing.T) {
 	}
 	r = e.do("GET", "/admin/audit/export?format=csv&agent="+a.ID, nil, e.asAdmin(tok))
 	wantStatus(t, r, 200)
-	if !strings.HasPrefix(r.body, "seq,at,actorId,actorName,action,agentId,reason,detail\n") || strings.Count(r.body, "\n") != 3 {
+	if !strings.HasPrefix(r.body, "seq,at,actorId,actorName,action,agentId,reason,detail,actorSubject,actorDisplayName\n") || strings.Count(r.body, "\n") != 3 {
 		t.Fatalf("csv %q", r.body)
 	}
 	yesterday := e.clk.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -62,6 +63,13 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 // (a claim fetcher, an approval policy).
 func newEnvWith(t testing.TB, svcOpt func(*registry.ServiceConfig), opts ...envOption) *env {
 	t.Helper()
+	return newEnvOn(t, nil, svcOpt, opts...)
+}
+
+// newEnvOn is newEnvWith serving on ln (nil: a fresh loopback port), for
+// tests that must know the server's URL before it starts.
+func newEnvOn(t testing.TB, ln net.Listener, svcOpt func(*registry.ServiceConfig), opts ...envOption) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	store := registrytest.SQLite(t)
 	svcCfg := registry.ServiceConfig{Now: clk.Now, URLPolicy: registry.URLPolicy{
@@ -96,7 +104,12 @@ func newEnvWith(t testing.TB, svcOpt func(*registry.ServiceConfig), opts ...envO
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httptest.NewServer(h)
+	e.srv = httptest.NewUnstartedServer(h)
+	if ln != nil {
+		e.srv.Listener.Close()
+		e.srv.Listener = ln
+	}
+	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	return e
 }

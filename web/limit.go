@@ -39,12 +39,19 @@ func (u *ui) clientKey(r *http.Request) string {
 // limitReads applies the API's anonymous read limit (--read-rate) to the
 // pages, sharing its buckets: the catalogue, a search, the tags and the
 // agent pages cost the server what an API read costs. Static files and
-// signed-in admins are not limited.
+// signed-in admins are not limited; a reader or publisher the identity
+// provider signed in reads on a budget of their own, as with a token
+// (docs/security.md "Budgets per token kind").
 func (u *ui) limitReads(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && principal(r).Role == "" &&
+		p := principal(r)
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && p.Role != registry.RoleAdmin &&
 			!strings.HasPrefix(r.URL.Path, "/static/") {
-			if ok, wait := u.limits.Read(u.clientKey(r), u.cfg.Now()); !ok {
+			key := u.clientKey(r)
+			if p.Role != "" {
+				key = ratelimit.TokenKey(p.TokenID)
+			}
+			if ok, wait := u.limits.Read(key, u.cfg.Now()); !ok {
 				u.fail(w, r, rateLimited{wait})
 				return
 			}

@@ -128,11 +128,20 @@ type catalogEntryView struct {
 	Agent      string `json:"agent"`
 }
 
-// allowSubmission spends an anonymous caller's submission budget: per
-// client address, then per registrable domain of the URL's host (the API's
-// rule, docs/api.md). Host claims spend the same budget.
+// allowSubmission spends a submission budget as the API does
+// (docs/security.md "Budgets per token kind"): none for an admin, a
+// publisher's own for a publisher the identity provider signed in, and for
+// anyone else (anonymous, or a reader signed in) per client address, then
+// per registrable domain of the URL's host. Host claims spend the same
+// budget.
 func (u *ui) allowSubmission(r *http.Request, rawURL string) error {
-	if principal(r).Role != "" {
+	switch p := principal(r); p.Role {
+	case registry.RoleAdmin:
+		return nil
+	case registry.RolePublisher:
+		if refused := u.limits.SubmitToken(p.TokenID, 1, u.cfg.Now()); refused != nil {
+			return rateLimited{refused.Wait}
+		}
 		return nil
 	}
 	if refused := u.limits.Submit(u.clientKey(r), rawURL, u.cfg.Now()); refused != nil {
@@ -150,6 +159,9 @@ func (u *ui) catalogBudget(r *http.Request, catalogURL string) registry.CatalogB
 		return registry.CatalogBudget{}
 	}
 	b := u.limits.Agents(u.clientKey(r), catalogURL)
+	if p := principal(r); p.Role == registry.RolePublisher {
+		b = u.limits.TokenAgents(p.TokenID, catalogURL)
+	}
 	return registry.CatalogBudget{
 		Admit: func() error {
 			if refused := b.Admit(u.cfg.Now()); refused != nil {

@@ -92,10 +92,18 @@ func (u *ui) claimVerify(w http.ResponseWriter, r *http.Request) error {
 // allowClaim spends what a claim or a verification costs an anonymous
 // visitor: the per-address budget only, never the per-domain one others
 // could exhaust against the host's owner (docs/claims.md "Who can stop a
-// claim"). Signed-in admins are not limited. It returns the requester.
+// claim"). Signed-in admins are not limited; a publisher the identity
+// provider signed in spends its own budget, as a publisher token does on
+// the API. It returns the requester.
 func (u *ui) allowClaim(r *http.Request) (string, error) {
-	if principal(r).Role != "" {
+	switch p := principal(r); p.Role {
+	case registry.RoleAdmin:
 		return "", nil
+	case registry.RolePublisher:
+		if refused := u.limits.SubmitToken(p.TokenID, 1, u.cfg.Now()); refused != nil {
+			return "", rateLimited{refused.Wait}
+		}
+		return registry.RequesterToken(p.TokenID), nil
 	}
 	key := u.clientKey(r)
 	if ok, wait := u.limits.SubmitAddr(key, u.cfg.Now()); !ok {

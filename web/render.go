@@ -15,7 +15,7 @@ var templateFS embed.FS
 // and is executed through "layout".
 var pageNames = []string{
 	"catalogue", "agent", "agent_version", "legend", "reference", "tags", "publish", "publish_status", "publish_catalog", "publish_claim", "error",
-	"admin_login", "admin_queue", "admin_review", "admin_audit", "admin_tokens", "admin_catalogs",
+	"admin_login", "signed_in", "admin_queue", "admin_review", "admin_audit", "admin_tokens", "admin_catalogs",
 }
 
 type pageSet map[string]*template.Template
@@ -45,8 +45,11 @@ func parsePages(funcs template.FuncMap) (pageSet, error) {
 type view struct {
 	Title string
 	Admin bool // an admin session is active
-	Demo  bool
-	Nav   string // the page's section, for aria-current
+	// Person is the name of a person signed in with the identity
+	// provider (docs/identity.md), "" otherwise.
+	Person string
+	Demo   bool
+	Nav    string // the page's section, for aria-current
 	// Reference is whether the API reference page is served (the footer
 	// links it).
 	Reference bool
@@ -58,6 +61,9 @@ type view struct {
 func (u *ui) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
 	t := u.pages[page]
 	v := view{Title: title, Admin: isAdmin(r), Demo: u.cfg.Demo, Nav: page, Data: data, Reference: u.reference != nil}
+	if p := principal(r); p.Subject != "" {
+		v.Person = p.Name
+	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		u.log.ErrorContext(r.Context(), "rendering page failed", "page", page, "err", err)

@@ -32,6 +32,8 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/admin", on{"GET", u.adminHome})
 	r.handle("/admin/login", on{"POST", u.login})
 	r.handle("/admin/logout", on{"POST", u.logout})
+	r.handle("/auth/oidc/login", on{"GET", u.oidcLogin})
+	r.handle("/auth/oidc/callback", on{"GET", u.oidcCallback})
 	r.handle("/admin/bulk", on{"POST", u.admin(u.bulkAct)})
 	r.handle("/admin/agents/{id}", on{"GET", u.admin(u.review)})
 	r.handle("/admin/agents/{id}/act", on{"POST", u.admin(u.act)})

@@ -23,8 +23,9 @@ const sessionCookie = "__Host-cardex_session"
 
 type ctxKey struct{}
 
-// session resolves the session cookie once per request. Only admin tokens
-// make a session; anything else is an anonymous visitor.
+// session resolves the session cookie once per request: an admin token's
+// session, or a person's of any role the identity provider signed in
+// (docs/identity.md); without one the visitor is anonymous.
 func (u *ui) session(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := registry.Anonymous
@@ -58,7 +59,7 @@ func (u *ui) admin(h handlerFunc) handlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		if !isAdmin(r) {
 			if r.Method == http.MethodGet {
-				return u.loginPage(w, r, http.StatusUnauthorized, "")
+				return u.loginPage(w, r, http.StatusUnauthorized, notAdmin(r))
 			}
 			return registry.ErrUnauthorized
 		}

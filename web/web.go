@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -51,6 +52,9 @@ type Config struct {
 	// OpenAPI is the API's openapi.yaml, rendered at /api-reference. Nil
 	// leaves the page out (it answers 404 and the footer does not link it).
 	OpenAPI []byte
+	// OIDC, when set, offers sign-in with the identity provider beside
+	// the token form (docs/identity.md); nil offers the token form only.
+	OIDC *identity.Provider
 }
 
 // ErrConfig is returned by New for an unusable Config.

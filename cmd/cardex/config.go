@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
@@ -106,6 +107,21 @@ type serveConfig struct {
 	// K.98, K.99).
 	ProbeMaxInterfaces int
 	ProbeMaxOffDomain  int
+
+	// Single sign-on with an OpenID Connect provider (docs/identity.md):
+	// off unless OIDCIssuer is set. oidc is the checked configuration
+	// (the client secret read from its file), built by Validate.
+	OIDCIssuer           string
+	OIDCName             string
+	OIDCClientID         string
+	OIDCClientSecretFile string
+	OIDCScopes           string
+	OIDCGroupsClaim      string
+	OIDCSubjectClaim     string
+	OIDCAdminGroups      string
+	OIDCPublisherHosts   string
+	OIDCAudience         string
+	oidc                 *identity.Config
 }
 
 // Defaults of the crawler settings (docs/configuration.md).
@@ -157,8 +173,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.ClaimVerifyInterval, "claim-verify-interval", registry.DefaultClaimAttemptInterval, "least time between two verification attempts of one host claim")
 	fs.IntVar(&c.ClaimPending, "claim-pending-per-client", registry.DefaultClaimsPending, "unverified host claims one client address (or publisher token) may hold on one host")
 	fs.DurationVar(&c.GoneAfter, "gone-after", 168*time.Hour, "an agent failing for this long is gone")
-	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "an admin web session ends after this long without a request")
-	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "an admin web session ends this long after sign-in")
+	fs.DurationVar(&c.SessionIdle, "session-idle", registry.DefaultSessionIdle, "a web session ends after this long without a request")
+	fs.DurationVar(&c.SessionMaxAge, "session-max-age", registry.DefaultSessionMaxAge, "a web session (token or identity-provider sign-in) ends this long after sign-in")
 	fs.StringVar(&c.AutoApprove, "auto-approve", string(registry.AutoApproveNever), "approval `policy`: never, claimed (agents submitted with a publisher token from a verified host claim) or verified (also any agent whose card verifies under its origin's keys)")
 	fs.IntVar(&c.AutoApprovePerDomain, "auto-approve-per-domain", registry.DefaultAutoApprovePerDomain, "agents of one registrable domain the approval policy approves per UTC day; past it they wait for a curator")
 	fs.IntVar(&c.CatalogMaxNew, "catalog-max-new", registry.DefaultCatalogMaxNew, "agents one crawl of an AI Catalog may register; later crawls register the rest")
@@ -179,6 +195,16 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect provider `URL` (its discovery document is read from {URL}/.well-known/openid-configuration); enables \"Sign in with\" on the web UI; https, or http on loopback only")
+	fs.StringVar(&c.OIDCName, "oidc-name", "", "what the sign-in button calls the provider (default: the issuer's host)")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "the web UI's client `id` at the provider; its redirect URI is {--base-url}/auth/oidc/callback")
+	fs.StringVar(&c.OIDCClientSecretFile, "oidc-client-secret-file", "", "`file` holding the client secret (a trailing newline is ignored); none for a public client, which relies on PKCE")
+	fs.StringVar(&c.OIDCScopes, "oidc-scopes", identity.DefaultScopes, "scopes asked for at sign-in, space-separated (Dex needs groups added)")
+	fs.StringVar(&c.OIDCGroupsClaim, "oidc-groups-claim", identity.DefaultGroupsClaim, "the `claim` listing a person's groups, matched exactly as the provider sends them")
+	fs.StringVar(&c.OIDCSubjectClaim, "oidc-subject-claim", identity.DefaultSubjectClaim, "the `claim` holding the stable id recorded in the audit log (oid for Microsoft Entra ID)")
+	fs.StringVar(&c.OIDCAdminGroups, "oidc-admin-groups", "", "`GROUP[,GROUP…]` whose members are admins")
+	fs.StringVar(&c.OIDCPublisherHosts, "oidc-publisher-hosts", "", "`GROUP=host[,host…][;GROUP=…]`: members of each group are publishers for those hosts; everyone else signed in is a reader")
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "accept the provider's JWT access tokens issued for this `audience` as bearer credentials on the API, MCP and A2A (off when empty; must differ from --oidc-client-id)")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 
@@ -403,6 +429,44 @@ func (c *serveConfig) Validate() error {
 	if c.Demo && c.Store.databaseURL != "" {
 		return bad("demo", "the demo runs on SQLite; drop --database-url")
 	}
+	return c.validateOIDC(bad)
+}
+
+// validateOIDC checks the single sign-on settings and builds c.oidc.
+func (c *serveConfig) validateOIDC(bad func(name, format string, a ...any) error) error {
+	if c.OIDCIssuer == "" {
+		for _, f := range []struct{ name, v string }{{"oidc-client-id", c.OIDCClientID}, {"oidc-client-secret-file", c.OIDCClientSecretFile},
+			{"oidc-admin-groups", c.OIDCAdminGroups}, {"oidc-publisher-hosts", c.OIDCPublisherHosts}, {"oidc-audience", c.OIDCAudience}, {"oidc-name", c.OIDCName}} {
+			if f.v != "" {
+				return bad(f.name, "needs --oidc-issuer")
+			}
+		}
+		return nil
+	}
+	hosts, err := identity.ParsePublisherHosts(c.OIDCPublisherHosts)
+	if err != nil {
+		return bad("oidc-publisher-hosts", "%v", err)
+	}
+	secret := ""
+	if c.OIDCClientSecretFile != "" {
+		b, err := os.ReadFile(c.OIDCClientSecretFile)
+		if err != nil {
+			return bad("oidc-client-secret-file", "%v", err)
+		}
+		// Files written by editors and secret stores end in a newline.
+		secret = strings.TrimRight(string(b), "\r\n")
+		if secret == "" {
+			return bad("oidc-client-secret-file", "%s is empty", c.OIDCClientSecretFile)
+		}
+	}
+	cfg := &identity.Config{Issuer: c.OIDCIssuer, Name: c.OIDCName, ClientID: c.OIDCClientID, ClientSecret: secret,
+		BaseURL: c.BaseURL, Scopes: identity.ParseScopes(c.OIDCScopes), GroupsClaim: c.OIDCGroupsClaim,
+		SubjectClaim: c.OIDCSubjectClaim, AdminGroups: identity.ParseList(c.OIDCAdminGroups), PublisherHosts: hosts,
+		Audience: c.OIDCAudience}
+	if err := cfg.Validate(); err != nil {
+		return bad("oidc-issuer", "%v", err)
+	}
+	c.oidc = cfg
 	return nil
 }
 

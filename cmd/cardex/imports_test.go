@@ -56,6 +56,8 @@ func TestImportDirection(t *testing.T) {
 		// The demo drives the registry's use cases like any client; the
 		// faces, the index and the prober are serve's to wire.
 		"demo": {"api", "web", "search", "prober", "a2a", "mcpserver", "catalog", "discover", "ratelimit"},
+		// The identity provider sits below the faces, beside registry.
+		"identity": {"api", "web", "a2a", "mcpserver", "catalog", "discover", "crawler", "search", "verifier", "problems", "agentfleet"},
 	}
 	allowed := map[string][]string{
 		"agentcard": {"strictjson"},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
@@ -172,6 +173,19 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	// One set of buckets for both faces: a client has one budget.
 	limits := ratelimit.NewLimiters(c.limits(), 0)
 	c.limiters = limits // the scheduled catalog crawl spends the domains' budgets too
+	var idp *identity.Provider
+	var bearer func(ctx context.Context, token string) (registry.Principal, error)
+	if c.oidc != nil {
+		cfg := *c.oidc
+		cfg.Log = log
+		var err error
+		if idp, err = identity.New(cfg); err != nil {
+			return nil, err
+		}
+		if idp.BearerEnabled() {
+			bearer = idp.Bearer
+		}
+	}
 	apiH, err := api.New(api.Config{
 		Service:        svc,
 		Ready:          ready,
@@ -184,6 +198,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Reindex:        sr.Reindex,
 		Kick:           kick,
 		Observe:        m.observe,
+		Bearer:         bearer,
 	})
 	if err != nil {
 		return nil, err
@@ -198,11 +213,12 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		TrustedProxies: c.TrustedProxies,
 		Kick:           kick,
 		OpenAPI:        api.OpenAPI,
+		OIDC:           idp,
 	})
 	if err != nil {
 		return nil, err
 	}
-	surfaces, err := c.discoverySurfaces(svc, sr.Searcher(), c.gate(svc, limits), log)
+	surfaces, err := c.discoverySurfaces(svc, sr.Searcher(), c.gate(svc, limits, bearer), log)
 	if err != nil {
 		return nil, err
 	}

@@ -68,8 +68,8 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 
 // gate is how the surfaces know their caller: tokens like the API's, and
 // the API's and UI's buckets (limits), so a client has one budget.
-func (c *serveConfig) gate(svc *registry.Service, limits *ratelimit.Limiters) *discover.Gate {
-	return &discover.Gate{Authenticate: svc.Authenticate, Limits: limits, TrustedProxies: c.TrustedProxies}
+func (c *serveConfig) gate(svc *registry.Service, limits *ratelimit.Limiters, bearer func(context.Context, string) (registry.Principal, error)) *discover.Gate {
+	return &discover.Gate{Authenticate: svc.Authenticate, Bearer: bearer, Limits: limits, TrustedProxies: c.TrustedProxies}
 }
 
 // signOwnCard signs Cardex's card twice over, with one key: once over the
