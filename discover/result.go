@@ -66,6 +66,10 @@ type Agent struct {
 	// CatalogQueries are the representativeQueries of the catalog entry
 	// that lists the agent (registry.Agent.CatalogQueries).
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
+	// Source is where the agent's catalog entry came from
+	// (registry.Agent.CatalogSource): Cardex's own documents name the
+	// agent by the publisher's identifier when it gave one.
+	Source *registry.CatalogSource `json:"-"`
 	// Card is the agent's current card as an A2A v1.0 AgentCard, in the
 	// answer about one agent (get_agent, an A2A request by id); absent for
 	// an agent never fetched.
@@ -151,6 +155,7 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 		Catalog:        a.Catalog,
 		CatalogInline:  a.CatalogInline,
 		CatalogQueries: a.CatalogQueries,
+		Source:         a.CatalogSource,
 		Trust:          string(a.Trust),
 		Health:         string(a.Health),
 		MatchedSkills:  []Skill{},
