@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -77,6 +78,23 @@ type Config struct {
 	// elsewhere. It must be cheap and safe for concurrent use. Nil does
 	// nothing.
 	Observe func(route string, status int, d time.Duration)
+
+	// ARD configures the federation of POST /ard/search
+	// (docs/discovery.md "Federated search"); zero: no peers, federation
+	// off.
+	ARD ARDConfig
+}
+
+// ARDConfig names the ARD registries a federated search asks.
+type ARDConfig struct {
+	// Peers are the peers' ARD API base URLs (--ard-peer).
+	Peers []string
+	// Call posts a search to a peer through the crawler's hardened
+	// client; required with Peers.
+	Call discover.PeerCall
+	// Deadline bounds a federated search's wait for its peers; 0 is
+	// discover.DefaultPeerDeadline.
+	Deadline time.Duration
 }
 
 // ErrNoService is returned by New without a registry.Service.
@@ -95,6 +113,7 @@ type server struct {
 	reindex     func(ctx context.Context) error
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
+	ard         ARDConfig
 
 	limits *ratelimit.Limiters
 }
@@ -126,6 +145,10 @@ func newServer(cfg Config) (*echo.Echo, *server, error) {
 		reindex:     cfg.Reindex,
 		kick:        cfg.Kick,
 		metrics:     cfg.Observe,
+		ard:         cfg.ARD,
+	}
+	if s.ard.Call == nil {
+		s.ard.Peers = nil
 	}
 	if s.kick == nil {
 		s.kick = func() {}

@@ -231,7 +231,7 @@ func entry(a discover.Agent, base string) aicatalog.Entry {
 		u = a.Record + "/card"
 	}
 	e := aicatalog.Entry{
-		Identifier:  Identifier(a, base),
+		Identifier:  discover.Identifier(a, base),
 		Type:        aicatalog.TypeA2ACard,
 		URL:         u,
 		Description: a.Description,
@@ -274,26 +274,6 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// Identifier is the AI Catalog identifier of a: its publisher's urn:air
-// identifier when its catalog entry gave one, else Cardex's own
-// (aicatalog.OwnIdentifier).
-func Identifier(a discover.Agent, base string) string {
-	if a.Source != nil && a.Source.URN != "" {
-		return a.Source.URN
-	}
-	return aicatalog.OwnIdentifier(base, a.ID)
-}
-
-// ARDIdentifier is the ARD identifier of a: its publisher's urn:air
-// identifier when its catalog entry gave one, else Cardex's own urn:air
-// name in Cardex's namespace (aicatalog.OwnARDIdentifier).
-func ARDIdentifier(a discover.Agent, base string) string {
-	if a.Source != nil && a.Source.URN != "" {
-		return a.Source.URN
-	}
-	return aicatalog.OwnARDIdentifier(base, a.ID)
 }
 
 func shortHash(s string) string {

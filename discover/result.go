@@ -88,6 +88,9 @@ type Agent struct {
 	// the search (empty without text, or when only the agent's own fields
 	// matched).
 	MatchedSkills []Skill `json:"matchedSkills"`
+	// Score is the search index's relevance score (ARDScore turns it
+	// into ARD's 0–100).
+	Score float64 `json:"-"`
 }
 
 // Liveness is the probes' verdict: the state and since when it holds.
@@ -128,7 +131,9 @@ func (f Finder) Search(ctx context.Context, caller registry.Principal, r Request
 	out := &Page{Agents: make([]Agent, 0, len(res.Agents)), TotalSize: res.TotalSize,
 		NextPageToken: res.NextPageToken, Facets: res.Facets.Lists()}
 	for _, fa := range res.Agents {
-		out.Agents = append(out.Agents, Summarize(fa.Agent, fa.Matches, base))
+		s := Summarize(fa.Agent, fa.Matches, base)
+		s.Score = fa.Score
+		out.Agents = append(out.Agents, s)
 	}
 	return out, nil
 }

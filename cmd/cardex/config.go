@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
@@ -66,6 +67,11 @@ type serveConfig struct {
 	// (docs/discovery.md).
 	CatalogMaxNew    int
 	CatalogMaxAgents int
+	// ARDPeers are the ARD registries POST /ard/search federates with
+	// (docs/discovery.md "Federated search"); none: federation off.
+	ARDPeers peerList
+	// ardCall reaches them through the crawler's client (ardPeerCall).
+	ardCall discover.PeerCall
 	// limiters are the rate-limit buckets handler built, shared with the
 	// scheduled catalog crawl (crawlCatalogs).
 	limiters *ratelimit.Limiters
@@ -179,6 +185,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.Demo, "demo", false, "run the demo catalogue: SQLite in "+defaultDemoDir+" unless --data is given, and a loopback fleet of sample agents")
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
+	fs.Var(&c.ARDPeers, "ard-peer", "base `URL` of another ARD registry's API that POST /ard/search asks with federation auto and names with referrals (repeatable; default none: federation off)")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 

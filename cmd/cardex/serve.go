@@ -170,6 +170,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	m.gauges(cr.sched, sr, svc, store)
+	cfg.ardCall = ardPeerCall(fetcher)
 	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
 	if err != nil {
 		return err
@@ -309,6 +310,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Reindex:        sr.Reindex,
 		Kick:           kick,
 		Observe:        m.observe,
+		ARD:            api.ARDConfig{Peers: c.ARDPeers, Call: c.ardCall},
 	})
 	if err != nil {
 		return nil, err

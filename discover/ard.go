@@ -1,0 +1,141 @@
+package discover
+
+import (
+	"math"
+	"net/url"
+
+	"github.com/cardexhq/cardex/aicatalog"
+)
+
+// Identifier is the AI Catalog identifier of a: its publisher's urn:air
+// identifier when its catalog entry gave one, else Cardex's own
+// (aicatalog.OwnIdentifier), never a urn:air one in another's namespace
+// (docs/discovery.md "Identifiers").
+func Identifier(a Agent, base string) string {
+	if a.Source != nil && a.Source.URN != "" {
+		return a.Source.URN
+	}
+	return aicatalog.OwnIdentifier(base, a.ID)
+}
+
+// ARDIdentifier is the ARD identifier of a: its publisher's urn:air
+// identifier when its catalog entry gave one, else Cardex's own urn:air
+// name in Cardex's namespace (aicatalog.OwnARDIdentifier).
+func ARDIdentifier(a Agent, base string) string {
+	if a.Source != nil && a.Source.URN != "" {
+		return a.Source.URN
+	}
+	return aicatalog.OwnARDIdentifier(base, a.ID)
+}
+
+// ARDMaxQueries is how many representativeQueries an ARD entry carries:
+// ARD asks for 2 to 5, so the first five the publisher gave.
+const ARDMaxQueries = 5
+
+// ARDPath is where Cardex's ARD registry API is, under its base URL.
+const ARDPath = "/ard"
+
+// ARDEntry is one agent as Cardex's ard.json and its ARD registry API show
+// it (docs/discovery.md "ARD").
+type ARDEntry struct {
+	Identifier            string         `json:"identifier"`
+	DisplayName           string         `json:"displayName"`
+	Type                  string         `json:"type"`
+	URL                   string         `json:"url"`
+	Description           string         `json:"description,omitempty"`
+	Tags                  []string       `json:"tags,omitempty"`
+	Version               string         `json:"version,omitempty"`
+	RepresentativeQueries []string       `json:"representativeQueries,omitempty"`
+	Metadata              map[string]any `json:"metadata,omitempty"`
+}
+
+// ARDMetadataKey is the key of Cardex's members in an entry's metadata.
+const ARDMetadataKey = "cardex.registry"
+
+// ARD is a as an ARD entry: identified as ARDIdentifier says; url is the
+// origin's card (Cardex's copy for a card given inline in a catalog); the
+// publisher's representativeQueries (at most ARDMaxQueries); Cardex's
+// record, verdicts and the entry's provenance in metadata.
+func ARD(a Agent, base string) ARDEntry {
+	name := a.Name
+	if name == "" {
+		name = a.ID
+	}
+	u := a.CardURL
+	if a.CatalogInline {
+		u = a.Record + "/card"
+	}
+	e := ARDEntry{Identifier: ARDIdentifier(a, base), DisplayName: name, Type: aicatalog.TypeA2ACard, URL: u,
+		Description: a.Description, RepresentativeQueries: a.CatalogQueries}
+	if len(e.RepresentativeQueries) > ARDMaxQueries {
+		e.RepresentativeQueries = e.RepresentativeQueries[:ARDMaxQueries]
+	}
+	if s := a.Summary; s != nil {
+		e.Version = s.Version
+		for _, t := range s.Tags {
+			if !contains(e.Tags, t) {
+				e.Tags = append(e.Tags, t)
+			}
+		}
+	}
+	m := map[string]any{"id": a.ID, "record": a.Record, "page": a.Page, "card": a.Record + "/card",
+		"trust": a.Trust, "health": a.Health}
+	if a.Catalog != "" {
+		m["catalog"] = a.Catalog
+	}
+	if a.Source != nil {
+		m["source"] = a.Source
+	}
+	e.Metadata = map[string]any{ARDMetadataKey: m}
+	return e
+}
+
+// RegistryEntry is the entry that names Cardex's ARD registry API: an ARD
+// client finds the API through it.
+func RegistryEntry(base, name string) ARDEntry {
+	return ARDEntry{Identifier: aicatalog.RegistryIdentifier(base), DisplayName: name, Type: aicatalog.TypeRegistry,
+		URL: base + ARDPath, Description: "Search the agents " + name + " lists (ARD registry API)."}
+}
+
+// ARDScore is an index relevance score as ARD's integer 0–100:
+// 100·s/(s+1), rounded. It grows with the score and does not depend on
+// the page or on the other hits, so one search's results compare across
+// pages; it measures relevance only, never trust (docs/discovery.md
+// "ARD registry API").
+func ARDScore(s float64) int {
+	if s <= 0 || math.IsNaN(s) {
+		return 0
+	}
+	if math.IsInf(s, 1) {
+		return 100
+	}
+	return int(math.Round(100 * s / (s + 1)))
+}
+
+// OwnID is the Cardex id that identifier names when it is one of Cardex's
+// own identifiers for an agent at base (aicatalog.OwnIdentifier or
+// aicatalog.OwnARDIdentifier), "" otherwise.
+func OwnID(identifier, base string) string {
+	folded, _ := aicatalog.FoldIdentifier(identifier)
+	prefix := aicatalog.OwnARDIdentifier(base, "")
+	if len(folded) > len(prefix) && folded[:len(prefix)] == prefix {
+		return folded[len(prefix):]
+	}
+	page := aicatalog.OwnIdentifier(base, "")
+	if len(identifier) > len(page) && identifier[:len(page)] == page {
+		id, err := url.PathUnescape(identifier[len(page):])
+		if err == nil {
+			return id
+		}
+	}
+	return ""
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
