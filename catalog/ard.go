@@ -9,11 +9,12 @@ import (
 	"github.com/cardexhq/cardex/discover"
 )
 
-// ARDSpecVersion is the ARD version Cardex's ard.json follows. ARD's
-// document is {"entries": […]}; the specVersion member is written beside
-// it so that validators of the July text, which require one, read the
-// document too (docs/discovery.md "ARD").
-const ARDSpecVersion = "0.91"
+// ARDSpecVersion is the specVersion member of Cardex's ard.json: ARD
+// v0.91's document is {"entries": […]}, and its July text's manifest,
+// whose schema and validators still require specVersion, carries "1.0",
+// the manifest format's version in every ARD example (docs/discovery.md
+// "ARD"). It is not the AI Catalog version (aicatalog.SpecVersion).
+const ARDSpecVersion = "1.0"
 
 // ARDDocument is ard.json.
 type ARDDocument struct {

@@ -49,7 +49,8 @@ type ARDEntry struct {
 	Metadata              map[string]any `json:"metadata,omitempty"`
 }
 
-// ARDMetadataKey is the key of Cardex's members in an entry's metadata.
+// ARDMetadataKey prefixes the keys of Cardex's members in an entry's
+// metadata ("cardex.registry.record", …).
 const ARDMetadataKey = "cardex.registry"
 
 // ARD is a as an ARD entry: identified as ARDIdentifier says; url is the
@@ -78,15 +79,30 @@ func ARD(a Agent, base string) ARDEntry {
 			}
 		}
 	}
-	m := map[string]any{"id": a.ID, "record": a.Record, "page": a.Page, "card": a.Record + "/card",
-		"trust": a.Trust, "health": a.Health}
-	if a.Catalog != "" {
-		m["catalog"] = a.Catalog
+	// ARD's metadata holds scalar values only: Cardex's members are flat,
+	// each key under ARDMetadataKey.
+	m := map[string]any{}
+	put := func(k, v string) {
+		if v != "" {
+			m[ARDMetadataKey+"."+k] = v
+		}
 	}
-	if a.Source != nil {
-		m["source"] = a.Source
+	put("id", a.ID)
+	put("record", a.Record)
+	put("page", a.Page)
+	put("card", a.Record+"/card")
+	put("trust", a.Trust)
+	put("health", a.Health)
+	put("catalog", a.Catalog)
+	if src := a.Source; src != nil {
+		put("source.document", src.Document)
+		put("source.identifier", src.Identifier)
+		if p := src.Publisher; p != nil {
+			put("source.publisher.identifier", p.Identifier)
+			put("source.publisher.displayName", p.DisplayName)
+		}
 	}
-	e.Metadata = map[string]any{ARDMetadataKey: m}
+	e.Metadata = m
 	return e
 }
 
