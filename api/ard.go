@@ -191,7 +191,9 @@ func ardOrder(o string) (search.Sort, error) {
 // getARD is GET /ard/agents/{identifier}: one agent by the identifier
 // Cardex's ARD and AI Catalog documents give it (its publisher's urn:air
 // identifier, a legacy urn:ai: spelling of it, or one of Cardex's own),
-// under the reading rule of GET /api/v1/agents/{id}.
+// found only when the caller may list it (registry.CanList): ARD lookups
+// answer what ARD lists and searches show, never a pending or hidden agent
+// by a guessable name.
 func (s *server) getARD(c echo.Context) error {
 	if err := checkParams(c.QueryParams()); err != nil {
 		return err
@@ -204,6 +206,9 @@ func (s *server) getARD(c echo.Context) error {
 	var a *registry.Agent
 	if id := discover.OwnID(ident, base); id != "" {
 		a, err = s.svc.Get(c.Request().Context(), principal(c), id)
+		if err == nil && !registry.CanList(principal(c), *a) {
+			err = registry.ErrNotFound
+		}
 	} else {
 		folded, _ := aicatalog.FoldIdentifier(ident)
 		a, err = s.svc.AgentByIdentifier(c.Request().Context(), principal(c), folded)

@@ -32,6 +32,9 @@ func ARDIdentifier(a Agent, base string) string {
 // ARD asks for 2 to 5, so the first five the publisher gave.
 const ARDMaxQueries = 5
 
+// maxARDTags bounds the tags of an entry read from a whole card.
+const maxARDTags = 20
+
 // ARDPath is where Cardex's ARD registry API is, under its base URL.
 const ARDPath = "/ard"
 
@@ -71,11 +74,23 @@ func ARD(a Agent, base string) ARDEntry {
 	if len(e.RepresentativeQueries) > ARDMaxQueries {
 		e.RepresentativeQueries = e.RepresentativeQueries[:ARDMaxQueries]
 	}
-	if s := a.Summary; s != nil {
-		e.Version = s.Version
-		for _, t := range s.Tags {
+	switch {
+	case a.Summary != nil:
+		e.Version = a.Summary.Version
+		for _, t := range a.Summary.Tags {
 			if !contains(e.Tags, t) {
 				e.Tags = append(e.Tags, t)
+			}
+		}
+	case a.Card != nil:
+		// One agent read whole (a lookup): the card's skills' tags, as
+		// its summary would list them.
+		e.Version = a.Card.Version
+		for _, sk := range a.Card.Skills {
+			for _, t := range sk.Tags {
+				if !contains(e.Tags, t) && len(e.Tags) < maxARDTags {
+					e.Tags = append(e.Tags, t)
+				}
 			}
 		}
 	}

@@ -663,9 +663,10 @@ func decodeSource(s, urn *string) *CatalogSource {
 }
 
 // AgentByIdentifier reads the agent whose catalog entry has the urn:air
-// identifier urn (folded), under the reading rule of Get; ErrNotFound when
-// none, or none p may read. Two catalogs may list one name: the agent
-// listed first answers.
+// identifier urn (folded) and that p may list (CanList: a name anyone can
+// guess finds what a search would, never a pending or hidden agent);
+// ErrNotFound when there is none. Two catalogs may list one name: the
+// agent listed first answers.
 func (s *Service) AgentByIdentifier(ctx context.Context, p Principal, urn string) (*Agent, error) {
 	var ids []string
 	if err := s.store.read(ctx).Model(&agentRow{}).Where("catalog_identifier = ? AND status <> ?", urn, StatusRemoved).
@@ -674,7 +675,7 @@ func (s *Service) AgentByIdentifier(ctx context.Context, p Principal, urn string
 	}
 	for _, id := range ids {
 		a, err := s.Get(ctx, p, id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ErrNotFound) || (err == nil && !CanList(p, *a)) {
 			continue
 		}
 		return a, err
