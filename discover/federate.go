@@ -24,7 +24,6 @@ const (
 // of each answer it reads, and how many of each peer's results it keeps.
 const (
 	DefaultPeerDeadline = 2 * time.Second
-	MaxPeerBytes        = 1 << 20
 	MaxPeerResults      = 100
 )
 
@@ -38,8 +37,8 @@ type ARDResult struct {
 }
 
 // PeerCall posts body to url and returns the answer's body: the crawler's
-// hardened client (reserved addresses refused after DNS and on every
-// redirect, a bounded read), within ctx.
+// hardened client (crawler.ARDPeerCall: reserved addresses refused after
+// DNS and on every redirect, a bounded read), within ctx.
 type PeerCall func(ctx context.Context, url string, body []byte) ([]byte, error)
 
 // PeerStatus is what one peer gave a federated search.

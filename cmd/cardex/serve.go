@@ -170,7 +170,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	m.gauges(cr.sched, sr, svc, store)
-	cfg.ardCall = ardPeerCall(fetcher)
+	cfg.ardCall = crawler.ARDPeerCall(fetcher)
 	handler, err := cfg.handler(svc, store, sr, cr.sched.Kick, m, log)
 	if err != nil {
 		return err
