@@ -251,12 +251,62 @@ func (f *Fetcher) CrawlCatalog(ctx context.Context, root, etag string) (*Catalog
 		// document answered last time, and a host that serves one
 		// document under both names answers 304 for both alike.
 		c.Superseded, c.Documents = &c.Documents[0], nil
-		err = walk(fallback, etag, 0)
+		next := fallback
+		// The host's answer may name its ARD document elsewhere on its
+		// origin (Link: <…>; rel="ard"): that comes before the AI
+		// Catalog.
+		if rel := relARD(err, rootURL); rel != "" && sameOrigin(rel, c.Origin) && !visited[rel] {
+			next = rel
+		}
+		err = walk(next, etag, 0)
+		if err != nil && next != fallback && absent(err) {
+			c.Documents = nil
+			err = walk(fallback, etag, 0)
+		}
 	}
 	if err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// relARD is the target of a Link header with rel="ard" on the answer
+// that failed with err, resolved against base ("" when there is none).
+func relARD(err error, base string) string {
+	var fe *FetchError
+	if !errors.As(err, &fe) || fe.Header == nil {
+		return ""
+	}
+	b, perr := url.Parse(base)
+	if perr != nil {
+		return ""
+	}
+	for _, v := range fe.Header.Values("Link") {
+		for _, link := range strings.Split(v, ",") {
+			target, params, ok := strings.Cut(strings.TrimSpace(link), ";")
+			target = strings.TrimSpace(target)
+			if !ok || !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
+				continue
+			}
+			for _, p := range strings.Split(params, ";") {
+				k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if !strings.EqualFold(strings.TrimSpace(k), "rel") {
+					continue
+				}
+				for _, rel := range strings.Fields(strings.Trim(strings.TrimSpace(val), `"`)) {
+					if strings.EqualFold(rel, aicatalog.ARDLinkRel) {
+						u, err := b.Parse(target[1 : len(target)-1])
+						if err != nil || len(u.String()) > 2048 {
+							return ""
+						}
+						u.Fragment = ""
+						return u.String()
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // absent reports whether a failed fetch of a host's ARD document says it

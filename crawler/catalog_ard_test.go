@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -146,5 +147,42 @@ func TestCrawlARDIdentifiersAndTypes(t *testing.T) {
 	}
 	if s.hitsOf("a2a.acme.example.com", "/card.json")+s.hitsOf("other.example.org", "/card.json") != 0 {
 		t.Fatal("an entry on another origin was fetched")
+	}
+}
+
+// An absent ARD document whose answer names the host's ARD document
+// elsewhere (Link: <…>; rel="ard") is followed there, on the same origin
+// only, before the AI Catalog; a link that leads nowhere falls back to it.
+func TestCrawlARDRelLink(t *testing.T) {
+	for _, tc := range []struct {
+		name, link, want string
+	}{
+		{"same origin", `</ard/main.json>; rel="ard"`, "/ard/main.json"},
+		{"several links", `<https://acme.example.com/x>; rel="alternate", </ard/main.json>; rel="service ard"`, "/ard/main.json"},
+		{"another origin", `<http://a2a.acme.example.com:PORT/ard/main.json>; rel="ard"`, aicatalog.WellKnownPath},
+		{"leads nowhere", `</ard/none.json>; rel="ard"`, aicatalog.WellKnownPath},
+		{"no link", "", aicatalog.WellKnownPath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, f := newCatalogSite(t)
+			inner := s.srv.Config.Handler
+			s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == aicatalog.ARDWellKnownPath && tc.link != "" {
+					w.Header().Set("Link", strings.ReplaceAll(tc.link, "PORT", s.port))
+				}
+				inner.ServeHTTP(w, r)
+			})
+			doc := `{"entries":[` + entryJSON("urn:air:acme.example.com:agent:fx", aicatalog.TypeA2ACard, s.u("acme.example.com", "/fx.json")) + `]}`
+			s.docs["/ard/main.json"] = doc
+			s.docs[aicatalog.WellKnownPath] = doc
+			c, err := f.CrawlCatalog(t.Context(), s.u("acme.example.com", "/"), "")
+			if err != nil || len(c.Documents) != 1 || c.Documents[0].URL != s.u("acme.example.com", tc.want) || !c.Complete() ||
+				c.Superseded == nil || len(c.Agents()) != 1 {
+				t.Fatalf("%+v %v", c, err)
+			}
+			if s.hitsOf("a2a.acme.example.com", "/ard/main.json") != 0 {
+				t.Fatal("a link to another origin was followed")
+			}
+		})
 	}
 }
