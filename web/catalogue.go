@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -56,6 +58,9 @@ type catalogueView struct {
 	// VerifiedOnly and VerifiedURL are the "verified only" switch.
 	VerifiedOnly bool
 	VerifiedURL  string
+	// Federated are other registries' results for the text, with their
+	// source (Config.Federate); never stored.
+	Federated []discover.ARDResult
 }
 
 // query reads the search from the URL.
@@ -118,6 +123,9 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	}
 	if q.PageToken != "" {
 		v.First = "/?" + kept.Encode()
+	}
+	if u.cfg.Federate != nil && strings.TrimSpace(q.Q) != "" && q.PageToken == "" {
+		v.Federated = u.cfg.Federate(r.Context(), q.Q)
 	}
 	title := "Catalogue"
 	if q.Q != "" {

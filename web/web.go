@@ -11,12 +11,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
@@ -51,6 +53,12 @@ type Config struct {
 	// OpenAPI is the API's openapi.yaml, rendered at /api-reference. Nil
 	// leaves the page out (it answers 404 and the footer does not link it).
 	OpenAPI []byte
+	// Federate, when set, asks other ARD registries for a catalogue
+	// search's text (the first page only) and returns what they answered
+	// in time, each with its source (cardex serve --ard-peer with
+	// --web-federation; docs/discovery.md "Federated search"). Nil: the
+	// catalogue shows Cardex's agents only.
+	Federate func(ctx context.Context, text string) []discover.ARDResult
 }
 
 // ErrConfig is returned by New for an unusable Config.

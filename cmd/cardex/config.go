@@ -70,6 +70,9 @@ type serveConfig struct {
 	// ARDPeers are the ARD registries POST /ard/search federates with
 	// (docs/discovery.md "Federated search"); none: federation off.
 	ARDPeers peerList
+	// WebFederation shows the peers' results on the web catalogue's
+	// searches too.
+	WebFederation bool
 	// ardCall reaches them through the crawler's client (ardPeerCall).
 	ardCall discover.PeerCall
 	// limiters are the rate-limit buckets handler built, shared with the
@@ -186,6 +189,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.ConfigDump, "config-dump", false, "print the effective settings as JSON (secrets redacted) and exit")
 	fs.StringVar(&c.CardKey, "card-key", "", "private key `FILE` (PEM or JWK) that signs Cardex's own agent card at /.well-known/agent-card.json; needs --base-url")
 	fs.Var(&c.ARDPeers, "ard-peer", "base `URL` of another ARD registry's API that POST /ard/search asks with federation auto and names with referrals (repeatable; default none: federation off)")
+	fs.BoolVar(&c.WebFederation, "web-federation", false, "show the --ard-peer registries' results, with their source, under the web catalogue's search results")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 

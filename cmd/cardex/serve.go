@@ -325,6 +325,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		TrustedProxies: c.TrustedProxies,
 		Kick:           kick,
 		OpenAPI:        api.OpenAPI,
+		Federate:       c.webFederate(),
 	})
 	if err != nil {
 		return nil, err

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/cardexhq/cardex/discover"
 )
 
 // peerList is --ard-peer: ARD registry base URLs a federated search asks
@@ -30,4 +33,21 @@ func (p *peerList) Set(v string) error {
 		*p = append(*p, part)
 	}
 	return nil
+}
+
+// webFederatedResults is how many peer results the web catalogue shows.
+const webFederatedResults = 10
+
+// webFederate is the web catalogue's federated search (--web-federation
+// with --ard-peer): the peers' first results for the text, merged by
+// reciprocal rank fusion, within the federation deadline. Nil when off.
+func (c *serveConfig) webFederate() func(ctx context.Context, text string) []discover.ARDResult {
+	if !c.WebFederation || len(c.ARDPeers) == 0 || c.ardCall == nil {
+		return nil
+	}
+	peers, call := []string(c.ARDPeers), c.ardCall
+	return func(ctx context.Context, text string) []discover.ARDResult {
+		lists, _ := discover.AskPeers(ctx, peers, call, text, nil, webFederatedResults, 0)
+		return discover.Fuse(lists, webFederatedResults)
+	}
 }
