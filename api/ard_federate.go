@@ -30,8 +30,10 @@ func peerName(p string) string {
 
 // ardFederate asks the peers for the same search and merges their results
 // with local ones by reciprocal rank fusion (discover.Fuse): what arrived
-// within the deadline, never stored, at most size results. A peer that
-// fails or is late is logged and left out.
+// within the deadline, never stored. Every local result of the page stays
+// (the page token continues after them, so one dropped here would never
+// be shown), and the best size peer results join them in fused order. A
+// peer that fails or is late is logged and left out.
 func (s *server) ardFederate(ctx context.Context, local []discover.ARDResult, q ardQuery, size int) []discover.ARDResult {
 	lists, status := discover.AskPeers(ctx, s.ard.Peers, s.ard.Call, q.text, q.tags, size, s.ard.Deadline)
 	for _, st := range status {
@@ -39,5 +41,26 @@ func (s *server) ardFederate(ctx context.Context, local []discover.ARDResult, q 
 			s.log.Info("ard peer left out", "peer", st.Peer, "err", clip(strings.TrimSpace(st.Err.Error()), 300))
 		}
 	}
-	return discover.Fuse(append([][]discover.ARDResult{local}, lists...), size)
+	all := append([][]discover.ARDResult{local}, lists...)
+	n := 0
+	for _, l := range all {
+		n += len(l)
+	}
+	self := map[string]bool{}
+	for _, r := range local {
+		self[r.Identifier] = true
+	}
+	out := make([]discover.ARDResult, 0, len(local)+size)
+	peers := 0
+	for _, r := range discover.Fuse(all, n) {
+		switch {
+		case self[r.Identifier]:
+		case peers < size:
+			peers++
+		default:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

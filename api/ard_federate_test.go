@@ -203,11 +203,24 @@ func TestARDFederation(t *testing.T) {
 	if len(res.Results) != 1 || res.Referrals != nil {
 		t.Fatalf("none: %s", mustJSON(res))
 	}
-	// Peers are asked for a first page only.
+	// A page of one: its own result stays, and one peer result joins it
+	// (equal ranks: the first peer in --ard-peer order).
 	var page ardSearchJSON
 	a.do(req{method: "POST", path: "/ard/search", body: jsonBody(`{"query":{"text":"weather"},"pageSize":1}`)}).json(t, &page)
-	if len(page.Results) != 1 {
+	if len(page.Results) != 2 || page.Results[0].Source != a.srv.URL+"/ard" || page.Results[1].Source != b.srv.URL+"/ard" {
 		t.Fatalf("auto, page of one: %s", mustJSON(page))
+	}
+	// Peers are asked for a first page only: a page token continues
+	// this registry's own results.
+	var two ardSearchJSON
+	a.do(req{method: "POST", path: "/ard/search", body: jsonBody(`{"query":{"text":"acme"},"pageSize":1,"federation":"none"}`)}).json(t, &two)
+	if two.PageToken == "" {
+		t.Fatalf("no second page: %s", mustJSON(two))
+	}
+	start := time.Now()
+	a.do(req{method: "POST", path: "/ard/search", body: jsonBody(`{"query":{"text":"acme"},"pageSize":1,"pageToken":"` + two.PageToken + `"}`)}).json(t, &page)
+	if len(page.Results) != 1 || page.Results[0].Source != a.srv.URL+"/ard" || time.Since(start) > deadline {
+		t.Fatalf("auto, second page: %s", mustJSON(page))
 	}
 
 	// Nothing a peer said is stored.
