@@ -565,8 +565,8 @@ func (s *server) ardCharge(c echo.Context, n int) error {
 // ARD's envelope under /ard.
 func ardInvalid(msg string) *problem { return newProblem("validation-failed", msg) }
 
-// ardErrorCodes are ARD's error codes by HTTP status (ARD appendix
-// "Standard Error Codes"; docs/discovery.md "ARD registry API").
+// ardErrorCodes are ARD's error codes by HTTP status (docs/discovery.md
+// "ARD registry API").
 var ardErrorCodes = map[int]string{
 	http.StatusBadRequest:            "INVALID_ARGUMENT",
 	http.StatusUnauthorized:          "UNAUTHENTICATED",
