@@ -33,8 +33,9 @@ const (
 	MediaType = "application/ai-catalog+json"
 	// TypeA2ACard is the entry type of an A2A agent card.
 	TypeA2ACard = "application/a2a-agent-card+json"
-	// SpecVersion is the version Cardex writes.
-	SpecVersion = "1.0"
+	// SpecVersion is the version Cardex writes: the AI Catalog version it
+	// implements, never a higher one (docs/discovery.md "Identifiers").
+	SpecVersion = "0.9"
 	// LinkRel is the link relation that points at a catalog.
 	LinkRel = "ai-catalog"
 )
@@ -170,7 +171,7 @@ func entry(v *strictjson.Value, raw []byte) (Entry, string) {
 	if typ == "" {
 		return e, "type is required"
 	}
-	e.Type = strings.ToLower(typ)
+	e.Type = CanonicalType(typ)
 	u, d := v.Get("url"), v.Get("data")
 	switch {
 	case (u == nil) == (d == nil):

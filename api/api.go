@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -82,6 +83,23 @@ type Config struct {
 	// elsewhere. It must be cheap and safe for concurrent use. Nil does
 	// nothing.
 	Observe func(route string, status int, d time.Duration)
+
+	// ARD configures the federation of POST /ard/search
+	// (docs/discovery.md "Federated search"); zero: no peers, federation
+	// off.
+	ARD ARDConfig
+}
+
+// ARDConfig names the ARD registries a federated search asks.
+type ARDConfig struct {
+	// Peers are the peers' ARD API base URLs (--ard-peer).
+	Peers []string
+	// Call posts a search to a peer through the crawler's hardened
+	// client; required with Peers.
+	Call discover.PeerCall
+	// Deadline bounds a federated search's wait for its peers; 0 is
+	// discover.DefaultPeerDeadline.
+	Deadline time.Duration
 }
 
 // ErrNoService is returned by New without a registry.Service.
@@ -101,6 +119,7 @@ type server struct {
 	kick        func()
 	metrics     func(route string, status int, d time.Duration)
 	bearer      func(ctx context.Context, token string) (registry.Principal, error)
+	ard         ARDConfig
 
 	limits *ratelimit.Limiters
 }
@@ -133,6 +152,10 @@ func newServer(cfg Config) (*echo.Echo, *server, error) {
 		kick:        cfg.Kick,
 		metrics:     cfg.Observe,
 		bearer:      cfg.Bearer,
+		ard:         cfg.ARD,
+	}
+	if s.ard.Call == nil {
+		s.ard.Peers = nil
 	}
 	if s.kick == nil {
 		s.kick = func() {}

@@ -124,6 +124,10 @@ func (s *server) handleError(err error, c echo.Context) {
 	case p.Status == http.StatusServiceUnavailable:
 		s.log.Warn("unavailable", "request_id", rid, "route", c.Path(), "err", err)
 	}
+	if isARD(c) {
+		writeARDError(c, p)
+		return
+	}
 	writeProblem(c, p)
 }
 

@@ -245,6 +245,14 @@ func validateResponse(hr *http.Request, r response) error {
 		if r.status != http.StatusNotFound && r.status != http.StatusMethodNotAllowed {
 			return errors.New("an undocumented route answered something other than 404 or 405")
 		}
+		if strings.HasPrefix(hr.URL.Path, "/ard/") {
+			// The ARD registry API answers in ARD's envelope, routed or not.
+			var env map[string]string
+			if err := json.Unmarshal(r.body, &env); err != nil || len(env) != 2 || env["errorCode"] == "" || env["message"] == "" {
+				return errors.New("an undocumented /ard route answered no ARD error envelope")
+			}
+			return nil
+		}
 		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
 			return errors.New("undocumented route answered Content-Type " + ct)
 		}

@@ -20,22 +20,35 @@ import (
 func (s *server) limitReads(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		m := c.Request().Method
-		if m != http.MethodGet && m != http.MethodHead {
+		// ARD's search and explore are reads sent as POST: they spend
+		// one unit here and the rest of their page's cost when their
+		// body is read (ardCharge).
+		if m != http.MethodGet && m != http.MethodHead && !(m == http.MethodPost && isARD(c)) {
 			return next(c)
 		}
-		p := principal(c)
-		key, detail := s.clientKey(c.Request()), "too many requests from this address"
-		switch p.Role {
-		case registry.RoleAdmin:
+		key, detail, limited := s.readKey(c)
+		if !limited {
 			return next(c)
-		case registry.RoleReader, registry.RolePublisher:
-			key, detail = ratelimit.TokenKey(p.TokenID), "too many requests with this token"
 		}
 		if ok, wait := s.limits.ReadN(key, readCost(c), s.now()); !ok {
 			return rateLimited(wait, detail)
 		}
 		return next(c)
 	}
+}
+
+// readKey is the read budget the caller spends: its address's when
+// anonymous, its token's for a reader or publisher; limited is false for
+// an admin token, which is never limited.
+func (s *server) readKey(c echo.Context) (key, detail string, limited bool) {
+	p := principal(c)
+	switch p.Role {
+	case registry.RoleAdmin:
+		return "", "", false
+	case registry.RoleReader, registry.RolePublisher:
+		return ratelimit.TokenKey(p.TokenID), "too many requests with this token", true
+	}
+	return s.clientKey(c.Request()), "too many requests from this address", true
 }
 
 // readCost is what a read spends of the read budget: one unit per

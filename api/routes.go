@@ -63,6 +63,12 @@ func (s *server) routes(e *echo.Echo) {
 	v1.POST("/claims/:id/verify", s.verifyClaim)
 	get(v1, "/tokens", s.listTokens, token)
 	v1.DELETE("/tokens/:id", s.revokeToken, token)
+
+	// The ARD registry API (docs/discovery.md "ARD registry API").
+	get(e, "/ard/agents", s.listARD)
+	get(e, "/ard/agents/:identifier", s.getARD)
+	e.POST("/ard/search", s.searchARD)
+	e.POST("/ard/explore", s.exploreARD)
 }
 
 // get registers a read route for GET and HEAD (net/http drops a HEAD
@@ -73,13 +79,13 @@ func get(r interface {
 	r.Match([]string{http.MethodGet, http.MethodHead}, path, h, mw...)
 }
 
-// apiOnly applies mw to requests under /api/ only: probes and problem pages
-// need neither credentials nor rate limits.
+// apiOnly applies mw to requests under /api/ and the ARD registry API
+// only: probes and problem pages need neither credentials nor rate limits.
 func apiOnly(mw echo.MiddlewareFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		withMW := mw(next)
 		return func(c echo.Context) error {
-			if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			if strings.HasPrefix(c.Request().URL.Path, "/api/") || isARD(c) {
 				return withMW(c)
 			}
 			return next(c)

@@ -144,6 +144,10 @@ func appendAgentRecord(dst []byte, a *registry.Agent, withMatches bool, matches 
 		dst = appendJSONKey(dst, "catalogQueries", false)
 		dst = appendJSONStrings(dst, a.CatalogQueries)
 	}
+	if src := a.CatalogSource; src != nil {
+		dst = appendJSONKey(dst, "catalogSource", false)
+		dst = appendCatalogSource(dst, src)
+	}
 	if a.AutoApproveHeld != "" {
 		dst = appendJSONKey(dst, "autoApproveHeld", false)
 		dst = appendJSONString(dst, a.AutoApproveHeld)
@@ -268,4 +272,26 @@ func writeSearchPage(c echo.Context, page *search.Page, withMatches bool) error 
 		pageBuffers.Put(buf)
 	}
 	return err
+}
+
+// appendCatalogSource writes an agent's provenance as json.Marshal would
+// (registry.CatalogSource).
+func appendCatalogSource(dst []byte, src *registry.CatalogSource) []byte {
+	dst = appendJSONKey(append(dst, '{'), "document", true)
+	dst = appendJSONString(dst, src.Document)
+	dst = appendJSONKey(dst, "identifier", false)
+	dst = appendJSONString(dst, src.Identifier)
+	if p := src.Publisher; p != nil {
+		dst = appendJSONKey(dst, "publisher", false)
+		dst = appendJSONKey(append(dst, '{'), "identifier", true)
+		dst = appendJSONString(dst, p.Identifier)
+		dst = appendJSONKey(dst, "displayName", false)
+		dst = appendJSONString(dst, p.DisplayName)
+		dst = append(dst, '}')
+	}
+	if src.URN != "" {
+		dst = appendJSONKey(dst, "urn", false)
+		dst = appendJSONString(dst, src.URN)
+	}
+	return append(dst, '}')
 }

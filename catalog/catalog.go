@@ -58,10 +58,22 @@ func New(cfg Config) http.Handler {
 		cfg.Name = "Cardex"
 	}
 	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
-	return &handler{cfg}
+	return &handler{cfg: cfg}
 }
 
-type handler struct{ cfg Config }
+// NewARD returns the handler of aicatalog.ARDWellKnownPath: the same
+// agents as the AI Catalog, under the same rules, as an ARD document
+// (docs/discovery.md "ARD").
+func NewARD(cfg Config) http.Handler {
+	h := New(cfg).(*handler)
+	h.ard = true
+	return h
+}
+
+type handler struct {
+	cfg Config
+	ard bool
+}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
@@ -106,7 +118,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if base == "" {
 		base = requestBase(r)
 	}
-	doc, err := h.document(r, base, q.Get("pageToken"))
+	var body []byte
+	var err error
+	if h.ard {
+		body, err = h.ardDocument(r, base, q.Get("pageToken"))
+	} else {
+		var doc *aicatalog.Document
+		if doc, err = h.document(r, base, q.Get("pageToken")); err == nil {
+			body, err = aicatalog.Marshal(doc)
+		}
+	}
 	var fe *discover.FieldError
 	switch {
 	case errors.Is(err, search.ErrInvalidPageToken) || errors.As(err, &fe):
@@ -122,16 +143,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	body, err := aicatalog.Marshal(doc)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
 	sum := sha256.Sum256(body)
 	tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 	hd.Set("ETag", tag)
 	hd.Set("Cache-Control", "public, max-age=300")
-	hd.Set("Content-Type", aicatalog.MediaType)
+	if h.ard {
+		hd.Set("Content-Type", "application/json")
+	} else {
+		hd.Set("Content-Type", aicatalog.MediaType)
+	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == tag || inm == "*" || strings.Contains(inm, tag)) {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -149,30 +169,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) document(r *http.Request, base, token string) (*aicatalog.Document, error) {
 	doc := &aicatalog.Document{SpecVersion: aicatalog.SpecVersion, Entries: []aicatalog.Entry{},
 		Host: &aicatalog.Host{DisplayName: h.cfg.Name, Identifier: base, DocumentationURL: base + "/api-reference"}}
-	total := 0
-	limit := h.cfg.PageEntries
-	for len(doc.Entries) < limit {
-		size := min(search.MaxPageSize, limit-len(doc.Entries))
-		p, err := h.cfg.Finder.Search(r.Context(), registry.Anonymous,
-			discover.Request{PageSize: &size, PageToken: token}, base)
-		if err != nil {
-			return nil, err
-		}
-		total = p.TotalSize
-		for _, a := range p.Agents {
-			doc.Entries = append(doc.Entries, entry(a))
-		}
-		token = p.NextPageToken
-		if token == "" {
-			break
-		}
+	agents, total, token, err := h.page(r, base, token)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		doc.Entries = append(doc.Entries, entry(a, base))
 	}
 	root := map[string]any{"totalSize": total, "api": base + "/api/v1/agents"}
 	if token != "" {
 		next := base + aicatalog.WellKnownPath + "?pageToken=" + url.QueryEscape(token)
 		root["next"] = next
 		doc.Entries = append(doc.Entries, aicatalog.Entry{
-			Identifier:  "urn:air:" + hostOf(base) + ":catalog:next-" + shortHash(token),
+			Identifier: next, // Cardex's own name for its own page: no urn:air one
+
 			Type:        aicatalog.MediaType,
 			URL:         next,
 			Description: "The next page of this catalog.",
@@ -182,22 +192,49 @@ func (h *handler) document(r *http.Request, base, token string) (*aicatalog.Docu
 	return doc, nil
 }
 
+// page is one page of the anonymous listing: up to PageEntries agents,
+// the total, and the token of the next page ("" on the last).
+func (h *handler) page(r *http.Request, base, token string) ([]discover.Agent, int, string, error) {
+	var out []discover.Agent
+	total := 0
+	limit := h.cfg.PageEntries
+	for len(out) < limit {
+		size := min(search.MaxPageSize, limit-len(out))
+		p, err := h.cfg.Finder.Search(r.Context(), registry.Anonymous,
+			discover.Request{PageSize: &size, PageToken: token}, base)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		total = p.TotalSize
+		out = append(out, p.Agents...)
+		token = p.NextPageToken
+		if token == "" {
+			break
+		}
+	}
+	return out, total, token, nil
+}
+
 // entry is one agent as a catalog entry: url is the origin's card (the
 // host is the identity), Cardex's copy and verdicts are its extension. A
 // card its host gives inline in a catalog has no URL of its own: url is
 // Cardex's copy, and the extension names the catalog.
-func entry(a discover.Agent) aicatalog.Entry {
-	host := hostOf(a.CardURL)
+//
+// The identifier is the publisher's own urn:air one, kept exactly, when
+// its catalog gave one; otherwise Cardex's own name for the agent, its
+// page URL, which is no urn:air identifier (docs/discovery.md
+// "Identifiers"). The publisher is the one its catalog entry named, never
+// one inferred from a URL.
+func entry(a discover.Agent, base string) aicatalog.Entry {
 	u := a.CardURL
 	if a.CatalogInline {
 		u = a.Record + "/card"
 	}
 	e := aicatalog.Entry{
-		Identifier:  "urn:air:" + host + ":agent:" + a.ID,
+		Identifier:  discover.Identifier(a, base),
 		Type:        aicatalog.TypeA2ACard,
 		URL:         u,
 		Description: a.Description,
-		Publisher:   &aicatalog.Publisher{Identifier: host, DisplayName: host},
 		// The queries of the entry that brought it, as read (bounded).
 		RepresentativeQueries: a.CatalogQueries,
 		Extensions: map[string]any{Extension: map[string]any{
@@ -208,13 +245,16 @@ func entry(a discover.Agent) aicatalog.Entry {
 	if a.Catalog != "" {
 		e.Extensions[Extension].(map[string]any)["catalog"] = a.Catalog
 	}
+	if src := a.Source; src != nil {
+		e.Extensions[Extension].(map[string]any)["source"] = src
+		if p := src.Publisher; p != nil && p.Identifier != "" && p.DisplayName != "" {
+			e.Publisher = &aicatalog.Publisher{Identifier: p.Identifier, DisplayName: p.DisplayName}
+		}
+	}
 	if sum := a.Summary; sum != nil {
 		// Result pages carry the card's summary (docs/api.md "Lists and
 		// search"); its tags are the card's first distinct ones.
 		e.Version = sum.Version
-		if sum.Provider != "" {
-			e.Publisher.DisplayName = sum.Provider
-		}
 		for _, t := range sum.Tags {
 			if !contains(e.Tags, t) {
 				e.Tags = append(e.Tags, t)
@@ -234,14 +274,6 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func hostOf(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	return p.Hostname()
 }
 
 func shortHash(s string) string {

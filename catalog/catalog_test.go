@@ -59,7 +59,7 @@ func TestOwnCatalog(t *testing.T) {
 				t.Fatalf("catalog lists a hidden agent: %s", body)
 			}
 			doc, problems, err := aicatalog.Parse([]byte(body), aicatalog.DefaultLimits)
-			if err != nil || len(problems) != 0 || doc.SpecVersion != "1.0" || doc.Host.DisplayName != "Cardex" || len(doc.Entries) != 2 {
+			if err != nil || len(problems) != 0 || doc.SpecVersion != "0.9" || doc.Host.DisplayName != "Cardex" || len(doc.Entries) != 2 {
 				t.Fatalf("doc %+v %v %v", doc, problems, err)
 			}
 			var fx *aicatalog.Entry
@@ -68,8 +68,8 @@ func TestOwnCatalog(t *testing.T) {
 					fx = &doc.Entries[i]
 				}
 			}
-			if fx == nil || fx.Type != aicatalog.TypeA2ACard || fx.Identifier != "urn:air:fx.example.com:agent:"+f.FX.ID ||
-				fx.Publisher.DisplayName != "FX Converter Inc" || strings.Join(fx.Tags, ",") != "finance" || fx.Version != "1.0.0" {
+			if fx == nil || fx.Type != aicatalog.TypeA2ACard || fx.Identifier != srv.URL+"/agents/"+f.FX.ID ||
+				fx.Publisher != nil || strings.Join(fx.Tags, ",") != "finance" || fx.Version != "1.0.0" {
 				t.Fatalf("fx entry %+v", fx)
 			}
 			ext, _ := json.Marshal(fx.Extensions[Extension])

@@ -71,6 +71,10 @@ type CatalogCrawl struct {
 	Origin    string            `json:"origin"` // the origin card URLs and nested catalogs must be on
 	Documents []CatalogDocument `json:"documents"`
 	Entries   []CatalogEntry    `json:"entries"`
+	// Superseded is the host's ARD document when it was not there and
+	// its AI Catalog was read instead (docs/discovery.md "Resolving a
+	// host"); Documents then start with the AI Catalog.
+	Superseded *CatalogDocument `json:"superseded,omitempty"`
 	// Truncated: the crawl stopped reading at MaxCatalogEntries, so it
 	// does not say which agents are no longer listed.
 	Truncated bool `json:"truncated,omitempty"`
@@ -131,6 +135,17 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 		return nil, err
 	}
 	c := &CatalogCrawl{Domain: cardurl.DomainKey(rootURL)}
+	// A host's well-known document, by either name, means the host: its
+	// ARD document is read first and its AI Catalog only when the ARD
+	// document is not there (docs/discovery.md "Resolving a host").
+	var fallback string
+	if p, err := url.Parse(rootURL); err == nil && p.RawQuery == "" &&
+		(p.Path == aicatalog.WellKnownPath || p.Path == aicatalog.ARDWellKnownPath) {
+		p.Path = aicatalog.ARDWellKnownPath
+		rootURL = p.String()
+		p.Path = aicatalog.WellKnownPath
+		fallback = p.String()
+	}
 	if c.Origin, err = fetch.OriginOf(rootURL); err != nil {
 		return nil, ErrNotCatalogURL
 	}
@@ -141,7 +156,7 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 		visited[u] = true
 		doc := CatalogDocument{URL: u, Depth: depth}
 		resp, err := f.Fetch(ctx, fetch.Request{URL: u, ETag: etag, FollowRedirects: true, SameOriginOnly: true,
-			Accept: aicatalog.MediaType + ", application/json"})
+			Accept: aicatalog.MediaType + ", application/ard+json, application/json"})
 		if err != nil {
 			doc.Error = err.Error()
 			c.Documents = append(c.Documents, doc)
@@ -176,6 +191,8 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 			}
 			te := CatalogEntry{Catalog: u, Index: i, Identifier: e.Identifier, Type: e.Type, URL: e.URL}
 			i++
+			listed := registry.CatalogAgent{Identifier: e.Identifier, Queries: e.RepresentativeQueries, Document: u,
+				Publisher: publisherOf(e), URN: publisherURN(e.Identifier, c.Domain)}
 			switch e.Type {
 			case aicatalog.TypeA2ACard:
 				switch {
@@ -183,7 +200,8 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 					te.Agent = aicatalog.InlineURL(u, e.Identifier)
 					te.Outcome, te.Message = inlineOutcome(e.Data, te.Agent, c.Domain)
 					if te.Outcome == CatalogInline {
-						c.agents = append(c.agents, registry.CatalogAgent{URL: u, Identifier: e.Identifier, Card: e.Data, Queries: e.RepresentativeQueries})
+						listed.URL, listed.Card = u, e.Data
+						c.agents = append(c.agents, listed)
 					}
 				case !f.sameDomain(e.URL, c.Domain):
 					te.Outcome = CatalogOffDomain
@@ -193,7 +211,8 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 					te.Message = fmt.Sprintf("not on %s: a catalog lists the agents of its own origin only; another origin's agent is listed by that origin's catalog or submitted directly", c.Origin)
 				default:
 					te.Outcome, te.Agent = CatalogAgent, e.URL
-					c.agents = append(c.agents, registry.CatalogAgent{URL: e.URL, Identifier: e.Identifier, Queries: e.RepresentativeQueries})
+					listed.URL = e.URL
+					c.agents = append(c.agents, listed)
 				}
 			case aicatalog.MediaType:
 				nested, err := CatalogURL(e.URL)
@@ -227,10 +246,109 @@ func (f CatalogCrawler) CrawlCatalog(ctx context.Context, root, etag string) (*C
 		}
 		return nil
 	}
-	if err := walk(rootURL, etag, 0); err != nil {
+	err = walk(rootURL, etag, 0)
+	if err != nil && fallback != "" && absent(err) {
+		// The stored validator is sent again: it came from whichever
+		// document answered last time, and a host that serves one
+		// document under both names answers 304 for both alike.
+		c.Superseded, c.Documents = &c.Documents[0], nil
+		next := fallback
+		// The host's answer may name its ARD document elsewhere on its
+		// origin (Link: <…>; rel="ard"): that comes before the AI
+		// Catalog.
+		if rel := relARD(err, rootURL); rel != "" && sameOrigin(rel, c.Origin) && !visited[rel] {
+			next = rel
+		}
+		err = walk(next, etag, 0)
+		if err != nil && next != fallback && absent(err) {
+			c.Documents = nil
+			err = walk(fallback, etag, 0)
+		}
+	}
+	if err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// relARD is the target of a Link header with rel="ard" on the answer
+// that failed with err, resolved against base ("" when there is none).
+func relARD(err error, base string) string {
+	var fe *fetch.FetchError
+	if !errors.As(err, &fe) || fe.Header == nil {
+		return ""
+	}
+	b, perr := url.Parse(base)
+	if perr != nil {
+		return ""
+	}
+	for _, v := range fe.Header.Values("Link") {
+		for _, link := range strings.Split(v, ",") {
+			target, params, ok := strings.Cut(strings.TrimSpace(link), ";")
+			target = strings.TrimSpace(target)
+			if !ok || !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
+				continue
+			}
+			for _, p := range strings.Split(params, ";") {
+				k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if !strings.EqualFold(strings.TrimSpace(k), "rel") {
+					continue
+				}
+				for _, rel := range strings.Fields(strings.Trim(strings.TrimSpace(val), `"`)) {
+					if strings.EqualFold(rel, aicatalog.ARDLinkRel) {
+						u, err := b.Parse(target[1 : len(target)-1])
+						if err != nil || len(u.String()) > 2048 {
+							return ""
+						}
+						u.Fragment = ""
+						return u.String()
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// absent reports whether a failed fetch of a host's ARD document says it
+// has none: not found, gone, or something that is not such a document (a
+// site answering every path with its HTML page). A host that times out or
+// refuses is failing, and its other document is not tried.
+func absent(err error) bool {
+	var fe *fetch.FetchError
+	if !errors.As(err, &fe) {
+		return false
+	}
+	switch fe.Class {
+	case fetch.ClassNotJSON, ClassNotACatalog:
+		return true
+	case fetch.ClassHTTPStatus:
+		return fe.HTTPStatus == 404 || fe.HTTPStatus == 410 || fe.HTTPStatus == 403
+	}
+	return false
+}
+
+// publisherOf is the entry's publisher member as written, nil when it
+// names none: the publisher is never inferred from a URL.
+func publisherOf(e aicatalog.Entry) *registry.CatalogPublisher {
+	if e.Publisher == nil || (e.Publisher.Identifier == "" && e.Publisher.DisplayName == "") {
+		return nil
+	}
+	return &registry.CatalogPublisher{Identifier: e.Publisher.Identifier, DisplayName: e.Publisher.DisplayName}
+}
+
+// publisherURN is id folded to urn:air: when it is the publisher's own
+// name: a urn:air (or legacy urn:ai:) identifier whose publisher segment
+// is on the registrable domain of the document that lists it. A catalog
+// cannot name agents in another domain's namespace, so such an identifier
+// is kept as provenance only (docs/discovery.md "Identifiers").
+func publisherURN(id, domain string) string {
+	pub := aicatalog.AIRPublisher(id)
+	if pub == "" || cardurl.DomainKey(pub) != domain {
+		return ""
+	}
+	folded, _ := aicatalog.FoldIdentifier(id)
+	return folded
 }
 
 // inlineOutcome judges an inline card as a fetched one would be judged

@@ -66,6 +66,10 @@ type Agent struct {
 	// CatalogQueries are the representativeQueries of the catalog entry
 	// that lists the agent (registry.Agent.CatalogQueries).
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
+	// Source is where the agent's catalog entry came from
+	// (registry.Agent.CatalogSource): Cardex's own documents name the
+	// agent by the publisher's identifier when it gave one.
+	Source *registry.CatalogSource `json:"-"`
 	// Card is the agent's current card as an A2A v1.0 AgentCard, in the
 	// answer about one agent (get_agent, an A2A request by id); absent for
 	// an agent never fetched.
@@ -84,6 +88,9 @@ type Agent struct {
 	// the search (empty without text, or when only the agent's own fields
 	// matched).
 	MatchedSkills []Skill `json:"matchedSkills"`
+	// Score is the search index's relevance score (ARDScore turns it
+	// into ARD's 0–100).
+	Score float64 `json:"-"`
 }
 
 // Liveness is the probes' verdict: the state and since when it holds.
@@ -124,7 +131,9 @@ func (f Finder) Search(ctx context.Context, caller registry.Principal, r Request
 	out := &Page{Agents: make([]Agent, 0, len(res.Agents)), TotalSize: res.TotalSize,
 		NextPageToken: res.NextPageToken, Facets: res.Facets.Lists()}
 	for _, fa := range res.Agents {
-		out.Agents = append(out.Agents, Summarize(fa.Agent, fa.Matches, base))
+		s := Summarize(fa.Agent, fa.Matches, base)
+		s.Score = fa.Score
+		out.Agents = append(out.Agents, s)
 	}
 	return out, nil
 }
@@ -151,6 +160,7 @@ func Summarize(a registry.Agent, matches []search.Match, base string) Agent {
 		Catalog:        a.Catalog,
 		CatalogInline:  a.CatalogInline,
 		CatalogQueries: a.CatalogQueries,
+		Source:         a.CatalogSource,
 		Trust:          string(a.Trust),
 		Health:         string(a.Health),
 		MatchedSkills:  []Skill{},

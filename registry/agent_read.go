@@ -41,6 +41,7 @@ func toAgent(r *agentRow, cur *versionRow) Agent {
 		Liveness: livenessOf(r),
 		Catalog:  r.CatalogURL, CatalogInline: r.CatalogCard != nil, CatalogMissing: r.CatalogMissing,
 		CatalogQueries: decodeQueries(r.CatalogQueries), AutoApproveHeld: r.AutoApproveHeld,
+		CatalogSource: decodeSource(r.CatalogSource, r.CatalogIdentifier),
 	}
 	if Status(r.Status) != StatusRemoved && Status(r.Status) != StatusRejected {
 		a.NextFetchAt = utcPtr(&r.NextFetchAt)

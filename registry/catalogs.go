@@ -167,6 +167,37 @@ type CatalogAgent struct {
 	// Queries are the entry's representativeQueries, as aicatalog read
 	// them (bounded), nil when none.
 	Queries []string
+	// Document is the document that listed the entry (the root or a
+	// nested one); "" is the catalog's URL.
+	Document string
+	// Publisher is the entry's publisher as the document names it, nil
+	// when it names none: never inferred from a URL.
+	Publisher *CatalogPublisher
+	// URN is the entry's identifier folded to urn:air: when it is the
+	// publisher's own (its publisher segment on the document's registrable
+	// domain), "" otherwise: the name Cardex keeps and answers by
+	// (docs/discovery.md "Identifiers").
+	URN string
+}
+
+// source is the provenance stored for a (catalog_source), as JSON.
+func (a CatalogAgent) source(catalog string) *string {
+	doc := a.Document
+	if doc == "" {
+		doc = catalog
+	}
+	b, _ := json.Marshal(CatalogSource{Document: doc, Identifier: a.Identifier, Publisher: a.Publisher})
+	s := string(b)
+	return &s
+}
+
+// urn is the stored lookup key (catalog_identifier), nil without one.
+func (a CatalogAgent) urn() *string {
+	if a.URN == "" {
+		return nil
+	}
+	u := a.URN
+	return &u
 }
 
 // CatalogRecord is what recording a catalog crawl did.
@@ -199,7 +230,7 @@ func (s *Service) identity(a CatalogAgent) (cardURL, host string, bare, ok bool)
 }
 
 // ownCols are the columns of ownRow.
-const ownCols = "id, card_url, status, catalog_url, catalog_card, catalog_missing, catalog_queries"
+const ownCols = "id, card_url, status, catalog_url, catalog_card, catalog_missing, catalog_queries, catalog_source, catalog_identifier"
 
 // ownRow is what RecordCatalog reads of the agents a catalog brought.
 type ownRow struct {
@@ -210,6 +241,9 @@ type ownRow struct {
 	CatalogCard    []byte
 	CatalogMissing bool
 	CatalogQueries *string
+	CatalogSource  *string
+	// CatalogIdentifier is the stored urn:air key (migrations 00210).
+	CatalogIdentifier *string
 }
 
 // RecordCatalog stores a crawl and applies its listing (docs/discovery.md
@@ -348,6 +382,14 @@ func (s *Service) RecordCatalog(ctx context.Context, c CatalogCrawl) (CatalogRec
 					return err
 				}
 				if err := s.addListedChange(tx, r.ID, ChangeChanged, now); err != nil {
+					return err
+				}
+			}
+			if src, key := a.source(c.URL), a.urn(); !equalPtr(src, r.CatalogSource) || !equalPtr(key, r.CatalogIdentifier) {
+				// Where the entry is listed, or its identifier or
+				// publisher, changed: the provenance follows the listing.
+				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).
+					Updates(map[string]any{"catalog_source": src, "catalog_identifier": key}).Error; err != nil {
 					return err
 				}
 			}
@@ -511,7 +553,7 @@ func markWithheld(trace json.RawMessage, withheld map[string]string) json.RawMes
 // registerFromCatalog adds a pending public agent a catalog lists.
 func (s *Service) registerFromCatalog(tx *gorm.DB, catalog, cardURL, host string, bare bool, a CatalogAgent, now time.Time) (string, error) {
 	row := agentRow{ID: newID(), CardURL: cardURL, Host: host, BareHost: bare, CatalogURL: catalog, CatalogCard: a.Card,
-		CatalogQueries: encodeQueries(a.Queries), Status: string(StatusPending), Visibility: string(VisibilityPublic),
+		CatalogQueries: encodeQueries(a.Queries), CatalogSource: a.source(catalog), CatalogIdentifier: a.urn(), Status: string(StatusPending), Visibility: string(VisibilityPublic),
 		Health: string(HealthUnknown), Trust: string(TrustUnknown), NextFetchAt: now, VerifiedThumbprints: "[]",
 		CreatedAt: now, UpdatedAt: now}
 	if err := tx.Create(&row).Error; err != nil {
@@ -581,4 +623,62 @@ func (s *Service) Catalogs(ctx context.Context, p Principal) ([]Catalog, error) 
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// CatalogSource is the provenance of an agent a catalog or an ARD document
+// listed (docs/discovery.md "Provenance").
+type CatalogSource struct {
+	// Document is the document that listed the entry.
+	Document string `json:"document"`
+	// Identifier is the entry's identifier exactly as written (a legacy
+	// urn:ai: one included).
+	Identifier string `json:"identifier"`
+	// Publisher is the entry's publisher as the document names it.
+	Publisher *CatalogPublisher `json:"publisher,omitempty"`
+	// URN is the identifier folded to urn:air: when it is the publisher's
+	// own; Cardex keeps it and answers ARD lookups by it.
+	URN string `json:"urn,omitempty"`
+}
+
+// CatalogPublisher is an entry's publisher member.
+type CatalogPublisher struct {
+	Identifier  string `json:"identifier"`
+	DisplayName string `json:"displayName"`
+}
+
+// decodeSource reads the stored provenance; nil when there is none or it
+// does not read.
+func decodeSource(s, urn *string) *CatalogSource {
+	if s == nil {
+		return nil
+	}
+	var src CatalogSource
+	if json.Unmarshal([]byte(*s), &src) != nil {
+		return nil
+	}
+	if urn != nil {
+		src.URN = *urn
+	}
+	return &src
+}
+
+// AgentByIdentifier reads the agent whose catalog entry has the urn:air
+// identifier urn (folded) and that p may list (CanList: a name anyone can
+// guess finds what a search would, never a pending or hidden agent);
+// ErrNotFound when there is none. Two catalogs may list one name: the
+// agent listed first answers.
+func (s *Service) AgentByIdentifier(ctx context.Context, p Principal, urn string) (*Agent, error) {
+	var ids []string
+	if err := s.store.read(ctx).Model(&agentRow{}).Where("catalog_identifier = ? AND status <> ?", urn, StatusRemoved).
+		Order("created_at, id").Limit(8).Pluck("id", &ids).Error; err != nil {
+		return nil, translate(err)
+	}
+	for _, id := range ids {
+		a, err := s.Get(ctx, p, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !CanList(p, *a)) {
+			continue
+		}
+		return a, err
+	}
+	return nil, ErrNotFound
 }

@@ -156,6 +156,11 @@ type Agent struct {
 	// that lists the agent (example questions people would ask to find
 	// it), within aicatalog's bounds; search indexes them as text.
 	CatalogQueries []string `json:"catalogQueries,omitempty"`
+	// CatalogSource is where the agent's catalog entry came from: the
+	// document, the entry's identifier and publisher as written
+	// (docs/discovery.md "Provenance"); nil for an agent submitted
+	// directly.
+	CatalogSource *CatalogSource `json:"catalogSource,omitempty"`
 	// AutoApproveHeld says why the approval policy left the agent pending
 	// though its rule applied: its registrable domain had its automatic
 	// approvals of the day (docs/claims.md). A curator decides.

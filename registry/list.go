@@ -329,7 +329,8 @@ func (s *Service) listedRows(ctx context.Context, p Principal, ids []string, mod
 		&a.NeedsReview, &a.CreatedAt, &a.UpdatedAt, &a.LastFetchedAt, &a.LastChangedAt, &a.LastSuccessAt,
 		&a.FailingSince, &a.ConsecutiveFailures, &a.CurrentVersionSeq, &a.NextFetchAt, &a.LastErrorClass,
 		&a.LastErrorStatus, &a.LastErrorMessage, &a.LastErrorAt, &a.CatalogURL, &a.Liveness, &a.LivenessSince,
-		&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &a.AutoApproveHeld, &a.VisibleGroups}
+		&a.ProbeDisabled, &a.CatalogCard, &a.CatalogMissing, &a.CatalogQueries, &a.AutoApproveHeld, &a.VisibleGroups,
+		&a.CatalogSource, &a.CatalogIdentifier}
 	var rendered, summary []byte
 	var shape, pvs, verdict, problems *string
 	switch mode {
@@ -405,7 +406,8 @@ func (s *Store) listedSQLText(k listedKey) string {
 			"a.needs_review, a.created_at, a.updated_at, a.last_fetched_at, a.last_changed_at, a.last_success_at, " +
 			"a.failing_since, a.consecutive_failures, a.current_version_seq, a.next_fetch_at, a.last_error_class, " +
 			"a.last_error_status, a.last_error_message, a.last_error_at, a.catalog_url, a.liveness, a.liveness_since, " +
-			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, a.auto_approve_held, a.visible_groups")
+			"a.probe_disabled, a.catalog_card, a.catalog_missing, a.catalog_queries, a.auto_approve_held, a.visible_groups, " +
+			"a.catalog_source, a.catalog_identifier")
 		switch k.mode {
 		case listViews:
 			fmt.Fprintf(&b, ", w.rendered, w.shape, w.protocol_versions, w.verdict, w.problems FROM agents a "+

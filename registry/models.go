@@ -46,6 +46,8 @@ type agentRow struct {
 	CatalogCard         []byte    // an inline entry's card, from the catalog document (migrations 00080)
 	CatalogMissing      bool      // the catalog's last complete crawl did not list it (migrations 00080)
 	CatalogQueries      *string   // JSON array: the catalog entry's representativeQueries, nil when none (migrations 00100)
+	CatalogSource       *string   // JSON: where a catalog-listed agent came from (CatalogSource), nil otherwise (migrations 00210)
+	CatalogIdentifier   *string   // the entry's urn:air identifier when it is the publisher's own, nil otherwise (migrations 00210)
 	AutoApproveHeld     string    // why the approval policy left it pending (the daily bound per domain), "" otherwise (migrations 00140)
 	// Liveness probes (migrations 00030; liveness.go).
 	ProbeNextAt     *time.Time

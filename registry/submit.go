@@ -115,6 +115,7 @@ func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, submitter s
 		return nil, nil
 	}
 	upd := map[string]any{"catalog_url": "", "catalog_missing": false, "catalog_queries": nil,
+		"catalog_source": nil, "catalog_identifier": nil,
 		"submitter_token_id": submitter, "next_fetch_at": now, "updated_at": now}
 	if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(upd).Error; err != nil {
 		return nil, err

@@ -31,6 +31,8 @@ type Lister interface {
 type Found struct {
 	Agent   registry.Agent
 	Matches []Match
+	// Score is the index's relevance score of the hit (0 without text).
+	Score float64
 }
 
 // Page is one page of Find. A hit dropped by the SQL re-check leaves its
@@ -63,7 +65,7 @@ func Find(ctx context.Context, ix Querier, l Lister, caller registry.Principal, 
 		TotalSize: res.TotalSize, Facets: res.Facets}
 	for _, h := range res.Hits {
 		if a, ok := current[h.ID]; ok {
-			out.Agents = append(out.Agents, Found{Agent: a, Matches: h.Matches})
+			out.Agents = append(out.Agents, Found{Agent: a, Matches: h.Matches, Score: h.Score})
 		}
 	}
 	return out, nil

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -23,6 +25,9 @@ type catalogueView struct {
 	// VerifiedOnly and VerifiedURL are the "verified only" switch.
 	VerifiedOnly bool
 	VerifiedURL  string
+	// Federated are other registries' results for the text, with their
+	// source (Config.Federate); never stored.
+	Federated []discover.ARDResult
 }
 
 // catalogueQuery reads the search from the URL: the API's parameter names
@@ -100,6 +105,9 @@ func (u *ui) catalogue(w http.ResponseWriter, r *http.Request) error {
 	}
 	if q.PageToken != "" {
 		v.First = "/?" + kept.Encode()
+	}
+	if u.cfg.Federate != nil && strings.TrimSpace(q.Q) != "" && q.PageToken == "" {
+		v.Federated = u.cfg.Federate(r.Context(), q.Q)
 	}
 	title := "Catalogue"
 	if q.Q != "" {

@@ -11,12 +11,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
@@ -55,6 +57,12 @@ type Config struct {
 	// OIDC, when set, offers sign-in with the identity provider beside
 	// the token form (docs/identity.md); nil offers the token form only.
 	OIDC *identity.Provider
+	// Federate, when set, asks other ARD registries for a catalogue
+	// search's text (the first page only) and returns what they answered
+	// in time, each with its source (cardex serve --ard-peer with
+	// --web-federation; docs/discovery.md "Federated search"). Nil: the
+	// catalogue shows Cardex's agents only.
+	Federate func(ctx context.Context, text string) []discover.ARDResult
 }
 
 // ErrConfig is returned by New for an unusable Config.

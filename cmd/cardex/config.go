@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/fetch"
 	"github.com/cardexhq/cardex/identity"
 	"github.com/cardexhq/cardex/prober"
@@ -67,6 +68,14 @@ type serveConfig struct {
 	// (docs/discovery.md).
 	CatalogMaxNew    int
 	CatalogMaxAgents int
+	// ARDPeers are the ARD registries POST /ard/search federates with
+	// (docs/discovery.md "Federated search"); none: federation off.
+	ARDPeers peerList
+	// WebFederation shows the peers' results on the web catalogue's
+	// searches too.
+	WebFederation bool
+	// ardCall reaches them through the crawler's client (ardPeerCall).
+	ardCall discover.PeerCall
 	// limiters are the rate-limit buckets handler built, shared with the
 	// scheduled catalog crawl (crawlCatalogs).
 	limiters *ratelimit.Limiters
@@ -205,6 +214,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.OIDCAdminGroups, "oidc-admin-groups", "", "`GROUP[,GROUP…]` whose members are admins")
 	fs.StringVar(&c.OIDCPublisherHosts, "oidc-publisher-hosts", "", "`GROUP=host[,host…][;GROUP=…]`: members of each group are publishers for those hosts; everyone else signed in is a reader")
 	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "accept the provider's JWT access tokens issued for this `audience` as bearer credentials on the API, MCP and A2A (off when empty; must differ from --oidc-client-id)")
+	fs.Var(&c.ARDPeers, "ard-peer", "base `URL` of another ARD registry's API that POST /ard/search asks with federation auto and names with referrals (repeatable; default none: federation off)")
+	fs.BoolVar(&c.WebFederation, "web-federation", false, "show the --ard-peer registries' results, with their source, under the web catalogue's search results")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "`CIDR[,CIDR…]` of reverse proxies whose X-Forwarded-For is believed for rate limits (repeatable; default none: the TCP peer is the client)")
 }
 

@@ -166,6 +166,11 @@ func printCatalog(w io.Writer, r catalogReport) {
 		return
 	}
 	fmt.Fprintf(w, "domain     %s\n", r.Crawl.Domain)
+	if d := r.Crawl.Superseded; d != nil {
+		// The host's ARD document was not there (docs/discovery.md
+		// "Resolving a host").
+		fmt.Fprintf(w, "not there  %s — %s\n", d.URL, d.Error)
+	}
 	for _, d := range r.Crawl.Documents {
 		fmt.Fprintf(w, "document   %s depth %d, %d entries", d.URL, d.Depth, d.Entries)
 		if d.Error != "" {

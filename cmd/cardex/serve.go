@@ -199,6 +199,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Kick:           kick,
 		Observe:        m.observe,
 		Bearer:         bearer,
+		ARD:            api.ARDConfig{Peers: c.ARDPeers, Call: c.ardCall},
 	})
 	if err != nil {
 		return nil, err
@@ -214,6 +215,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Kick:           kick,
 		OpenAPI:        api.OpenAPI,
 		OIDC:           idp,
+		Federate:       c.webFederate(),
 	})
 	if err != nil {
 		return nil, err

@@ -35,8 +35,8 @@ type surface struct {
 }
 
 // discoverySurfaces builds the surfaces agents find Cardex through
-// (docs/discovery.md): the A2A agent, the MCP server and Cardex's own AI
-// Catalog. They read through the same search
+// (docs/discovery.md): the A2A agent, the MCP server, Cardex's own AI
+// Catalog and its ARD document. They read through the same search
 // and registry paths as GET /api/v1/agents, as the same caller.
 func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index, gate *discover.Gate, log *slog.Logger) ([]surface, error) {
 	finder := discover.Finder{Index: ix, Registry: svc}
@@ -58,8 +58,9 @@ func (c *serveConfig) discoverySurfaces(svc *registry.Service, ix discover.Index
 	}
 	mcpH := mcpserver.New(mcpserver.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Version: buildinfo.Get().Version, Logger: log})
 	catH := catalog.New(catalog.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Logger: log})
+	ardH := catalog.NewARD(catalog.Config{Finder: finder, Gate: gate, BaseURL: c.BaseURL, Logger: log})
 	out := []surface{{"a2a", []string{a2a.CardPath, "/a2a/"}, a2aH}, {"mcp", []string{mcpserver.Path}, mcpH},
-		{"ai-catalog", []string{aicatalog.WellKnownPath}, catH}}
+		{"ai-catalog", []string{aicatalog.WellKnownPath}, catH}, {"ard", []string{aicatalog.ARDWellKnownPath}, ardH}}
 	if jwks != nil {
 		out = append(out, surface{"jwks", []string{"GET " + jwksPath}, jwksHandler(jwks)})
 	}

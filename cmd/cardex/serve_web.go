@@ -24,6 +24,7 @@ func compose(apiH, webH, metricsH http.Handler, surfaces ...surface) http.Handle
 		}
 	}
 	mux.Handle("/api/", apiH)
+	mux.Handle("/ard/", apiH) // the ARD registry API (docs/discovery.md)
 	mux.Handle("/healthz", apiH)
 	mux.Handle("/readyz", apiH)
 	mux.Handle("/problems/", apiH)

@@ -65,6 +65,9 @@ func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, e
 		return nil, err
 	}
 	m.gauges(s.crawl.sched, s.search, s.svc, s.store)
+	// ARD peers are asked through the one hardened client (docs/discovery.md
+	// "Federated search").
+	cfg.ardCall = crawler.ARDPeerCall(fetcher)
 	if s.handler, err = cfg.handler(s.svc, s.store, s.search, s.crawl.sched.Kick, m, log); err != nil {
 		return nil, err
 	}
