@@ -11,12 +11,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/cardexhq/cardex/strictjson"
 	"github.com/cardexhq/cardex/aicatalog"
 	"github.com/cardexhq/cardex/discover"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
+	"github.com/cardexhq/cardex/strictjson"
 )
 
 // The ARD registry API under /ard (docs/discovery.md "ARD registry API"):
