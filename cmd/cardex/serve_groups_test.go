@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cardexhq/cardex/identity/identitytest"
 	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -53,8 +58,11 @@ func grpCard(name string) string {
 // (find-agents), the web catalogue and agent pages, and the AI Catalog,
 // for an anonymous caller, a reader token without groups, reader tokens
 // holding "payments" or "risk", a publisher token of another host and one
-// of the agents' host, and an admin (token, and session on the web). Groups match exactly: the agent
-// for "Payments" is nobody's but the admin's.
+// of the agents' host, an admin (token, and session on the web), and
+// people signed in with a real OpenID Provider (JWT access tokens on the
+// API, MCP and A2A, their web session on the pages) in "payments", in
+// "risk", in no group and in the admin group. Groups match exactly: the
+// agent for "Payments" is nobody's but the admins'.
 func TestServeGroupsEveryFace(t *testing.T) {
 	for _, store := range []string{"sqlite", "postgres"} {
 		t.Run(store, func(t *testing.T) { groupsEveryFace(t, store) })
@@ -84,8 +92,30 @@ func groupsEveryFace(t *testing.T, store string) {
 	risk := token("--role", "reader", "--groups", "risk")
 	pub := token("--role", "publisher", "--host", "127.0.0.2")
 	owner := token("--role", "publisher", "--host", "127.0.0.1")
-	s := startInProcess(t, data, slices.Concat([]string{"--allow-networks", "127.0.0.0/8", "--allow-insecure-http",
-		"--crawl-tick", "1s", "--read-rate", "0"}, storeArgs)...)
+	// People signed in with the identity provider (docs/identity.md): an
+	// admin by group, readers in "payments", in "risk" and in no group.
+	// The provider is a real OpenID Provider on loopback
+	// (identity/identitytest); Cardex's base URL is its redirect URI's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	base := "http://" + addr
+	op := identitytest.Start(t, base+"/auth/oidc/callback", base+"/",
+		identitytest.User{ID: "u-olga", Username: "olga", Email: "olga@example.com", Groups: []string{"/cardex-admins"}},
+		identitytest.User{ID: "u-pat", Username: "pat", Email: "pat@example.com", Groups: []string{"payments"}},
+		identitytest.User{ID: "u-rick", Username: "rick", Email: "rick@example.com", Groups: []string{"risk"}},
+		identitytest.User{ID: "u-nora", Username: "nora", Email: "nora@example.com"})
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(identitytest.ClientSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startInProcess(t, data, slices.Concat([]string{"--addr", addr, "--base-url", base, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http",
+		"--crawl-tick", "1s", "--read-rate", "0",
+		"--oidc-issuer", op.Issuer, "--oidc-client-id", identitytest.ClientID, "--oidc-client-secret-file", secret,
+		"--oidc-admin-groups", "/cardex-admins", "--oidc-audience", "cardex-api"}, storeArgs)...)
 
 	// The agents, all approved: payroll for "payments", riskbot for
 	// "risk", casebot for "Payments" (another group: names are compared
@@ -147,6 +177,38 @@ func groupsEveryFace(t *testing.T, store string) {
 	}
 	session := res.Cookies()[0]
 
+	// Each person holds a JWT access token for the API, MCP and A2A, and a
+	// web session from the sign-in flow: the sign-in link, the provider's
+	// login form, the callback.
+	person := func(user string) func(*http.Request) {
+		t.Helper()
+		id, sec := op.AddService("u-"+user, "cardex-api")
+		jwt := op.AccessToken(t, id, sec)
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := c.Get(s.base + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		back := op.SignIn(t, c, res.Header.Get("Location"), user)
+		if res, err = c.Get(back); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		u, _ := url.Parse(s.base)
+		cookies := jar.Cookies(u)
+		if res.StatusCode != http.StatusOK || len(cookies) == 0 {
+			t.Fatalf("%s's sign-in: %d %v", user, res.StatusCode, cookies)
+		}
+		return func(r *http.Request) {
+			r.Header.Set("Authorization", "Bearer "+jwt)
+			for _, ck := range cookies {
+				r.AddCookie(ck)
+			}
+		}
+	}
+
 	all := []string{"payroll", "riskbot", "casebot", "pangolin", "pelican"}
 	bearer := func(tok string) func(*http.Request) {
 		return func(r *http.Request) {
@@ -167,6 +229,12 @@ func groupsEveryFace(t *testing.T, store string) {
 		// host, groups or not, as it does internal ones.
 		{"publisher of their host", bearer(owner), all, anon},
 		{"admin", func(r *http.Request) { bearer(admin)(r); r.AddCookie(session) }, all, all},
+		// People signed in with the provider see what a token of their
+		// role and groups sees, on the web pages too.
+		{"person in payments", person("pat"), []string{"pelican", "pangolin", "payroll"}, []string{"pelican", "pangolin", "payroll"}},
+		{"person in risk", person("rick"), []string{"pelican", "pangolin", "riskbot"}, []string{"pelican", "pangolin", "riskbot"}},
+		{"person in no group", person("nora"), []string{"pelican", "pangolin"}, []string{"pelican", "pangolin"}},
+		{"person in the admin group", person("olga"), all, all},
 	}
 	byID := func(n string) string { return id[n] }
 	byTag := func(n string) string { return `"grpx-` + n + `"` }
