@@ -245,8 +245,12 @@ func TestARDPublisherIdentifiers(t *testing.T) {
 			t.Fatalf("squatter %+v", one)
 		}
 		var res ardSearchJSON
+		// "euros" is in FX's representative queries only; the other card's
+		// "currencies" answers it too through the built-in synonyms
+		// (search/synonyms.txt), at a lower score.
 		h.do(req{method: "POST", path: "/ard/search", body: jsonBody(`{"query":{"text":"euros"}}`)}).json(t, &res)
-		if len(res.Results) != 1 || res.Results[0].Identifier != "urn:air:acme.example.com:agent:fx" {
+		if len(res.Results) == 0 || res.Results[0].Identifier != "urn:air:acme.example.com:agent:fx" ||
+			(len(res.Results) > 1 && *res.Results[1].Score >= *res.Results[0].Score) {
 			t.Fatalf("search by representative query %s", mustJSON(res))
 		}
 	})
