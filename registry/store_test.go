@@ -84,3 +84,26 @@ func TestReplicasMigrateTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteLargeColumnsLast: in a SQLite row a column past a large value
+// is reached only by walking that value's overflow pages, so the columns a
+// listing reads come before the large ones (migration 00220; docs/benchmarks.md
+// "Cost of anonymous requests"): card_views' rendering is its last column.
+func TestSQLiteLargeColumnsLast(t *testing.T) {
+	s := registrytest.SQLite(t)
+	var cols []struct {
+		Cid  int
+		Name string
+	}
+	if err := s.ReadDB().Raw("PRAGMA table_info(card_views)").Scan(&cols).Error; err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.Name)
+	}
+	want := "agent_id seq rev shape protocol_versions verdict problems summary rendered"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("card_views columns %q, want %q", got, want)
+	}
+}
