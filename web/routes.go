@@ -1,23 +1,30 @@
 package web
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // handlerFunc is a page handler: it renders or redirects, or returns an
 // error that fail() turns into an error page.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// routes is the UI's route table (CONTRIBUTING.md). Every action is a POST:
+// routes is the UI's route table (CONTRIBUTING.md), on the router the API
+// uses too (echo). Every action is a POST:
 // a GET to an action URL answers 405 and changes nothing (docs/threats.md
 // I.77), and http.CrossOriginProtection refuses cross-site POSTs.
 func (u *ui) routes() (http.Handler, error) {
-	mux := http.NewServeMux()
-	r := router{u: u, mux: mux}
+	e := echo.New()
+	r := router{u: u, e: e, allow: map[string]string{}}
+	e.HTTPErrorHandler = r.routerError
 	r.handle("/{$}", on{"GET", u.catalogue})
 	r.handle("/agents/{id}", on{"GET", u.agentPage})
 	r.handle("/agents/{id}/versions/{seq}", on{"GET", u.versionPage})
@@ -51,7 +58,6 @@ func (u *ui) routes() (http.Handler, error) {
 	r.handle("/admin/catalogs/{id}/resume", on{"POST", u.admin(u.catalogChange("resume", u.svc.ResumeCatalog))})
 	r.handle("/admin/catalogs/{id}/remove", on{"POST", u.admin(u.catalogChange("remove", u.svc.RemoveCatalog))})
 	r.handle("/static/{name}", on{"GET", u.assets.serve})
-	mux.Handle("/", r.wrap(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
 
 	cop := http.NewCrossOriginProtection()
 	if o := origin(u.cfg.BaseURL); o != "" {
@@ -64,7 +70,7 @@ func (u *ui) routes() (http.Handler, error) {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, errCrossOrigin)
 	}))
-	return u.headers(u.session(u.limitReads(cop.Handler(mux)))), nil
+	return u.accessLog(u.headers(u.session(u.limitReads(cop.Handler(e))))), nil
 }
 
 // origin is scheme://host[:port] of a base URL, "" when there is none.
@@ -83,35 +89,148 @@ type on struct {
 }
 
 type router struct {
-	u   *ui
-	mux *http.ServeMux
+	u *ui
+	e *echo.Echo
+	// allow is each route's Allow header, by echo path.
+	allow map[string]string
 }
 
-// handle registers path for each method/handler pair, plus a fallback that
-// answers other methods with the UI's 405 page and an Allow header.
+// handle registers path (net/http pattern syntax: {name} segments, /{$}
+// for the root alone) for each method/handler pair, GET with HEAD, plus a
+// fallback that answers every other method with the UI's 405 page and an
+// Allow header.
 func (rt router) handle(path string, ons ...on) {
+	p := echoPath(path)
 	var allow []string
 	for _, o := range ons {
-		rt.mux.Handle(o.method+" "+path, rt.wrap(o.h))
 		allow = append(allow, o.method)
-		if o.method == "GET" {
-			allow = append(allow, "HEAD")
+		if o.method == http.MethodGet {
+			allow = append(allow, http.MethodHead)
 		}
 	}
 	slices.Sort(allow)
-	rt.mux.Handle(path, rt.wrap(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Allow", strings.Join(allow, ", "))
+	rt.allow[p] = strings.Join(allow, ", ")
+	// Any first: the methods registered after it replace its handler.
+	rt.e.Any(p, rt.wrap(path, func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", rt.allow[p])
 		return errMethod
 	}))
+	for _, o := range ons {
+		methods := []string{o.method}
+		if o.method == http.MethodGet {
+			methods = append(methods, http.MethodHead)
+		}
+		rt.e.Match(methods, p, rt.wrap(path, o.h))
+	}
 }
 
-func (rt router) wrap(h handlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			rt.u.fail(w, r, err)
+// echoPath is a net/http pattern's path in echo's syntax.
+func echoPath(path string) string {
+	if path == "/{$}" {
+		return "/"
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + s[1:len(s)-1]
 		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// wrap runs h as an echo handler: the route's parameters become the
+// request's path values (r.PathValue, unescaped as net/http does) and the
+// route names the request in the access log.
+func (rt router) wrap(route string, h handlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		for _, n := range c.ParamNames() {
+			v := c.Param(n)
+			if uv, err := url.PathUnescape(v); err == nil {
+				v = uv
+			}
+			r.SetPathValue(n, v)
+		}
+		if l, ok := r.Context().Value(routeKey{}).(*string); ok {
+			*l = route
+		}
+		if err := h(c.Response(), r); err != nil {
+			rt.u.fail(c.Response(), r, err)
+		}
+		return nil
+	}
+}
+
+// routerError answers what the router itself refuses: a path no route
+// has (404) and a method echo does not register for a route's path (405).
+func (rt router) routerError(err error, c echo.Context) {
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he) && he.Code == http.StatusMethodNotAllowed:
+		c.Response().Header().Set("Allow", rt.allow[c.Path()])
+		rt.u.fail(c.Response(), c.Request(), errMethod)
+	case errors.As(err, &he) && he.Code == http.StatusNotFound:
+		rt.u.fail(c.Response(), c.Request(), errNotFound)
+	default:
+		rt.u.fail(c.Response(), c.Request(), err)
+	}
+}
+
+// routeKey carries a *string the router sets to the matched route.
+type routeKey struct{}
+
+// notFoundRoute is the route label of a request no route matched: one
+// label keeps a scanner probing random paths from growing the metric
+// series.
+const notFoundRoute = "web:unmatched"
+
+// accessLog logs and observes each UI request after it is answered (the
+// API logs its own with its route templates): the method, the matched
+// route, the path without its query string (search terms and tokens in a
+// query are not the log's business), the status and the time taken.
+func (u *ui) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		route := notFoundRoute
+		r = r.WithContext(context.WithValue(r.Context(), routeKey{}, &route))
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		d := time.Since(start)
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if u.cfg.Observe != nil {
+			u.cfg.Observe(route, status, d)
+		}
+		u.log.LogAttrs(r.Context(), slog.LevelInfo, "http request", slog.String("method", r.Method), slog.String("route", route),
+			slog.String("path", r.URL.Path), slog.Int("status", status), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 	})
 }
+
+// statusRecorder remembers the status a handler sent.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush,
+// deadlines) through the recorder.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // headers sets the security headers of every response, error pages and
 // static files included (docs/threats.md H.76): no inline script or style

@@ -29,7 +29,11 @@ import (
 type Config struct {
 	Service *registry.Service // required
 	Index   *search.Index     // required: the catalogue and /tags query it
-	Logger  *slog.Logger      // nil discards
+	Logger  *slog.Logger      // nil discards; the UI logs each request it answers
+	// Observe, when set, is told each request's route (the pattern of the
+	// route table, "web:unmatched" for none), status and duration after it
+	// is answered: the hook for metrics.
+	Observe func(route string, status int, d time.Duration)
 	// BaseURL is the public URL of the server (--base-url). Its origin is
 	// trusted for form POSTs when a proxy rewrites the Host header.
 	BaseURL string

@@ -208,6 +208,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 		Service:        svc,
 		Index:          sr.Index(),
 		Logger:         log,
+		Observe:        m.observe,
 		BaseURL:        c.BaseURL,
 		Demo:           c.Demo,
 		Limiters:       limits,
@@ -227,7 +228,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	for i := range surfaces {
 		surfaces[i].handler = routeLog(surfaces[i].route, surfaces[i].handler, log, m.observe)
 	}
-	return compose(apiH, accessLog(webH, log, m.observe), m.handler(), surfaces...), nil
+	return compose(apiH, webH, m.handler(), surfaces...), nil
 }
 
 // loopbackOnly reports whether addr is a loopback address (not an

@@ -6,12 +6,6 @@ import (
 	"time"
 )
 
-// webRoute is the route label of every UI request in logs and metrics:
-// the web package keeps its route table to itself (it exposes no hook
-// naming the matched pattern), and one label keeps a scanner probing
-// random paths from growing the metric series.
-const webRoute = "web"
-
 // compose is the server's one mux (docs/design.md: one process serves the API,
 // the UI and the metrics): /api/, /healthz, /readyz and /problems/ go to
 // the API; /metrics to Prometheus; the discovery surfaces' paths to them
@@ -33,16 +27,10 @@ func compose(apiH, webH, metricsH http.Handler, surfaces ...surface) http.Handle
 	return mux
 }
 
-// accessLog logs and observes each UI request after it is answered: the
-// method, the path without its query string (search terms and tokens in
-// a query are not the log's business), the status and the time taken.
-// The API logs its own requests with echo's route templates.
-func accessLog(next http.Handler, log *slog.Logger, observe func(route string, status int, d time.Duration)) http.Handler {
-	return routeLog(webRoute, next, log, observe)
-}
-
-// routeLog is accessLog under another route label (each discovery surface
-// has its own).
+// routeLog logs and observes each request of a discovery surface after it
+// is answered, under the surface's route label: the method, the path
+// without its query string, the status and the time taken. The API and
+// the web UI log their own requests with their route tables' patterns.
 func routeLog(route string, next http.Handler, log *slog.Logger, observe func(route string, status int, d time.Duration)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

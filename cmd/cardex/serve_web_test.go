@@ -127,18 +127,21 @@ func TestServeRoutesOneMux(t *testing.T) {
 			t.Errorf("/metrics lacks %s", family)
 		}
 	}
-	// The requests above are counted under their route templates; the UI
-	// under "web".
+	// The requests above are counted under their route templates, the
+	// UI's too (its route table's patterns; "web:unmatched" for a path none
+	// matches).
 	for _, series := range []string{`cardex_http_requests_total{route="/api/v1/agents",status="200"} 1`,
 		`cardex_crawl_due_backlog 0`, `cardex_sql_open_connections{pool="write"} 1`,
-		`cardex_http_requests_total{route="web",status="200"} 3`, `cardex_http_requests_total{route="web",status="404"} 1`} {
+		`cardex_http_requests_total{route="/{$}",status="200"} 1`, `cardex_http_requests_total{route="/legend",status="200"} 1`,
+		`cardex_http_requests_total{route="/api-reference",status="200"} 1`,
+		`cardex_http_requests_total{route="web:unmatched",status="404"} 1`} {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics lacks %s", series)
 		}
 	}
 	// UI requests are logged, without their query string.
 	get(t, s.base+"/?q=secret-words", "")
-	polltest.Until(t, "the UI access log", 5*time.Second, func() bool { return strings.Contains(s.logs.String(), `"route":"web","path":"/"`) })
+	polltest.Until(t, "the UI access log", 5*time.Second, func() bool { return strings.Contains(s.logs.String(), `"route":"/{$}","path":"/"`) })
 	if strings.Contains(s.logs.String(), "secret-words") {
 		t.Fatal("the access log holds a query string")
 	}
