@@ -89,6 +89,36 @@ func wordIndex(ws []queryWord) map[string]int {
 	return m
 }
 
+// skillCounter is the pass's count of a match's skills that hold enough
+// query words (skillsMatching's count): the words each skill holds are a
+// bit mask in one map the pass reuses, since a page of 100 over cards of
+// 200 matching skills counts 20,000 skills (docs/benchmarks.md "Cost of
+// anonymous requests"). The pass calls it from one goroutine.
+func skillCounter(wordOf map[string]int, need, words int) func(dm *search.DocumentMatch) int {
+	if words > 64 {
+		return func(dm *search.DocumentMatch) int { return len(skillsMatching(dm.FieldTermLocations, wordOf, need)) }
+	}
+	masks := map[uint64]uint64{}
+	return func(dm *search.DocumentMatch) int {
+		clear(masks)
+		for _, l := range dm.FieldTermLocations {
+			if len(l.Location.ArrayPositions) == 0 || !slices.Contains(skillFields, l.Field) {
+				continue
+			}
+			if w, ok := wordOf[l.Term]; ok {
+				masks[l.Location.ArrayPositions[0]] |= 1 << w
+			}
+		}
+		n := 0
+		for _, m := range masks {
+			if bits.OnesCount64(m) >= need {
+				n++
+			}
+		}
+		return n
+	}
+}
+
 // skillsMatching returns the indexes of the skills of a match (term
 // vectors on) that hold enough query words.
 func skillsMatching(ftls []search.FieldTermLocation, wordOf map[string]int, need int) []int {
@@ -182,9 +212,7 @@ func (x *Index) skillsByRelevance(ctx context.Context, g *generation, q SkillQue
 	// Every agent kept holds at least one matching skill, so offset+size
 	// agents always reach the page's end.
 	p, err := g.facets.pass(ctx, g, buildQuery(text, q.Scope, q.Filters), passOptions{k: offset + size,
-		skills: func(dm *search.DocumentMatch) int {
-			return len(skillsMatching(dm.FieldTermLocations, wordOf, need))
-		}})
+		skills: skillCounter(wordOf, need, len(ws))})
 	if err != nil {
 		return nil, err
 	}
