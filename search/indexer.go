@@ -139,6 +139,18 @@ func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 		return false, fmt.Errorf("search: indexer: read changes after %d: %w", applied, err)
 	}
 	if len(changes) == 0 {
+		// Nothing to apply: decode the segments a background merge
+		// introduced since the last batch here, at the poll, rather than
+		// in the next query, which would pay for the whole merged segment
+		// (docs/benchmarks.md "Cost of anonymous requests"). Nothing new
+		// costs a look at the snapshot's segment list.
+		built, err := g.facets.warm(g)
+		if err != nil {
+			return false, fmt.Errorf("search: indexer: %w", err)
+		}
+		if built >= releaseAfterDocs {
+			g.release()
+		}
 		return true, nil
 	}
 	if next <= applied {

@@ -229,3 +229,40 @@ func TestRunFollowsSource(t *testing.T) {
 		t.Fatalf("ids %v", got)
 	}
 }
+
+// TestIdleSyncDecodesNewSegments: a segment no table knows yet (what a
+// background merge introduces between batches) is decoded by the
+// indexer's next poll, even with no change to apply, so the next query
+// does not pay for it.
+func TestIdleSyncDecodesNewSegments(t *testing.T) {
+	src := threeAgents()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RUnlock()
+	known := func() int {
+		g.facets.mu.Lock()
+		defer g.facets.mu.Unlock()
+		return len(g.facets.segs)
+	}
+	n := known()
+	if n == 0 {
+		t.Fatal("no segment tables after the first sync")
+	}
+	// Forget every table, as if each segment were new.
+	g.facets.mu.Lock()
+	clear(g.facets.segs)
+	g.facets.mu.Unlock()
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := known(); got != n {
+		t.Fatalf("after an idle sync %d segment tables, want %d", got, n)
+	}
+}
