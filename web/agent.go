@@ -19,11 +19,14 @@ type agentView struct {
 	Signatures   []signatureView
 	KeyChanged   bool // the current version's diff says the signing key changed
 	Versions     []versionView
-	Raw          string // pretty-printed card as fetched
+	Raw          string // pretty-printed card as fetched; "" when RawTooLarge
 	RawBytes     int
-	CardURL      string // download link of the card as fetched
-	Listed       bool   // anonymous visitors can find it in the catalogue
-	Live         livenessView
+	// RawTooLarge: the card is over maxInlineCard and offered for download
+	// only.
+	RawTooLarge bool
+	CardURL     string // download link of the card as fetched
+	Listed      bool   // anonymous visitors can find it in the catalogue
+	Live        livenessView
 }
 
 type signatureView struct {
@@ -93,7 +96,10 @@ func (u *ui) loadAgent(r *http.Request, id string) (*agentView, error) {
 	case err != nil:
 		return nil, err
 	default:
-		v.Raw, v.RawBytes = pretty(raw), len(raw)
+		v.RawBytes = len(raw)
+		if v.RawTooLarge = len(raw) > maxInlineCard; !v.RawTooLarge {
+			v.Raw = pretty(raw)
+		}
 	}
 	return v, nil
 }
@@ -145,6 +151,12 @@ func value(v any) string {
 	}
 	return short(300, string(b))
 }
+
+// maxInlineCard is the largest card a page shows inline. A card near the
+// 512 KiB limit is no read for a person, and indenting, cleaning and
+// escaping it was most of such a page's cost (docs/benchmarks.md "Cost of
+// anonymous requests"); it stays one click away, exactly as served.
+const maxInlineCard = 64 << 10
 
 // pretty indents the card for reading. The bytes stay as fetched (string
 // escapes are kept, nothing re-marshalled); only whitespace changes.

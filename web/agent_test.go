@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -216,4 +218,47 @@ func TestInternalAgentPageNeedsSignIn(t *testing.T) {
 	}
 	wantStatus(t, e.get("/agents/"+id), 404)
 	wantStatus(t, e.do("GET", "/agents/"+id, nil, e.asAdmin(e.adminToken())), 200)
+}
+
+// TestLargeCardOfferedForDownload: a card over maxInlineCard is not shown
+// inline on the agent and version pages, only offered whole (download,
+// API); a small card is shown inline as before.
+func TestLargeCardOfferedForDownload(t *testing.T) {
+	e := newEnv(t)
+	raw := largeCard()
+	if len(raw) <= 64<<10 { // web.maxInlineCard
+		t.Fatalf("test card %d bytes is not over 64 KiB", len(raw))
+	}
+	a := e.submit("big.example.com")
+	e.record(a.ID, fetched{raw: raw})
+	e.approve(a.ID)
+	small := e.listed("geo.example.com", "geospatial.json")
+	for _, tc := range []struct {
+		path       string
+		inline     bool
+		link, size string
+	}{
+		{"/agents/" + a.ID, false, `download="agent-card.json"`, fmt.Sprintf("Download (%d bytes, exactly as served)", len(raw))},
+		{"/agents/" + a.ID + "/versions/1", false, `/api/v1/agents/` + a.ID + `/versions/1`, fmt.Sprintf("(%d bytes of card)", len(raw))},
+		{"/agents/" + small, true, `download="agent-card.json"`, "exactly as served"},
+		{"/agents/" + small + "/versions/1", true, `/api/v1/agents/` + small + `/versions/1`, "bytes of card"},
+	} {
+		r := e.get(tc.path)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", tc.path, r.StatusCode)
+		}
+		if got := strings.Contains(r.body, `id="raw-json"`); got != tc.inline {
+			t.Errorf("%s: card inline %v, want %v", tc.path, got, tc.inline)
+		}
+		if got := strings.Contains(r.body, `id="raw-too-large"`); got == tc.inline {
+			t.Errorf("%s: too-large note %v, want %v", tc.path, got, !tc.inline)
+		}
+		if !strings.Contains(r.body, tc.link) || !strings.Contains(r.body, tc.size) {
+			t.Errorf("%s: no %q / %q", tc.path, tc.link, tc.size)
+		}
+	}
+	// No part of the large card's JSON is on its page.
+	if r := e.get("/agents/" + a.ID); strings.Contains(r.body, "defaultInputModes") {
+		t.Error("the large card's JSON is on its page")
+	}
 }

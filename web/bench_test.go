@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +42,37 @@ func BenchmarkAgentPage(b *testing.B) {
 	id := e.listed("geo.example.com", "geospatial.json")
 	for b.Loop() {
 		res, err := http.Get(e.srv.URL + "/agents/" + id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+}
+
+// largeCard is a valid card of about 200 KiB: 200 skills with long prose.
+func largeCard() []byte {
+	skills := make([]map[string]any, 200)
+	for i := range skills {
+		skills[i] = map[string]any{"id": fmt.Sprintf("s%d", i), "name": fmt.Sprintf("Skill %d", i),
+			"description": strings.Repeat("ledger reconciliation of accounts ", 30), "tags": []string{"ledger"}}
+	}
+	b, _ := json.Marshal(map[string]any{"name": "Big Ledger", "description": "Reconciles ledgers", "version": "1.0.0",
+		"supportedInterfaces": []map[string]any{{"url": "https://big.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+		"capabilities":        map[string]any{}, "defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+		"skills": skills})
+	return b
+}
+
+// BenchmarkAgentPageLargeCard is the page of an agent whose card is far
+// over maxInlineCard (docs/benchmarks.md "Cost of anonymous requests").
+func BenchmarkAgentPageLargeCard(b *testing.B) {
+	e := newEnv(b)
+	a := e.submit("big.example.com")
+	e.record(a.ID, fetched{raw: largeCard()})
+	e.approve(a.ID)
+	for b.Loop() {
+		res, err := http.Get(e.srv.URL + "/agents/" + a.ID)
 		if err != nil {
 			b.Fatal(err)
 		}

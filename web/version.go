@@ -9,10 +9,13 @@ type versionPageView struct {
 	*agentView
 	V          versionView
 	Signatures []signatureView
-	Raw        string
+	Raw        string // "" when RawTooLarge
 	RawBytes   int
-	Prev, Next int64 // neighbouring stored versions, 0 when none
-	JSONURL    string
+	// RawTooLarge: the version is over maxInlineCard and offered as JSON
+	// from the API only.
+	RawTooLarge bool
+	Prev, Next  int64 // neighbouring stored versions, 0 when none
+	JSONURL     string
 }
 
 // versionPage is GET /agents/{id}/versions/{seq}: one stored version as it
@@ -32,7 +35,10 @@ func (u *ui) versionPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := &versionPageView{agentView: av, Signatures: signatureViews(ver.Signatures),
-		Raw: pretty(ver.Raw), RawBytes: len(ver.Raw), JSONURL: "/api/v1/agents/" + av.A.ID + "/versions/" + strconv.FormatInt(seq, 10)}
+		RawBytes: len(ver.Raw), RawTooLarge: len(ver.Raw) > maxInlineCard, JSONURL: "/api/v1/agents/" + av.A.ID + "/versions/" + strconv.FormatInt(seq, 10)}
+	if !v.RawTooLarge {
+		v.Raw = pretty(ver.Raw)
+	}
 	for i, vv := range av.Versions { // newest first
 		if vv.Seq != seq {
 			continue
