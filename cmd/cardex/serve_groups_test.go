@@ -19,7 +19,6 @@ import (
 
 	"github.com/cardexhq/cardex/identity/identitytest"
 	"github.com/cardexhq/cardex/internal/polltest"
-	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
 // groupCaller is one kind of caller of TestServeGroupsEveryFace: decorate
@@ -71,22 +70,7 @@ func TestServeGroupsEveryFace(t *testing.T) {
 
 func groupsEveryFace(t *testing.T, store string) {
 	site := newVisSite(t, "127.0.0.1")
-	data := filepath.Join(t.TempDir(), "data")
-	var storeArgs []string
-	if store == "postgres" {
-		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
-	}
-	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
-		t.Fatalf("migrate: %d %s", code, stderr)
-	}
-	token := func(args ...string) string {
-		t.Helper()
-		code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data}, args, storeArgs)...)
-		if code != exitOK {
-			t.Fatalf("token create %v: %d %s", args, code, stderr)
-		}
-		return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
-	}
+	data, storeArgs, token := migratedStore(t, store)
 	admin, reader := token("--role", "admin"), token("--role", "reader")
 	payments := token("--role", "reader", "--groups", "payments")
 	risk := token("--role", "reader", "--groups", "risk")

@@ -19,7 +19,6 @@ import (
 
 	"github.com/cardexhq/cardex/identity/identitytest"
 	"github.com/cardexhq/cardex/internal/polltest"
-	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
 // The --oidc-* settings: each has its CARDEX_ twin, the secret file may
@@ -82,19 +81,8 @@ func TestServeOIDCBearer(t *testing.T) {
 
 func serveOIDCBearer(t *testing.T, store string) {
 	site := newVisSite(t, "127.0.0.1")
-	data := filepath.Join(t.TempDir(), "data")
-	var storeArgs []string
-	if store == "postgres" {
-		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
-	}
-	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
-		t.Fatalf("migrate: %d %s", code, stderr)
-	}
-	code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data, "--role", "admin"}, storeArgs)...)
-	if code != exitOK {
-		t.Fatalf("token create: %d %s", code, stderr)
-	}
-	admin := strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+	data, storeArgs, cardexToken := migratedStore(t, store)
+	admin := cardexToken("--role", "admin")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -124,22 +124,7 @@ func TestServeVisibilityEveryFace(t *testing.T) {
 
 func visibilityEveryFace(t *testing.T, store string) {
 	own, other := newVisSite(t, "127.0.0.1"), newVisSite(t, "127.0.0.2")
-	data := filepath.Join(t.TempDir(), "data")
-	var storeArgs []string
-	if store == "postgres" {
-		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
-	}
-	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
-		t.Fatalf("migrate: %d %s", code, stderr)
-	}
-	token := func(args ...string) string {
-		t.Helper()
-		code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data}, args, storeArgs)...)
-		if code != exitOK {
-			t.Fatalf("token create %v: %d %s", args, code, stderr)
-		}
-		return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
-	}
+	data, storeArgs, token := migratedStore(t, store)
 	admin, reader := token("--role", "admin"), token("--role", "reader")
 	operatorPub := token("--role", "publisher", "--host", "127.0.0.1")
 	s := startInProcess(t, data, slices.Concat([]string{"--allow-networks", "127.0.0.0/8", "--allow-insecure-http",
@@ -358,4 +343,28 @@ func visibilityEveryFace(t *testing.T, store string) {
 			}
 		})
 	}
+}
+
+// migratedStore is a fresh data directory (and, for "postgres", a fresh
+// database) migrated by `cardex migrate`, with storeArgs for every later
+// command and token, which makes a token with `cardex token create` and
+// returns its secret: the set-up of the whole-server tests over both stores.
+func migratedStore(t *testing.T, store string) (data string, storeArgs []string, token func(args ...string) string) {
+	t.Helper()
+	data = filepath.Join(t.TempDir(), "data")
+	if store == "postgres" {
+		storeArgs = []string{"--database-url", registrytest.PostgresURL(t)}
+	}
+	if code, _, stderr := runCLI(t, "", slices.Concat([]string{"migrate", "--data", data}, storeArgs)...); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, stderr)
+	}
+	token = func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, "", slices.Concat([]string{"token", "create", "--data", data}, args, storeArgs)...)
+		if code != exitOK {
+			t.Fatalf("token create %v: %d %s", args, code, stderr)
+		}
+		return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+	}
+	return data, storeArgs, token
 }
