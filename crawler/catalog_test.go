@@ -53,9 +53,9 @@ func newCatalogSite(t *testing.T) (*catalogSite, crawler.CatalogCrawler) {
 	_, s.port, _ = strings.Cut(strings.TrimPrefix(s.srv.URL, "http://"), ":")
 	res := newResolver()
 	for _, h := range []string{"acme.example.com", "a2a.acme.example.com", "other.example.org"} {
-		res.set(h, addrs("127.0.0.1"))
+		res.Set(h, addrs("127.0.0.1"))
 	}
-	res.set("metadata.acme.example.com", addrs("169.254.169.254"))
+	res.Set("metadata.acme.example.com", addrs("169.254.169.254"))
 	return s, crawler.CatalogCrawler{Fetcher: newFetcher(t, fetch.Config{Policy: loopbackPolicy(), Resolver: res})}
 }
 

@@ -225,16 +225,14 @@ func TestCrawlDNSFailureKeepsCard(t *testing.T) {
 		const name = "agent.cardex-dns.com"
 		m.card(agentfleet.GenerateCard(6, "http://"+name+":"+port, "1.0.0"))
 		r := newResolver()
-		r.set(name, addrs("127.0.0.1"))
+		r.Set(name, addrs("127.0.0.1"))
 		st := newStack(t, store, stackOptions{resolver: r})
 		id := st.submit(t, "http://"+name+":"+port+"/.well-known/agent-card.json")
 		st.crawl(t, 1)
 		if a := st.get(t, id); a.VersionSeq != 1 || a.Health != registry.HealthOK {
 			t.Fatalf("resolving: version %d health %s", a.VersionSeq, a.Health)
 		}
-		r.mu.Lock()
-		r.errs[name] = &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
-		r.mu.Unlock()
+		r.Fail(name, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true})
 		st.later(t, 2*time.Hour, 1)
 		wantNext(t, st, id, 5*time.Minute)
 		st.later(t, 5*time.Minute, 1)

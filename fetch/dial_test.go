@@ -36,7 +36,7 @@ func TestMixedAnswersDialOnlyAllowedB13(t *testing.T) {
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	u, ip := fleetURL(t, a, "mixed.test")
 	res := newResolver()
-	res.set("mixed.test", []netip.Addr{netip.MustParseAddr("10.0.0.1"), ip})
+	res.Set("mixed.test", []netip.Addr{netip.MustParseAddr("10.0.0.1"), ip})
 	p := loopbackPolicy()
 	p.AllowNetworks = []netip.Prefix{netip.PrefixFrom(ip, 32)}
 	log := newCheckLog(p.CheckAddr)
@@ -61,7 +61,7 @@ func TestMixedAnswersDialOnlyAllowedB13(t *testing.T) {
 // B.13: every answer reserved → blocked_address, nothing dialed.
 func TestAllAnswersReservedB13(t *testing.T) {
 	res := newResolver()
-	res.set("inside.test", addrs("10.0.0.1", "169.254.169.254", "::1"))
+	res.Set("inside.test", addrs("10.0.0.1", "169.254.169.254", "::1"))
 	dial, dials := noDial(t)
 	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res, DialContext: dial})
 	_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://inside.test/"})
@@ -80,7 +80,7 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 	a := fleet.Add(agentfleet.Agent{Behavior: agentfleet.Normal})
 	u, ip := fleetURL(t, a, "rebind.test")
 	res := newResolver()
-	res.set("rebind.test", addrs("93.184.215.14"), []netip.Addr{ip})
+	res.Set("rebind.test", addrs("93.184.215.14"), []netip.Addr{ip})
 	p := fetch.DefaultPolicy()
 	p.AllowInsecureHTTP = true
 	errSandbox := errors.New("test sandbox: public addresses are never dialed")
@@ -105,7 +105,7 @@ func TestDNSRebindingNeverReachesLoopbackB14(t *testing.T) {
 	if a.Requests() != 0 || fleet.Hosts()[0].Requests() != 0 {
 		t.Errorf("loopback reached: %d requests", fleet.Hosts()[0].Requests())
 	}
-	if got := res.lookups("rebind.test"); got != 6 {
+	if got := res.Lookups("rebind.test"); got != 6 {
 		t.Errorf("%d lookups for 6 fetches, want one per connection", got)
 	}
 }
@@ -182,10 +182,10 @@ func TestProxyEnvironmentIgnoredB24(t *testing.T) {
 // B.25: DNS failure classes.
 func TestDNSFailuresB25(t *testing.T) {
 	res := newResolver()
-	res.errs["servfail.test"] = &net.DNSError{Err: "server misbehaving", Name: "servfail.test", IsTemporary: true}
-	res.errs["slow.test"] = &net.DNSError{Err: "i/o timeout", Name: "slow.test", IsTimeout: true, IsTemporary: true}
-	res.set("empty.test", nil)
-	res.set("cname-internal.test", addrs("10.20.30.40")) // a CNAME chain ending inside
+	res.Fail("servfail.test", &net.DNSError{Err: "server misbehaving", Name: "servfail.test", IsTemporary: true})
+	res.Fail("slow.test", &net.DNSError{Err: "i/o timeout", Name: "slow.test", IsTimeout: true, IsTemporary: true})
+	res.Set("empty.test", nil)
+	res.Set("cname-internal.test", addrs("10.20.30.40")) // a CNAME chain ending inside
 	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res})
 	get := func(host string) error {
 		_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://" + host + "/.well-known/agent-card.json"})

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/fetch/fetchtest"
 )
 
 // loopbackPolicy is what tests run with: the fleet lives on plain http in
@@ -47,49 +48,13 @@ func wantClass(t *testing.T, err error, class string) *fetch.FetchError {
 	return fe
 }
 
-// resolver answers from a table; a host maps to a list of answers used in
-// turn (so a name can rebind between lookups, B.14).
-type resolver struct {
-	mu      sync.Mutex
-	answers map[string][][]netip.Addr
-	errs    map[string]error
-	calls   map[string]int
-}
+// resolver is the fetch tests' table of name answers (fetchtest).
+type resolver = fetchtest.Resolver
 
-func newResolver() *resolver {
-	return &resolver{answers: map[string][][]netip.Addr{}, errs: map[string]error{}, calls: map[string]int{}}
-}
-
-func (r *resolver) set(host string, answers ...[]netip.Addr) { r.answers[host] = answers }
-
-func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := r.calls[host]
-	r.calls[host]++
-	if err, ok := r.errs[host]; ok {
-		return nil, err
-	}
-	a, ok := r.answers[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return a[n%len(a)], nil
-}
-
-func (r *resolver) lookups(host string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[host]
-}
-
-func addrs(s ...string) []netip.Addr {
-	out := make([]netip.Addr, len(s))
-	for i, a := range s {
-		out[i] = netip.MustParseAddr(a)
-	}
-	return out
-}
+var (
+	newResolver = fetchtest.NewResolver
+	addrs       = fetchtest.Addrs
+)
 
 // checkLog wraps a check and counts how often each address was checked.
 type checkLog struct {

@@ -43,7 +43,7 @@ func TestNameResolvingToReservedB11B12(t *testing.T) {
 		"64:ff9b::a9fe:a9fe", "2002:7f00:1::", "::ffff:127.0.0.1", "0.0.0.0", "192.0.0.1", "198.18.0.1", "240.0.0.1",
 		"255.255.255.255", "224.0.0.1", "ff02::1", "::"}
 	for _, a := range targets {
-		res.set("agent.example", addrs(a))
+		res.Set("agent.example", addrs(a))
 		dial, dials := noDial(t)
 		f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res, DialContext: dial})
 		_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://agent.example/.well-known/agent-card.json"})
@@ -70,7 +70,7 @@ func TestNumericHostsNeverResolved(t *testing.T) {
 		if !errors.Is(err, fetch.ErrBadURL) {
 			t.Errorf("%s: %v, want ErrBadURL", host, err)
 		}
-		if res.lookups(host) != 0 {
+		if res.Lookups(host) != 0 {
 			t.Errorf("%s was looked up", host)
 		}
 	}

@@ -122,7 +122,7 @@ func TestRedirectDowngradeB16(t *testing.T) {
 // whether reached directly or by redirect.
 func TestNon443PortRefusedB17(t *testing.T) {
 	res := newResolver()
-	res.set("agent.example", addrs("93.184.215.14"))
+	res.Set("agent.example", addrs("93.184.215.14"))
 	dial, dials := noDial(t)
 	f := newFetcher(t, fetch.Config{Policy: fetch.DefaultPolicy(), Resolver: res, DialContext: dial})
 	_, err := f.Fetch(t.Context(), fetch.Request{URL: "https://agent.example:8443/.well-known/agent-card.json"})
