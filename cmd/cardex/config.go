@@ -34,6 +34,7 @@ var defaultAddr = ":8080"
 type serveConfig struct {
 	Addr              string
 	AddrFile          string
+	DebugAddr         string // --debug-addr: runtime profiles on loopback (debug.go); empty: off
 	Store             storeFlags // --data, --database-url (store.go, shared with the other store commands)
 	TLSCert           string
 	TLSKey            string
@@ -165,6 +166,7 @@ func envName(flagName string) string {
 func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.Addr, "addr", defaultAddr, "listen address `host:port`")
 	fs.StringVar(&c.AddrFile, "addr-file", "", "after listening, write the bound address to this `file` (useful with port 0)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this loopback `host:port`; empty: off")
 	c.Store.register(fs, getenv)
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate chain `PEM` file; with --tls-key, serve HTTPS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key `PEM` file")
@@ -390,6 +392,11 @@ func (c *serveConfig) Validate() error {
 		f.Close()
 		if err != nil {
 			return bad("search-synonyms", "%v", err)
+		}
+	}
+	if c.DebugAddr != "" {
+		if err := checkDebugAddr(c.DebugAddr); err != nil {
+			return bad("debug-addr", "%v", err)
 		}
 	}
 	// The scheduler ticks with cron, which counts whole seconds.

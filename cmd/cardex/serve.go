@@ -68,6 +68,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	defer s.close()
+	stopDebug, err := startDebug(cfg.DebugAddr, log)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	ln, err := cfg.listen(log)
 	if err != nil {
 		return err
