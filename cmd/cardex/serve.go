@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, stdout io.Wr
 		return err
 	}
 	defer s.close()
-	stopDebug, err := startDebug(cfg.DebugAddr, log)
+	_, stopDebug, err := startDebug(cfg.DebugAddr, log)
 	if err != nil {
 		return err
 	}
