@@ -34,7 +34,7 @@ var defaultAddr = ":8080"
 type serveConfig struct {
 	Addr              string
 	AddrFile          string
-	DebugAddr         string // --debug-addr: runtime profiles on loopback (debug.go); empty: off
+	DebugAddr         string     // --debug-addr: runtime profiles on loopback (debug.go); empty: off
 	Store             storeFlags // --data, --database-url (store.go, shared with the other store commands)
 	TLSCert           string
 	TLSKey            string
