@@ -63,6 +63,9 @@ type SchedulerConfig struct {
 	// 50ms): a lone result is written that long after it finished.
 	BatchSize  int
 	BatchDelay time.Duration
+	// Pace, when set, lets each write of finished crawls wait while
+	// interactive requests run (leasework.Config.Pace, pace.Gate).
+	Pace func(ctx context.Context) (done func(), err error)
 	// Observe, when set, is called after each crawl with the result and the
 	// registry's answer to it (nil, registry.ErrLeaseLost or another
 	// error): the hook for metrics (attempts by class, fetch durations). It
@@ -185,6 +188,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		// left rather than race its expiry.
 		Room:      4 * cfg.Workers,
 		BatchSize: batchSize, BatchDelay: cfg.BatchDelay,
+		Pace: cfg.Pace,
 	})
 	if err != nil {
 		return nil, err

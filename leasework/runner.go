@@ -35,6 +35,12 @@ type Config[J, R any] struct {
 	// Release, when set, gives up every lease still held; Shutdown calls
 	// it once, last, with a context of its own (10 s, Shutdown's values).
 	Release func(ctx context.Context) error
+	// Pace, when set, is asked before each Record call and told when it
+	// is done (pace.Gate.Background): while interactive requests run,
+	// writing results waits its turn, and with it the workers handing
+	// them over. It returns an error only when its ctx ends; the results
+	// are then recorded anyway (Shutdown's bound applies).
+	Pace func(ctx context.Context) (done func(), err error)
 	// Wake, when set, runs on the dispatcher after each claim pass
 	// (housekeeping such as pruning old rows).
 	Wake func(ctx context.Context)
@@ -291,7 +297,7 @@ func (r *Runner[J, R]) run(j J) {
 		r.results <- res
 		return
 	}
-	r.cfg.Record(r.ctx, []R{res})
+	r.write([]R{res})
 }
 
 // recordLoop collects results and records them a batch at a time: when
@@ -365,8 +371,18 @@ func (r *Runner[J, R]) record(batch []R) {
 	if len(batch) == 0 {
 		return
 	}
-	r.cfg.Record(r.ctx, batch)
+	r.write(batch)
 	r.Kick()
+}
+
+// write records results once Pace lets it.
+func (r *Runner[J, R]) write(batch []R) {
+	if r.cfg.Pace != nil {
+		if done, err := r.cfg.Pace(r.ctx); err == nil {
+			defer done()
+		}
+	}
+	r.cfg.Record(r.ctx, batch)
 }
 
 // Budget is how long a job leased until `until` may run at `now` under a

@@ -86,6 +86,9 @@ type Config struct {
 	Now        func() time.Time
 	Rand       func() float64
 	Logger     *slog.Logger
+	// Pace, when set, lets each write of probe rounds wait while
+	// interactive requests run (leasework.Config.Pace, pace.Gate).
+	Pace func(ctx context.Context) (done func(), err error)
 	// Observe is called for every probe (metrics); it must not block.
 	Observe func(registry.ProbeResult)
 }
@@ -199,7 +202,7 @@ func New(cfg Config) (*Prober, error) {
 	r, err := leasework.New(leasework.Config[registry.DueProbe, registry.ProbeRound]{
 		Claim: p.claim, Run: p.round, Record: p.record, Release: p.release, Wake: p.prune,
 		Workers: cfg.Workers, Room: 2 * cfg.Workers, Tick: cfg.Tick,
-		BatchSize: cfg.BatchSize, BatchDelay: cfg.BatchDelay,
+		BatchSize: cfg.BatchSize, BatchDelay: cfg.BatchDelay, Pace: cfg.Pace,
 	})
 	if err != nil {
 		return nil, err

@@ -19,6 +19,19 @@ type IndexerOptions struct {
 	BatchSize int
 	// MaxBackoff caps the wait after failed rounds. Default 1 minute.
 	MaxBackoff time.Duration
+	// Pace, when set, is asked before each batch and told when it is done:
+	// while interactive requests run, batches wait their turn
+	// (pace.Gate.Background) so queries keep the cores. BusyBatchSize is
+	// the batch read while Busy says so (default 200): shorter units keep
+	// a query from running beside a long one.
+	Pace          Pacer
+	BusyBatchSize int
+}
+
+// Pacer is what the indexer needs of the process's pace.Gate.
+type Pacer interface {
+	Background(ctx context.Context) (done func(), err error)
+	Busy() bool
 }
 
 // Indexer keeps an Index in step with a Source's change log. The
@@ -42,6 +55,9 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	}
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = time.Minute
+	}
+	if opts.BusyBatchSize <= 0 || opts.BusyBatchSize > opts.BatchSize {
+		opts.BusyBatchSize = min(200, opts.BatchSize)
 	}
 	return &Indexer{idx: idx, src: src, opts: opts}
 }
@@ -99,7 +115,7 @@ const releaseAfterDocs = 10_000
 // a rebuild first.
 func (ix *Indexer) Sync(ctx context.Context) error {
 	for {
-		done, err := ix.step(ctx)
+		done, err := ix.paced(ctx)
 		if err != nil {
 			return err
 		}
@@ -116,11 +132,29 @@ func (ix *Indexer) Sync(ctx context.Context) error {
 	}
 }
 
-// step applies one batch of changes. For every changed agent it re-reads
+// paced applies one batch once the pacer lets it (a whole batch when no
+// pacer is set or it is not busy, BusyBatchSize when it is).
+func (ix *Indexer) paced(ctx context.Context) (bool, error) {
+	if ix.opts.Pace == nil {
+		return ix.step(ctx, ix.opts.BatchSize)
+	}
+	release, err := ix.opts.Pace.Background(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	n := ix.opts.BatchSize
+	if ix.opts.Pace.Busy() {
+		n = ix.opts.BusyBatchSize
+	}
+	return ix.step(ctx, n)
+}
+
+// step applies one batch of at most n changes. For every changed agent it re-reads
 // the current state, so the order of events does not matter: a late
 // "fetched" after "removed" finds the agent removed and deletes it
 // (docs/threats.md F.64, G.72).
-func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
+func (ix *Indexer) step(ctx context.Context, n int) (done bool, err error) {
 	x := ix.idx
 	// writeMu keeps g live for the whole round: swap and Close take it
 	// too. The read lock is not held across the source's SQL reads, so a
@@ -134,7 +168,7 @@ func (ix *Indexer) step(ctx context.Context) (done bool, err error) {
 	x.mu.RUnlock()
 
 	applied := g.applied.Load()
-	changes, next, err := ix.src.Changes(ctx, applied, ix.opts.BatchSize)
+	changes, next, err := ix.src.Changes(ctx, applied, n)
 	if err != nil {
 		return false, fmt.Errorf("search: indexer: read changes after %d: %w", applied, err)
 	}

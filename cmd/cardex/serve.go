@@ -21,6 +21,7 @@ import (
 	"github.com/cardexhq/cardex/api"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/identity"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/ratelimit"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/web"
@@ -174,7 +175,7 @@ func shutdownHTTP(ctx context.Context, srv *http.Server, served <-chan error, lo
 
 // handler builds the API and the web UI over svc and composes them with
 // /metrics into the server's one handler.
-func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, log *slog.Logger) (http.Handler, error) {
+func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *searchRuntime, kick func(), m *metrics, g *pace.Gate, log *slog.Logger) (http.Handler, error) {
 	// One set of buckets for both faces: a client has one budget.
 	limits := ratelimit.NewLimiters(c.limits(), 0)
 	c.limiters = limits // the scheduled catalog crawl spends the domains' budgets too
@@ -233,7 +234,7 @@ func (c *serveConfig) handler(svc *registry.Service, ready api.Readiness, sr *se
 	for i := range surfaces {
 		surfaces[i].handler = routeLog(surfaces[i].route, surfaces[i].handler, log, m.observe)
 	}
-	return compose(apiH, webH, m.handler(), surfaces...), nil
+	return interactive(g, compose(apiH, webH, m.handler(), surfaces...), surfaces), nil
 }
 
 // loopbackOnly reports whether addr is a loopback address (not an

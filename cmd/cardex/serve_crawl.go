@@ -9,6 +9,7 @@ import (
 	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/verifier"
@@ -71,7 +72,7 @@ func (c *serveConfig) fetcher(allow crawlNetwork, log *slog.Logger) (*fetch.Fetc
 // newCrawl builds a verifier that fetches key sets through f (same policy,
 // docs/security.md "Network policy") and a stopped scheduler over svc, recording through the
 // metrics decorator. The caller closes f.
-func newCrawl(c *serveConfig, f *fetch.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*crawlRuntime, error) {
+func newCrawl(c *serveConfig, f *fetch.Fetcher, svc *registry.Service, m *metrics, g *pace.Gate, log *slog.Logger) (*crawlRuntime, error) {
 	hosts := fetch.NewHostSlots(c.CrawlPerHost)
 	f.ShareHosts(hosts) // claim checks share the hosts' budget with crawls and probes
 	s, err := crawler.NewScheduler(crawler.SchedulerConfig{
@@ -84,6 +85,7 @@ func newCrawl(c *serveConfig, f *fetch.Fetcher, svc *registry.Service, m *metric
 		PerHost:  c.CrawlPerHost,
 		Hosts:    hosts,
 		LeaseTTL: c.LeaseTTL,
+		Pace:     g.Background,
 		Schedule: crawler.Schedule{
 			Interval:    c.CrawlInterval,
 			MinInterval: c.CrawlMinInterval,
@@ -99,7 +101,7 @@ func newCrawl(c *serveConfig, f *fetch.Fetcher, svc *registry.Service, m *metric
 // newProber builds the liveness prober over f (the crawler's fetcher; the
 // demo's own, which reaches only the demo's agents) and the crawler's
 // per-host cap (docs/liveness.md), or nil when --probe-interval is 0.
-func newProber(c *serveConfig, cr *crawlRuntime, f *fetch.Fetcher, svc *registry.Service, m *metrics, log *slog.Logger) (*prober.Prober, error) {
+func newProber(c *serveConfig, cr *crawlRuntime, f *fetch.Fetcher, svc *registry.Service, m *metrics, g *pace.Gate, log *slog.Logger) (*prober.Prober, error) {
 	if c.ProbeInterval == 0 {
 		return nil, nil
 	}
@@ -120,6 +122,7 @@ func newProber(c *serveConfig, cr *crawlRuntime, f *fetch.Fetcher, svc *registry
 		LeaseTTL:      c.LeaseTTL,
 		Logger:        log,
 		Observe:       m.observeProbe,
+		Pace:          g.Background,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/api"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/search"
 )
@@ -30,6 +31,8 @@ type searchOptions struct {
 	// synonyms are groups added to search.DefaultSynonyms
 	// (--search-synonyms).
 	synonyms [][]string
+	// pace lets the indexer's batches wait while queries run (nil: never).
+	pace *pace.Gate
 }
 
 var defaultSearchOptions = searchOptions{poll: 2 * time.Second, maxLag: 1000, maxAge: 10 * time.Second}
@@ -77,7 +80,7 @@ func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service,
 	runCtx, cancel := context.WithCancel(ctx)
 	r := &searchRuntime{
 		idx:    idx,
-		ix:     search.NewIndexer(idx, svc.IndexSource(), search.IndexerOptions{PollInterval: opts.poll}),
+		ix:     search.NewIndexer(idx, svc.IndexSource(), search.IndexerOptions{PollInterval: opts.poll, Pace: pacer(opts.pace)}),
 		src:    svc.IndexSource(),
 		log:    log,
 		runCtx: runCtx,
@@ -94,6 +97,14 @@ func startSearchWith(ctx context.Context, dataDir string, svc *registry.Service,
 		}
 	}()
 	return r, nil
+}
+
+// pacer is g as the indexer's Pacer; none without a gate.
+func pacer(g *pace.Gate) search.Pacer {
+	if g == nil {
+		return nil
+	}
+	return g
 }
 
 // Index is the index, for web.Config.Index.

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/cardexhq/cardex/pace"
 )
 
 // compose is the server's one mux (docs/design.md: one process serves the API,
@@ -25,6 +27,43 @@ func compose(apiH, webH, metricsH http.Handler, surfaces ...surface) http.Handle
 	mux.Handle("GET /metrics", metricsH)
 	mux.Handle("/", webH)
 	return mux
+}
+
+// interactive marks the requests people and agents wait for as
+// interactive on g, so background work yields to them (package pace):
+// reads (GET and HEAD) anywhere but the probes of operators' tools
+// (/metrics, /healthz, /readyz), every request to a discovery surface
+// (A2A, MCP and the AI Catalog are queries whatever their method) and the
+// ARD searches. Writes — submissions, approvals, claims — are not: the
+// work they cause is background work.
+func interactive(g *pace.Gate, h http.Handler, surfaces []surface) http.Handler {
+	if g == nil {
+		return h
+	}
+	query := map[string]bool{"POST /ard/search": true, "POST /ard/explore": true}
+	mux := http.NewServeMux()
+	for _, s := range surfaces {
+		for _, p := range s.patterns {
+			mux.Handle(p, h)
+		}
+	}
+	marked := g.Interactive(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/metrics", "/healthz", "/readyz":
+			h.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead || query[r.Method+" "+r.URL.Path] {
+			marked.ServeHTTP(w, r)
+			return
+		}
+		if _, pattern := mux.Handler(r); pattern != "" {
+			marked.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // routeLog logs and observes each request of a discovery surface after it

@@ -9,6 +9,7 @@ import (
 	"github.com/cardexhq/cardex/crawler"
 	"github.com/cardexhq/cardex/demo"
 	"github.com/cardexhq/cardex/fetch"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -25,6 +26,10 @@ type wiring struct {
 	search  *searchRuntime
 	crawl   *crawlRuntime
 	prober  *prober.Prober // nil when --probe-interval is 0
+	// pace serves queries ahead of background work: the handler marks
+	// interactive requests, the indexer and the crawler's and prober's
+	// writes wait their turn (package pace).
+	pace    *pace.Gate
 	handler http.Handler
 	closers []func() // run last first by close
 }
@@ -32,7 +37,7 @@ type wiring struct {
 // wire composes the server's parts, stopped: the crawler and the
 // prober start at start, once the server listens.
 func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, err error) {
-	s := &wiring{cfg: cfg, log: log}
+	s := &wiring{cfg: cfg, log: log, pace: pace.New(pace.Options{})}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -54,21 +59,21 @@ func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, e
 		return nil, err
 	}
 	m := newMetrics()
-	if s.crawl, err = newCrawl(cfg, fetcher, s.svc, m, log); err != nil {
+	if s.crawl, err = newCrawl(cfg, fetcher, s.svc, m, s.pace, log); err != nil {
 		return nil, err
 	}
 	probeFetcher, err := s.probeFetcher(fetcher, allow)
 	if err != nil {
 		return nil, err
 	}
-	if s.prober, err = newProber(cfg, s.crawl, probeFetcher, s.svc, m, log); err != nil {
+	if s.prober, err = newProber(cfg, s.crawl, probeFetcher, s.svc, m, s.pace, log); err != nil {
 		return nil, err
 	}
 	m.gauges(s.crawl.sched, s.search, s.svc, s.store)
 	// ARD peers are asked through the one hardened client (docs/discovery.md
 	// "Federated search").
 	cfg.ardCall = crawler.ARDPeerCall(fetcher)
-	if s.handler, err = cfg.handler(s.svc, s.store, s.search, s.crawl.sched.Kick, m, log); err != nil {
+	if s.handler, err = cfg.handler(s.svc, s.store, s.search, s.crawl.sched.Kick, m, s.pace, log); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -161,6 +166,7 @@ func (c *serveConfig) service(store *registry.Store, f *fetch.Fetcher, allow cra
 func (s *wiring) startSearch(ctx context.Context) error {
 	opts := defaultSearchOptions
 	opts.synonyms = s.cfg.synonyms
+	opts.pace = s.pace
 	sr, err := startSearchWith(ctx, s.cfg.Store.data, s.svc, s.log, opts)
 	if err != nil {
 		return fmt.Errorf("search index: %w", err)
