@@ -65,6 +65,9 @@ func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, e
 		return nil, err
 	}
 	m.gauges(s.crawl.sched, s.search, s.svc, s.store)
+	if s.prober != nil {
+		m.probeGauges(s.prober)
+	}
 	// ARD peers are asked through the one hardened client (docs/discovery.md
 	// "Federated search").
 	cfg.ardCall = crawler.ARDPeerCall(fetcher)
