@@ -9,8 +9,8 @@ import (
 // probed and those due now, leased or not. It names only the columns of
 // agents_probe_next (status, probe_next_at, id), so SQLite answers it from
 // that index alone (a covering index: no agent row is read; about a fifth
-// of the time of the claim's whole condition at 100k agents), and
-// PostgreSQL from the index or one scan of the table. The prober runs it at
+// of the time of the claim's whole condition at 100k agents); PostgreSQL
+// scans the table when most agents are approved. The prober runs it at
 // most once a minute (docs/liveness.md "Pacing").
 const probeCountsSQL = `SELECT COUNT(*) AS approved,
 	COALESCE(SUM(CASE WHEN probe_next_at IS NULL THEN 1 ELSE 0 END), 0) AS never,
