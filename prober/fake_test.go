@@ -38,6 +38,7 @@ type memReg struct {
 	late      int // rounds recorded after their lease expired
 	reclaimed int // claims of an agent whose earlier lease expired unrecorded
 	lost      int
+	counted   int // CountProbes calls
 }
 
 type memAgent struct {
@@ -139,6 +140,28 @@ func (m *memReg) ProbeLeaseHeld(_ context.Context, owner, id string, now time.Ti
 	defer m.mu.Unlock()
 	a := m.agents[id]
 	return a != nil && !a.disabled && a.owner == owner && a.until.After(now), nil
+}
+
+// CountProbes counts like registry.CountProbes: agents not turned off,
+// those never recorded, those due at now.
+func (m *memReg) CountProbes(_ context.Context, now time.Time) (registry.ProbeCounts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counted++
+	var c registry.ProbeCounts
+	for id, a := range m.agents {
+		if a.disabled {
+			continue
+		}
+		c.Probeable++
+		if len(m.recorded[id]) == 0 {
+			c.NeverProbed++
+		}
+		if !a.due.After(now) {
+			c.Due++
+		}
+	}
+	return c, nil
 }
 
 func (m *memReg) PruneProbes(context.Context, time.Time, time.Duration, time.Duration) (int64, error) {

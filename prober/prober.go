@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ type Registry interface {
 	ReleaseProbeLeases(ctx context.Context, owner string) error
 	ProbeLeaseHeld(ctx context.Context, owner, id string, now time.Time) (bool, error)
 	PruneProbes(ctx context.Context, now time.Time, keepProbes, keepDays time.Duration) (int64, error)
+	CountProbes(ctx context.Context, now time.Time) (registry.ProbeCounts, error)
 }
 
 // Config configures a Prober. Registry and Fetcher are required; zero
@@ -63,6 +65,12 @@ type Config struct {
 	MaxBackoff time.Duration
 	// Workers probing agents at once (--probe-workers, 16).
 	Workers int
+	// RateFloor is the least number of agents' rounds started per second
+	// (--probe-rate-floor, default DefaultRateFloor); the rate is the
+	// larger of it and the approved agents over 0.8 × Interval, counted
+	// every CountEvery (default 1m) (docs/liveness.md "Pacing").
+	RateFloor  float64
+	CountEvery time.Duration
 	// PerHost caps probe leases per host in the claim, counting crawl
 	// leases (default 2, like --crawl-per-host).
 	PerHost int
@@ -109,6 +117,8 @@ func (c *Config) withDefaults() error {
 		return errors.New("prober: the probe interval must not be negative")
 	case c.Jitter >= 1:
 		return errors.New("prober: jitter must be below 1")
+	case math.IsNaN(c.RateFloor) || math.IsInf(c.RateFloor, 0):
+		return errors.New("prober: the rate floor must be a number")
 	}
 	if c.Interval == 0 {
 		c.Interval = 15 * time.Minute
@@ -125,6 +135,12 @@ func (c *Config) withDefaults() error {
 	c.MaxBackoff = max(c.MaxBackoff, c.Interval)
 	if c.Workers <= 0 {
 		c.Workers = 16
+	}
+	if c.RateFloor <= 0 {
+		c.RateFloor = DefaultRateFloor
+	}
+	if c.CountEvery <= 0 {
+		c.CountEvery = time.Minute
 	}
 	if c.PerHost <= 0 {
 		c.PerHost = 2
@@ -181,13 +197,15 @@ func (c *Config) withDefaults() error {
 
 // Prober probes due agents on the lease-worker runner the crawler uses
 // (leasework): a ticker or Kick asks the database for due agents (leased
-// to this prober) into a queue of twice the pool, a fixed pool of workers
-// probes their interfaces, and finished rounds are recorded in batches.
-// Old history is pruned after a claim every PruneEvery.
+// to this prober) into a queue of twice the pool, as many as the pace
+// allows (pacer), a fixed pool of workers probes their interfaces, and
+// finished rounds are recorded in batches. Old history is pruned after a
+// claim every PruneEvery.
 type Prober struct {
 	cfg       Config
 	log       *slog.Logger
 	runner    *leasework.Runner[registry.DueProbe, registry.ProbeRound]
+	pace      *pacer
 	lastPrune time.Time // touched only by the runner's dispatcher
 
 	stats struct{ claimed, recorded, leaseLost, probes, expired atomic.Int64 }
@@ -199,9 +217,13 @@ func New(cfg Config) (*Prober, error) {
 		return nil, err
 	}
 	p := &Prober{cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner)}
+	// A claim the pace cut short waits for at most the runner's minimum
+	// claim (half the room) of tokens.
+	room := 2 * cfg.Workers
+	p.pace = newPacer(cfg.RateFloor, cfg.Interval, cfg.CountEvery, room/2, p.Kick)
 	r, err := leasework.New(leasework.Config[registry.DueProbe, registry.ProbeRound]{
 		Claim: p.claim, Run: p.round, Record: p.record, Release: p.release, Wake: p.prune,
-		Workers: cfg.Workers, Room: 2 * cfg.Workers, Tick: cfg.Tick,
+		Workers: cfg.Workers, Room: room, Tick: cfg.Tick,
 		BatchSize: cfg.BatchSize, BatchDelay: cfg.BatchDelay, Pace: cfg.Pace,
 	})
 	if err != nil {
@@ -234,16 +256,30 @@ func (p *Prober) Kick() { p.runner.Kick() }
 
 // Shutdown stops claiming, lets running probes finish and record within
 // ctx (abandoning them when ctx ends), then releases this prober's leases.
-func (p *Prober) Shutdown(ctx context.Context) error { return p.runner.Shutdown(ctx) }
+func (p *Prober) Shutdown(ctx context.Context) error {
+	err := p.runner.Shutdown(ctx)
+	p.pace.stop()
+	return err
+}
 
+// claim leases at most free due agents, and no more than the pace allows
+// (docs/liveness.md "Pacing"): a claim the pace cuts short comes back
+// short, so the runner waits, and the pacer kicks it when tokens are back.
 func (p *Prober) claim(ctx context.Context, free int) ([]registry.DueProbe, error) {
-	due, err := p.cfg.Registry.ClaimProbes(ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, free, p.cfg.PerHost)
+	p.pace.refresh(ctx, p.cfg.Registry, p.cfg.Now(), func(err error) { p.log.Warn("count agents to probe", "err", err) })
+	n := p.pace.take(free)
+	if n == 0 {
+		return nil, nil
+	}
+	due, err := p.cfg.Registry.ClaimProbes(ctx, p.cfg.Owner, p.cfg.Now(), p.cfg.LeaseTTL, n, p.cfg.PerHost)
 	if err != nil {
+		p.pace.giveBack(n)
 		if !errors.Is(err, context.Canceled) {
 			p.log.Error("claim agents to probe", "err", err)
 		}
 		return nil, err
 	}
+	p.pace.giveBack(n - len(due))
 	p.stats.claimed.Add(int64(len(due)))
 	return due, nil
 }

@@ -44,3 +44,6 @@ func SetRenderViewsBatch(n int) (restore func()) {
 	renderViewsBatch = n
 	return func() { renderViewsBatch = old }
 }
+
+// ProbeCountsSQL is CountProbes' query, for its plan check.
+const ProbeCountsSQL = probeCountsSQL

@@ -113,6 +113,9 @@ type serveConfig struct {
 	ProbeInterval time.Duration
 	ProbeWorkers  int
 	ProbeHistory  time.Duration
+	// ProbeRateFloor is the least pace of probe rounds, agents a second
+	// (docs/liveness.md "Pacing").
+	ProbeRateFloor int
 	// Per-agent caps of a probe round (docs/liveness.md, docs/threats.md
 	// K.98, K.99).
 	ProbeMaxInterfaces int
@@ -200,6 +203,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", defaultLeaseTTL, "how long a claimed agent is held by this server; a crashed server's agents are crawled again after it")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", defaultProbeInterval, "how often each approved agent's interfaces are probed for A2A liveness (jittered ±10 %; at least 1s; 0 disables probing)")
 	fs.IntVar(&c.ProbeWorkers, "probe-workers", defaultProbeWorkers, "agents probed at once")
+	fs.IntVar(&c.ProbeRateFloor, "probe-rate-floor", prober.DefaultRateFloor, "the least pace of probe rounds, agents a second; the pace is the larger of it and the approved agents over 0.8 × --probe-interval (1 to 10000)")
 	fs.IntVar(&c.ProbeMaxInterfaces, "probe-max-interfaces", prober.DefaultMaxInterfaces, "interfaces probed per agent and round, in card order (1 to 64)")
 	fs.IntVar(&c.ProbeMaxOffDomain, "probe-max-off-domain", prober.DefaultMaxOffDomain, "of those, interfaces off the card's registrable domain, probed only for agents a curator approved (0 to 16; 0: none)")
 	fs.DurationVar(&c.ProbeHistory, "probe-history", defaultProbeHistory, "how long each probe is kept (at least 24h; daily roll-ups are kept 90 days)")
@@ -434,6 +438,9 @@ func (c *serveConfig) Validate() error {
 	}
 	if c.ProbeWorkers < 1 || c.ProbeWorkers > 4096 {
 		return bad("probe-workers", "%d is not between 1 and 4096", c.ProbeWorkers)
+	}
+	if c.ProbeRateFloor < 1 || c.ProbeRateFloor > 10000 {
+		return bad("probe-rate-floor", "%d is not between 1 and 10000", c.ProbeRateFloor)
 	}
 	if c.ProbeMaxInterfaces < 1 || c.ProbeMaxInterfaces > 64 {
 		return bad("probe-max-interfaces", "%d is not between 1 and 64", c.ProbeMaxInterfaces)

@@ -116,7 +116,7 @@ func TestServeHelp(t *testing.T) {
 	for _, name := range []string{"addr", "data", "database-url", "demo", "tls-cert", "tls-key", "base-url", "log-format",
 		"log-level", "allow-networks", "allow-insecure-http", "ca-file", "crawl-tick", "crawl-workers", "crawl-per-host",
 		"crawl-interval", "crawl-min-interval", "crawl-max-interval", "crawl-timeout", "lease-ttl", "gone-after",
-		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-history", "probe-max-interfaces", "probe-max-off-domain", "search-synonyms",
+		"submit-rate", "read-rate", "addr-file", "trusted-proxies", "config-dump", "auto-approve", "probe-interval", "probe-workers", "probe-rate-floor", "probe-history", "probe-max-interfaces", "probe-max-off-domain", "search-synonyms",
 		"auto-approve-per-domain", "catalog-max-new", "catalog-max-agents"} {
 		if !strings.Contains(help, "  --"+name+" ") && !strings.Contains(help, "  --"+name+"\n") {
 			t.Errorf("help lacks --%s", name)
@@ -130,7 +130,7 @@ func TestServeHelp(t *testing.T) {
 		`default: "1h0m0s", env: CARDEX_CRAWL_INTERVAL`, `default: "5m0s", env: CARDEX_CRAWL_MIN_INTERVAL`,
 		`default: "24h0m0s", env: CARDEX_CRAWL_MAX_INTERVAL`, `default: "10s", env: CARDEX_CRAWL_TIMEOUT`,
 		`default: "2m0s", env: CARDEX_LEASE_TTL`, `default: "168h0m0s", env: CARDEX_GONE_AFTER`,
-		`default: "15m0s", env: CARDEX_PROBE_INTERVAL`, `default: "16", env: CARDEX_PROBE_WORKERS`, `default: "48h0m0s", env: CARDEX_PROBE_HISTORY`,
+		`default: "15m0s", env: CARDEX_PROBE_INTERVAL`, `default: "16", env: CARDEX_PROBE_WORKERS`, `default: "20", env: CARDEX_PROBE_RATE_FLOOR`, `default: "48h0m0s", env: CARDEX_PROBE_HISTORY`,
 		`default: "20", env: CARDEX_AUTO_APPROVE_PER_DOMAIN`, `default: "100", env: CARDEX_CATALOG_MAX_NEW`, `default: "1000", env: CARDEX_CATALOG_MAX_AGENTS`} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %s:\n%s", want, help)
@@ -227,6 +227,8 @@ func TestServeConfigValidateCrawl(t *testing.T) {
 		{[]string{"--probe-interval", "500ms"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
 		{[]string{"--probe-interval", "-1s"}, "--probe-interval (CARDEX_PROBE_INTERVAL)"},
 		{[]string{"--probe-workers", "0"}, "--probe-workers (CARDEX_PROBE_WORKERS)"},
+		{[]string{"--probe-rate-floor", "0"}, "--probe-rate-floor (CARDEX_PROBE_RATE_FLOOR)"},
+		{[]string{"--probe-rate-floor", "10001"}, "--probe-rate-floor (CARDEX_PROBE_RATE_FLOOR)"},
 		{[]string{"--probe-history", "12h"}, "--probe-history (CARDEX_PROBE_HISTORY)"},
 		{[]string{"--probe-max-interfaces", "0"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},
 		{[]string{"--probe-max-interfaces", "65"}, "--probe-max-interfaces (CARDEX_PROBE_MAX_INTERFACES)"},

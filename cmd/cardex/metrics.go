@@ -15,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -164,6 +165,30 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 			Name: "cardex_index_size_bytes",
 			Help: "Size of the search index on disk, every generation included.",
 		}, func() float64 { return float64(idx.SizeBytes()) }),
+	)
+}
+
+// probeGauges registers the prober's pace and the probe schedule's sizes
+// from its last count of the agents (at most a minute old; no query at
+// scrape time): docs/liveness.md "Pacing".
+func (m *metrics) probeGauges(p *prober.Prober) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_probe_rate_per_second",
+			Help: "The most agents whose probe rounds this server starts per second: the larger of --probe-rate-floor and the approved agents over 0.8 × --probe-interval.",
+		}, func() float64 { return p.Pace().Rate }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_probe_agents",
+			Help: "Approved agents, across all replicas, at the prober's last count (at most a minute old).",
+		}, func() float64 { return float64(p.Pace().Counts.Probeable) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_probe_due_backlog",
+			Help: "Approved agents due for a probe (never probed, or their next probe time passed), across all replicas, at the prober's last count.",
+		}, func() float64 { return float64(p.Pace().Counts.Due) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_probe_never_probed",
+			Help: "Approved agents never probed, across all replicas, at the prober's last count.",
+		}, func() float64 { return float64(p.Pace().Counts.NeverProbed) }),
 	)
 }
 

@@ -115,6 +115,7 @@ func newProber(c *serveConfig, cr *crawlRuntime, f *fetch.Fetcher, svc *registry
 		Hosts:         cr.hosts,
 		Interval:      c.ProbeInterval,
 		Workers:       c.ProbeWorkers,
+		RateFloor:     float64(c.ProbeRateFloor),
 		MaxInterfaces: c.ProbeMaxInterfaces,
 		MaxOffDomain:  offDomain,
 		KeepProbes:    c.ProbeHistory,

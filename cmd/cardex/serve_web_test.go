@@ -122,6 +122,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 	}
 	for _, family := range []string{"cardex_http_requests_total", "cardex_http_request_duration_seconds", "cardex_crawl_in_flight",
 		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_crawl_lease_conflicts_total", "cardex_crawl_due_backlog",
+		"cardex_probe_rate_per_second", "cardex_probe_agents", "cardex_probe_due_backlog", "cardex_probe_never_probed",
 		"cardex_sql_open_connections", "cardex_sql_wait_count_total", "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(body, "# TYPE "+family+" ") {
 			t.Errorf("/metrics lacks %s", family)
@@ -132,6 +133,8 @@ func TestServeRoutesOneMux(t *testing.T) {
 	// matches).
 	for _, series := range []string{`cardex_http_requests_total{route="/api/v1/agents",status="200"} 1`,
 		`cardex_crawl_due_backlog 0`, `cardex_sql_open_connections{pool="write"} 1`,
+		`cardex_probe_rate_per_second 20`, `cardex_probe_agents 0`, `cardex_probe_due_backlog 0`, // the floor: no agents
+		`cardex_probe_never_probed 0`,
 		`cardex_http_requests_total{route="/{$}",status="200"} 1`, `cardex_http_requests_total{route="/legend",status="200"} 1`,
 		`cardex_http_requests_total{route="/api-reference",status="200"} 1`,
 		`cardex_http_requests_total{route="web:unmatched",status="404"} 1`} {

@@ -18,14 +18,14 @@ import (
 // with --demo), the use cases over it, the search runtime, the crawler,
 // the prober and the one HTTP handler. close undoes it in reverse order.
 type wiring struct {
-	cfg     *serveConfig
-	log     *slog.Logger
-	store   *registry.Store
-	demo    *demo.Demo // nil without --demo
-	svc     *registry.Service
-	search  *searchRuntime
-	crawl   *crawlRuntime
-	prober  *prober.Prober // nil when --probe-interval is 0
+	cfg    *serveConfig
+	log    *slog.Logger
+	store  *registry.Store
+	demo   *demo.Demo // nil without --demo
+	svc    *registry.Service
+	search *searchRuntime
+	crawl  *crawlRuntime
+	prober *prober.Prober // nil when --probe-interval is 0
 	// pace serves queries ahead of background work: the handler marks
 	// interactive requests, the indexer and the crawler's and prober's
 	// writes wait their turn (package pace).
@@ -70,6 +70,9 @@ func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, e
 		return nil, err
 	}
 	m.gauges(s.crawl.sched, s.search, s.svc, s.store)
+	if s.prober != nil {
+		m.probeGauges(s.prober)
+	}
 	// ARD peers are asked through the one hardened client (docs/discovery.md
 	// "Federated search").
 	cfg.ardCall = crawler.ARDPeerCall(fetcher)
