@@ -464,3 +464,43 @@ func TestBudget(t *testing.T) {
 		}
 	}
 }
+
+// Pace is asked before every Record, batched or on the worker, and told
+// when it is done; a Pace that makes writes wait holds the results back
+// until it lets them through.
+func TestPaceGatesEveryRecord(t *testing.T) {
+	for _, batch := range []int{0, 10} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := newQueue(20, time.Second)
+				cfg := q.config(20)
+				cfg.BatchSize = batch
+				var mu sync.Mutex
+				begun, ended := 0, 0
+				cfg.Pace = func(ctx context.Context) (func(), error) {
+					mu.Lock()
+					begun++
+					mu.Unlock()
+					time.Sleep(5 * time.Second) // a busy gate
+					return func() { mu.Lock(); ended++; mu.Unlock() }, nil
+				}
+				r := newRunner(t, cfg)
+				r.Start()
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if s := q.snap(); len(s.ids) != 0 {
+					t.Errorf("%d results recorded while the gate held them", len(s.ids))
+				}
+				time.Sleep(2 * time.Minute)
+				synctest.Wait()
+				s := q.snap()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(s.ids) != 20 || begun != len(s.sizes) || ended != begun {
+					t.Errorf("%d recorded in %d writes; pace begun %d, ended %d", len(s.ids), len(s.sizes), begun, ended)
+				}
+				shutdown(t, r)
+			})
+		})
+	}
+}

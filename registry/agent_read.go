@@ -103,11 +103,19 @@ func hydrate(db *gorm.DB, rows []agentRow) ([]Agent, error) {
 
 // agentRecord is the full record of one agent as p may see it.
 func (s *Service) agentRecord(db *gorm.DB, p Principal, r *agentRow) (*Agent, error) {
+	return s.record(db, p, r, true)
+}
+
+// record is agentRecord, with the liveness detail read only when probes
+// may exist: a row created by this very request has none.
+func (s *Service) record(db *gorm.DB, p Principal, r *agentRow, probed bool) (*Agent, error) {
 	as, err := hydrate(db, []agentRow{*r})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.livenessDetail(db, r.ID, as[0].Liveness); err != nil {
+	if !probed {
+		noProbes(as[0].Liveness)
+	} else if err := s.livenessDetail(db, r.ID, as[0].Liveness); err != nil {
 		return nil, err
 	}
 	redactAgent(p, &as[0])

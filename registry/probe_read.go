@@ -19,6 +19,12 @@ const (
 // agent page's 30-day strip).
 const uptimeStripDays = 30
 
+// noProbes fills the one-agent parts of l as livenessDetail does for an
+// agent with no probe yet: empty lists, no uptime.
+func noProbes(l *Liveness) {
+	l.Interfaces, l.Days, l.Uptime = []InterfaceLiveness{}, []UptimeDay{}, &Uptime{}
+}
+
 // livenessDetail fills the one-agent parts of l: last probe, uptime over
 // 24 h (from the probes) and 7 and 30 days (from the daily roll-ups), the
 // p50 latency of the answering probes of the last 24 h, each interface's

@@ -90,7 +90,8 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "agent submitted", "agent_id", row.ID, "card_url", cu.URL, "actor", actorName(p), "taken_from_catalog", taken)
-	return s.agentRecord(s.store.read(ctx), p, &row)
+	// A new row has no probes; one taken over from a catalog may.
+	return s.record(s.store.read(ctx), p, &row, taken)
 }
 
 // takeOver makes a catalog's agent directly submitted when its origin's

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -35,6 +36,11 @@ func TestSubmitCreatesPendingAgent(t *testing.T) {
 		got, err := svc.Get(t.Context(), anonymous, a.ID)
 		if err != nil || got.ID != a.ID || got.Status != registry.StatusPending {
 			t.Fatalf("Get: %+v, %v", got, err)
+		}
+		// The record Submit answers with (which reads no probes for the
+		// new row) is the one Get reads.
+		if sub, get := mustJSON(t, a), mustJSON(t, got); sub != get {
+			t.Fatalf("Submit answered\n%s\nGet reads\n%s", sub, get)
 		}
 		// Internal visibility is for admins only.
 		if _, err := svc.Submit(t.Context(), reader, "https://b.example.com/", registry.VisibilityInternal); !errors.Is(err, registry.ErrForbidden) {
@@ -118,4 +124,13 @@ func TestSubmitRemovedAgentRefused(t *testing.T) {
 			t.Fatalf("resubmit restored: %v", err)
 		}
 	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

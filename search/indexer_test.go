@@ -266,3 +266,46 @@ func TestIdleSyncDecodesNewSegments(t *testing.T) {
 		t.Fatalf("after an idle sync %d segment tables, want %d", got, n)
 	}
 }
+
+// fakePacer counts the units the indexer asked for and says busy or not.
+type fakePacer struct {
+	busy         bool
+	begun, ended int
+}
+
+func (p *fakePacer) Background(ctx context.Context) (func(), error) {
+	p.begun++
+	return func() { p.ended++ }, nil
+}
+
+func (p *fakePacer) Busy() bool { return p.busy }
+
+// With a pacer, every batch is one unit of background work, and while
+// interactive requests run the batches are short (BusyBatchSize): 450
+// changes apply as 200 + 200 + 50, then one more unit finds nothing.
+// Quiet, they apply as one batch.
+func TestIndexerPacedBatches(t *testing.T) {
+	for _, tc := range []struct {
+		busy  bool
+		units int
+	}{{true, 4}, {false, 2}} {
+		src := threeAgents()
+		x := openTest(t, src)
+		for range 150 {
+			for _, id := range []string{"one", "two", "three"} {
+				src.event(id, registry.ChangeHealth)
+			}
+		}
+		p := &fakePacer{busy: tc.busy}
+		ix := NewIndexer(x, src, IndexerOptions{Pace: p})
+		if err := ix.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if p.begun != tc.units || p.ended != tc.units {
+			t.Errorf("busy %v: %d units begun, %d ended, want %d", tc.busy, p.begun, p.ended, tc.units)
+		}
+		if st := x.Status(); st.AppliedSeq != 453 || ix.Lag() != 0 {
+			t.Errorf("busy %v: applied %d, lag %d", tc.busy, st.AppliedSeq, ix.Lag())
+		}
+	}
+}
