@@ -52,16 +52,24 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	}
 	taken := false
 	err = s.store.tx(ctx, func(tx *gorm.DB) error {
-		r, err := s.takeOver(tx, p, cu, submitter, now)
-		if err != nil {
+		// One read of the URL's row answers both questions: is it known,
+		// and may this submission take it over from its catalog?
+		var known agentRow
+		err := tx.Where("card_url = ?", cu.URL).Take(&known).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+		case err != nil:
 			return err
-		}
-		if r != nil {
-			taken, row = true, *r
+		default:
+			ok, err := s.takeOver(tx, p, cu, &known, submitter, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return knownAgent(&known)
+			}
+			taken, row = true, known
 			return nil
-		}
-		if err := existing(tx, cu.URL); err != nil {
-			return err
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -100,43 +108,35 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 // catalog that registered it is on another origin (registered before a
 // catalog was held to its own origin). The agent keeps its id, status and
 // history; it leaves the catalog, which no longer lists it away nor sets
-// its search phrases, and is fetched now. It returns nil when the URL is
-// not such an agent (the caller answers as for any known URL).
-func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, submitter string, now time.Time) (*agentRow, error) {
-	var r agentRow
-	err := tx.Where("card_url = ?", cu.URL).Take(&r).Error
+// its search phrases, and is fetched now; r is read again. It returns
+// false when r, the URL's row, is not such an agent (the caller answers as
+// for any known URL).
+func (s *Service) takeOver(tx *gorm.DB, p Principal, cu cardurl.URL, r *agentRow, submitter string, now time.Time) (bool, error) {
 	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, err
 	case r.CatalogURL == "" || r.CatalogCard != nil || Status(r.Status) == StatusRemoved:
-		return nil, nil // submitted directly, an inline card (the catalog is its only source), or removed
+		return false, nil // submitted directly, an inline card (the catalog is its only source), or removed
 	case !p.isAdmin() && !p.owns(cu.Host, cu.URL) && cardurl.Origin(r.CatalogURL) == cardurl.Origin(cu.URL):
-		return nil, nil
+		return false, nil
 	}
 	upd := map[string]any{"catalog_url": "", "catalog_missing": false, "catalog_queries": nil,
 		"catalog_source": nil, "catalog_identifier": nil,
 		"submitter_token_id": submitter, "next_fetch_at": now, "updated_at": now}
 	if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Updates(upd).Error; err != nil {
-		return nil, err
+		return false, err
 	}
 	detail := map[string]any{"cardUrl": cu.URL, "visibility": r.Visibility, "fromCatalog": r.CatalogURL}
 	if err := s.addAudit(tx, p, "submit", r.ID, "", detail, now); err != nil {
-		return nil, err
+		return false, err
 	}
 	// Its catalog's search phrases leave the index with it.
-	if err := s.addChange(tx, &r, &r, ChangeChanged, now); err != nil {
-		return nil, err
+	if err := s.addChange(tx, r, r, ChangeChanged, now); err != nil {
+		return false, err
 	}
-	if err := tx.Where("id = ?", r.ID).Take(&r).Error; err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return true, tx.Where("id = ?", r.ID).Take(r).Error
 }
 
-// existing answers nil when no agent has this card URL, ErrAgentRemoved for
-// a removed one and *DuplicateError otherwise.
+// existing answers nil when no agent has this card URL, and what
+// knownAgent answers for its row otherwise.
 func existing(db *gorm.DB, cardURL string) error {
 	var r agentRow
 	err := db.Select("id, status").Where("card_url = ?", cardURL).Take(&r).Error
@@ -145,7 +145,14 @@ func existing(db *gorm.DB, cardURL string) error {
 		return nil
 	case err != nil:
 		return translate(err)
-	case Status(r.Status) == StatusRemoved:
+	}
+	return knownAgent(&r)
+}
+
+// knownAgent is the answer to submitting a URL an agent has already:
+// ErrAgentRemoved for a removed one, *DuplicateError otherwise.
+func knownAgent(r *agentRow) error {
+	if Status(r.Status) == StatusRemoved {
 		return ErrAgentRemoved
 	}
 	return &DuplicateError{AgentID: r.ID}
