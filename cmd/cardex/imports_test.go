@@ -51,6 +51,10 @@ func TestImportDirection(t *testing.T) {
 		// The lease-worker loop of the crawler and the prober knows
 		// nothing of what it runs.
 		"leasework": {"*"},
+		// The gate between interactive and background work is a leaf
+		// too: the indexer, the crawler and the prober are handed its
+		// methods by serve.
+		"pace": {"*"},
 		// The tests' polling helper is a leaf.
 		"internal/polltest": {"*"},
 		// The demo drives the registry's use cases like any client; the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cardexhq/cardex/buildinfo"
 	"github.com/cardexhq/cardex/crawler"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
 )
@@ -165,6 +166,25 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 			Name: "cardex_index_size_bytes",
 			Help: "Size of the search index on disk, every generation included.",
 		}, func() float64 { return float64(idx.SizeBytes()) }),
+	)
+}
+
+// paceGauges registers the gate between interactive and background work
+// (package pace; docs/operator-guide.md "CPU").
+func (m *metrics) paceGauges(g *pace.Gate) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_interactive_in_flight",
+			Help: "Interactive requests (reads and discovery queries) being served now; background work yields to them.",
+		}, func() float64 { return float64(g.Stats().InFlight) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cardex_background_wait_seconds_total",
+			Help: "Time background work (index batches, crawl and probe writes) waited for interactive requests.",
+		}, func() float64 { return g.Stats().Waited.Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cardex_background_busy_seconds_total",
+			Help: "Time background work ran while interactive requests were served (what the gate charges against its share).",
+		}, func() float64 { return g.Stats().Charged.Seconds() }),
 	)
 }
 

@@ -70,6 +70,7 @@ func wire(ctx context.Context, cfg *serveConfig, log *slog.Logger) (_ *wiring, e
 		return nil, err
 	}
 	m.gauges(s.crawl.sched, s.search, s.svc, s.store)
+	m.paceGauges(s.pace)
 	if s.prober != nil {
 		m.probeGauges(s.prober)
 	}
