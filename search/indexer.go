@@ -43,6 +43,7 @@ type Indexer struct {
 	src  Source
 	opts IndexerOptions
 	lag  atomic.Int64
+	last atomic.Int64 // unix nanoseconds the last batch of changes was applied
 }
 
 // NewIndexer returns an indexer of idx following src.
@@ -65,6 +66,16 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 // Lag is how many change-log entries the index was behind at the end of
 // the last round (for metrics).
 func (ix *Indexer) Lag() int64 { return ix.lag.Load() }
+
+// LastBatch is when the indexer last applied a batch of changes (zero:
+// never since it started): a lagging index that moved recently is
+// catching up, not stalled.
+func (ix *Indexer) LastBatch() time.Time {
+	if n := ix.last.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
 
 // Run rebuilds the index first if it needs it, then applies new changes
 // every PollInterval until ctx ends. A failing rebuild or round is retried
@@ -222,6 +233,7 @@ func (ix *Indexer) step(ctx context.Context, n int) (done bool, err error) {
 		return false, fmt.Errorf("search: indexer: write batch: %w", err)
 	}
 	g.applied.Store(next)
+	ix.last.Store(time.Now().UnixNano())
 	// Decode the new segment's text and facets here rather than in the
 	// next query (and any segment a merge has introduced since).
 	built, err := g.facets.warm(g)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/internal/polltest"
+	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 	"github.com/cardexhq/cardex/search"
@@ -124,6 +125,36 @@ func TestSearchRuntimeReadyLag(t *testing.T) {
 	if err := r.Ready(t.Context()); !errors.Is(err, errSearchLagging) || !strings.Contains(err.Error(), "3 changes behind") {
 		t.Fatalf("3 changes behind: %v", err)
 	}
+	// Behind while queries are served first: ready as long as the
+	// indexer moved within maxAge; not once it stalls, nor when the gate
+	// is quiet again.
+	g := pace.New(pace.Options{})
+	r.opts.pace = g
+	end := g.Begin()
+	if err := r.Ready(t.Context()); !errors.Is(err, errSearchLagging) {
+		t.Fatalf("3 behind while busy, the indexer not moved since it started: %v", err)
+	}
+	if err := r.ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"d", "e", "f"} {
+		if _, err := svc.Submit(t.Context(), registry.Anonymous, "https://"+host+".example.com/", registry.VisibilityPublic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Ready(t.Context()); err != nil {
+		t.Fatalf("3 behind while busy, the indexer moved just now: %v", err)
+	}
+	r.now = func() time.Time { return time.Now().Add(time.Minute) }
+	if err := r.Ready(t.Context()); !errors.Is(err, errSearchLagging) {
+		t.Fatalf("busy, the indexer still a minute later: %v", err)
+	}
+	r.now = time.Now
+	end()
+	polltest.Until(t, "the gate to turn quiet", 10*time.Second, func() bool { return !g.Busy() })
+	if err := r.Ready(t.Context()); !errors.Is(err, errSearchLagging) {
+		t.Fatalf("3 behind, quiet: %v", err)
+	}
 	// Reindex applies everything, so the index is current again.
 	if err := r.Reindex(t.Context()); err != nil {
 		t.Fatal(err)
@@ -131,8 +162,8 @@ func TestSearchRuntimeReadyLag(t *testing.T) {
 	if err := r.Ready(t.Context()); err != nil {
 		t.Fatalf("after Reindex: %v", err)
 	}
-	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); err != nil || n != 3 {
-		t.Fatalf("admin finds %d (%v), want 3", n, err)
+	if n, err := countAs(t, r.Index(), registry.ScopeOf(registry.Principal{Role: registry.RoleAdmin})); err != nil || n != 6 {
+		t.Fatalf("admin finds %d (%v), want 6", n, err)
 	}
 }
 
