@@ -147,25 +147,26 @@ func (ix *Indexer) Sync(ctx context.Context) error {
 // pacer is set or it is not busy, BusyBatchSize when it is).
 func (ix *Indexer) paced(ctx context.Context) (bool, error) {
 	if ix.opts.Pace == nil {
-		return ix.step(ctx, ix.opts.BatchSize)
+		return ix.step(ctx, ix.opts.BatchSize, false)
 	}
 	release, err := ix.opts.Pace.Background(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer release()
-	n := ix.opts.BatchSize
-	if ix.opts.Pace.Busy() {
+	n, busy := ix.opts.BatchSize, ix.opts.Pace.Busy()
+	if busy {
 		n = ix.opts.BusyBatchSize
 	}
-	return ix.step(ctx, n)
+	return ix.step(ctx, n, busy)
 }
 
-// step applies one batch of at most n changes. For every changed agent it re-reads
+// step applies one batch of at most n changes. queries says queries are
+// running now: see the decoding of segments below. For every changed agent it re-reads
 // the current state, so the order of events does not matter: a late
 // "fetched" after "removed" finds the agent removed and deletes it
 // (docs/threats.md F.64, G.72).
-func (ix *Indexer) step(ctx context.Context, n int) (done bool, err error) {
+func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, err error) {
 	x := ix.idx
 	// writeMu keeps g live for the whole round: swap and Close take it
 	// too. The read lock is not held across the source's SQL reads, so a
@@ -235,13 +236,21 @@ func (ix *Indexer) step(ctx context.Context, n int) (done bool, err error) {
 	g.applied.Store(next)
 	ix.last.Store(time.Now().UnixNano())
 	// Decode the new segment's text and facets here rather than in the
-	// next query (and any segment a merge has introduced since).
-	built, err := g.facets.warm(g)
-	if err != nil {
-		return false, fmt.Errorf("search: indexer: %w", err)
-	}
-	if built >= releaseAfterDocs {
-		g.release()
+	// next query (and any segment a merge has introduced since) — unless
+	// the batch was full, so more changes are waiting, and no query runs
+	// to need them: while a large backlog is applied, merges keep
+	// replacing segments, and decoding each merged one only for the next
+	// merge to replace it was a third of the indexer's time during a bulk
+	// import (docs/benchmarks.md "Under real load"). The round's last
+	// step, with nothing left to apply, decodes whatever is live then.
+	if queries || len(changes) < n {
+		built, err := g.facets.warm(g)
+		if err != nil {
+			return false, fmt.Errorf("search: indexer: %w", err)
+		}
+		if built >= releaseAfterDocs {
+			g.release()
+		}
 	}
 	// After the batch is visible: a query that read the old epoch and ran
 	// on the new data only caches fresher values under a key nobody asks
