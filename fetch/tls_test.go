@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -157,4 +158,42 @@ func TestHTTP2PrefaceOnPlainHTTPB23(t *testing.T) {
 	f := newFetcher(t, fetch.Config{Policy: loopbackPolicy()})
 	_, err = f.Fetch(t.Context(), fetch.Request{URL: "http://" + ln.Addr().String() + "/"})
 	wantClass(t, err, fetch.ClassConnect)
+}
+
+// A second connection to a host resumes the TLS session of the first
+// instead of verifying the chain again.
+func TestTLSSessionResumed(t *testing.T) {
+	ca, err := agentfleet.NewCA("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := ca.Issue(agentfleet.LeafSpec{IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}})
+	srv := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{leaf}})
+	p := loopbackPolicy()
+	p.RootCAs = ca.Pool()
+	f := newFetcher(t, fetch.Config{Policy: p})
+	addr := srv.Listener.Addr().String()
+	dial := func() bool {
+		t.Helper()
+		c, err := f.DialTLS(t.Context(), addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Reading the answer takes in the session ticket the server sends
+		// after the handshake.
+		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(c); err != nil {
+			t.Fatal(err)
+		}
+		return c.ConnectionState().DidResume
+	}
+	if dial() {
+		t.Fatal("the first connection resumed a session")
+	}
+	if !dial() {
+		t.Error("the second connection did not resume the first one's session")
+	}
 }
