@@ -205,7 +205,13 @@ func waitSteady(ctx context.Context, c *http.Client, servers []*bench.Server, ag
 			if per[i], err = probes(ctx, c, s); err != nil {
 				return fmt.Errorf("replica %d: %w", i+1, err)
 			}
-			due, lag, n = due+m["cardex_crawl_due_backlog"], lag+m["cardex_index_lag_changes"], n+per[i]
+			// The due backlog is the database's, the same on every
+			// replica (-1 when a replica failed to count it); the index
+			// lag is each replica's own.
+			if d := m["cardex_crawl_due_backlog"]; d != 0 && due == 0 {
+				due = d
+			}
+			lag, n = lag+m["cardex_index_lag_changes"], n+per[i]
 		}
 		if n != last {
 			last, flatSince = n, time.Now()
