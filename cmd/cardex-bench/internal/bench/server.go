@@ -55,13 +55,24 @@ var ServeArgs = []string{"--addr", "127.0.0.1:0", "--allow-networks", "127.0.0.0
 // last and override them), waits until it listens and creates an admin
 // token.
 func Start(ctx context.Context, bin, data string, extra ...string) (*Server, error) {
+	return StartOn(ctx, bin, data, "", extra...)
+}
+
+// StartOn is Start on the PostgreSQL database at databaseURL when it is
+// set (data then holds only the server's own search index), on SQLite in
+// data otherwise.
+func StartOn(ctx context.Context, bin, data, databaseURL string, extra ...string) (*Server, error) {
 	addrFile := filepath.Join(data, "addr")
 	// A reused data directory holds the address of an earlier run's server.
 	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	s := &Server{Exited: make(chan struct{})}
-	args := append([]string{"serve", "--addr-file", addrFile, "--data", data}, ServeArgs...)
+	store := []string{"--data", data}
+	if databaseURL != "" {
+		store = append(store, "--database-url", databaseURL)
+	}
+	args := append(append([]string{"serve", "--addr-file", addrFile}, store...), ServeArgs...)
 	s.Cmd = exec.Command(bin, append(args, extra...)...)
 	s.Cmd.Stderr = &s.stderr
 	if err := s.Cmd.Start(); err != nil {
@@ -88,7 +99,7 @@ func Start(ctx context.Context, bin, data string, extra ...string) (*Server, err
 			return nil, errors.New("cardex serve did not write its address within a minute")
 		}
 	}
-	out, err := exec.CommandContext(ctx, bin, "token", "create", "--role", "admin", "--name", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "--data", data).Output()
+	out, err := exec.CommandContext(ctx, bin, append([]string{"token", "create", "--role", "admin", "--name", "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)}, store...)...).Output()
 	if err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("token create: %w", err)

@@ -184,36 +184,53 @@ func probes(ctx context.Context, c *http.Client, s *bench.Server) (float64, erro
 // index has applied every change and the first probe round is done: the
 // probes made reach the interfaces the catalogue declares, or stop growing
 // for 10 s once started (a probe the prober skips, docs/liveness.md "What
-// is probed").
-func waitSteady(ctx context.Context, c *http.Client, s *bench.Server, agents, interfaces int, st *setupTimes, log io.Writer) error {
-	if err := waitIndexed(ctx, c, s, agents, st, log); err != nil {
+// is probed"). With several replicas each must have listed every agent
+// and caught up with its own index, and the probes are theirs together
+// (each probes the agents it claims).
+func waitSteady(ctx context.Context, c *http.Client, servers []*bench.Server, agents, interfaces int, st *setupTimes, log io.Writer) error {
+	if err := waitIndexed(ctx, c, servers, agents, st, log); err != nil {
 		return err
 	}
 	start := time.Now()
 	var last float64
 	flatSince := time.Now()
+	per := make([]float64, len(servers))
 	for {
-		m, err := bench.ReadMetrics(ctx, c, s.Base+"/metrics", "cardex_crawl_due_backlog", "cardex_index_lag_changes")
-		if err != nil {
-			return err
-		}
-		n, err := probes(ctx, c, s)
-		if err != nil {
-			return err
+		var due, lag, n float64
+		for i, s := range servers {
+			m, err := bench.ReadMetrics(ctx, c, s.Base+"/metrics", "cardex_crawl_due_backlog", "cardex_index_lag_changes")
+			if err != nil {
+				return fmt.Errorf("replica %d: %w", i+1, err)
+			}
+			if per[i], err = probes(ctx, c, s); err != nil {
+				return fmt.Errorf("replica %d: %w", i+1, err)
+			}
+			// The due backlog is the database's, the same on every
+			// replica (-1 when a replica failed to count it); the index
+			// lag is each replica's own.
+			if d := m["cardex_crawl_due_backlog"]; d != 0 && due == 0 {
+				due = d
+			}
+			lag, n = lag+m["cardex_index_lag_changes"], n+per[i]
 		}
 		if n != last {
 			last, flatSince = n, time.Now()
 		}
-		quiet := m["cardex_crawl_due_backlog"] == 0 && m["cardex_index_lag_changes"] == 0
+		quiet := due == 0 && lag == 0
 		if quiet && (n >= float64(interfaces) || n > 0 && time.Since(flatSince) >= 10*time.Second) {
 			break
 		}
 		if err := pause(ctx, time.Second); err != nil {
-			return fmt.Errorf("waiting for steady state (%.0f of %d interfaces probed, %.0f crawls due, index %.0f changes behind): %w",
-				n, interfaces, m["cardex_crawl_due_backlog"], m["cardex_index_lag_changes"], err)
+			return fmt.Errorf("waiting for steady state (%.0f of %d interfaces probed, %.0f crawls due, indexes %.0f changes behind): %w",
+				n, interfaces, due, lag, err)
 		}
 	}
 	st.Steady = time.Since(start)
+	if len(servers) > 1 {
+		for i, n := range per {
+			fmt.Fprintf(log, "replica %d steady: every agent listed, index caught up, %.0f probes\n", i+1, n)
+		}
+	}
 	fmt.Fprintf(log, "steady state %s later: %.0f probes of %d interfaces\n", st.Steady.Round(time.Second), last, interfaces)
 	return nil
 }

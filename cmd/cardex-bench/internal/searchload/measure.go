@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,8 +18,8 @@ import (
 )
 
 // measure prepares the catalogue and runs every workload.
-func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
-	rep := &report{Agents: cfg.Agents, Started: time.Now().UTC(), Machine: machine()}
+func measure(ctx context.Context, cfg *Config, log io.Writer) (rep *report, err error) {
+	rep = &report{Agents: cfg.Agents, Store: storeSQLite, Replicas: cfg.Replicas, Started: time.Now().UTC(), Machine: machine()}
 	tmp, err := os.MkdirTemp("", "cardex-bench-search-")
 	if err != nil {
 		return nil, err
@@ -34,6 +35,26 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 		if bin, err = bench.Build(ctx, tmp, false); err != nil {
 			return nil, err
 		}
+	}
+	// The run's own database, dropped once every replica has stopped (the
+	// replicas' Stop is deferred later, so runs first).
+	dbURL := ""
+	if cfg.DatabaseURL != "" {
+		db, err := bench.CreateDatabase(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		rep.Store, rep.Database, dbURL = storePostgres, db.Name, db.URL
+		fmt.Fprintf(log, "created database %s\n", db.Name)
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := db.Drop(dctx); derr != nil {
+				err = errors.Join(err, derr)
+				return
+			}
+			fmt.Fprintf(log, "dropped database %s\n", db.Name)
+		}()
 	}
 	// A populated catalogue was crawled by an earlier run: its agents are
 	// not due again during a run, so no fleet is needed.
@@ -55,17 +76,29 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 		}
 		a2a, urls = a, u
 	}
-	var s *bench.Server
-	if cfg.Defaults {
-		rep.Defaults = true
-		s, err = bench.Start(ctx, bin, data, "--ca-file", a2a.caFile)
-	} else {
-		s, err = startServer(ctx, bin, data)
+	// One replica after the other: the first migrates the new database.
+	rep.Defaults = cfg.Defaults
+	var servers []*bench.Server
+	for i := range cfg.Replicas {
+		var s *bench.Server
+		switch {
+		case dbURL != "":
+			dir := filepath.Join(tmp, fmt.Sprintf("replica-%d", i+1))
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, err
+			}
+			s, err = bench.StartOn(ctx, bin, dir, dbURL, "--ca-file", a2a.caFile)
+		case cfg.Defaults:
+			s, err = bench.Start(ctx, bin, data, "--ca-file", a2a.caFile)
+		default:
+			s, err = startServer(ctx, bin, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		defer s.Stop()
+		servers = append(servers, s)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer s.Stop()
 	setupCtx, cancel := context.WithTimeout(ctx, cfg.Setup)
 	defer cancel()
 	gen := newQueryGen(cfg.Seed, cfg.Agents)
@@ -75,11 +108,11 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 	}
 	phase := ""
 	if cfg.Defaults {
-		if err := afterApproval(ctx, setupCtx, cfg, s, a2a, urls, unique, rep, log); err != nil {
+		if err := afterApproval(ctx, setupCtx, cfg, servers, a2a, urls, unique, rep, log); err != nil {
 			return rep, err
 		}
 		phase = phaseSteady
-	} else if rep.Setup, err = populate(setupCtx, s, urls, cfg.Populated, log); err != nil {
+	} else if rep.Setup, err = populate(setupCtx, servers[0], urls, cfg.Populated, log); err != nil {
 		return rep, err
 	}
 	cancel()
@@ -95,54 +128,50 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 	var turn atomic.Int64
 	again := func() string { return repeated[int(turn.Add(1)-1)%len(repeated)] }
 	for _, clients := range cfg.Clients {
-		fmt.Fprintf(log, "unique queries, %d clients, %s\n", clients, cfg.Duration)
-		r, err := runLoad(ctx, s, "unique", clients, cfg.Duration, unique)
+		fmt.Fprintf(log, "unique queries, %d clients%s, %s\n", clients, perReplica(servers), cfg.Duration)
+		r, err := runLoad(ctx, servers, "unique", clients, cfg.Duration, unique)
 		r.Phase = phase
 		if err != nil {
 			return rep, err
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
-	// One pass over the list fills the server's cache, then the runs.
+	// One pass over the list fills each server's cache, then the runs.
 	fmt.Fprintf(log, "warming %d repeated queries\n", len(repeated))
 	c := &http.Client{Timeout: time.Minute}
-	if err := parallel(ctx, 2, len(repeated), func(i int) error {
-		for try := 0; ; try++ {
-			code, err := call(ctx, c, http.MethodGet, s.Base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(repeated[i]), "", nil, nil)
-			switch {
-			case err == nil && code == http.StatusOK:
-				return nil
-			case err == nil && code == http.StatusServiceUnavailable && try < 20:
-				// The server is busy (Retry-After: 1): warming is not
-				// measured, so wait and ask again.
-				select {
-				case <-time.After(time.Second):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			default:
-				return fmt.Errorf("warm %q: status %d, %v", repeated[i], code, err)
-			}
+	for _, s := range servers {
+		if err := warm(ctx, c, s, repeated); err != nil {
+			return rep, err
 		}
-	}); err != nil {
-		return rep, err
 	}
 	for _, clients := range cfg.Clients {
-		fmt.Fprintf(log, "repeated queries, %d clients, %s\n", clients, cfg.Duration)
-		r, err := runLoad(ctx, s, "repeated", clients, cfg.Duration, again)
+		fmt.Fprintf(log, "repeated queries, %d clients%s, %s\n", clients, perReplica(servers), cfg.Duration)
+		r, err := runLoad(ctx, servers, "repeated", clients, cfg.Duration, again)
 		r.Phase = phase
 		if err != nil {
 			return rep, err
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
-	if _, rep.RSSBytes, err = bench.ProcStat(s.Cmd.Process.Pid); err != nil {
-		return rep, err
-	}
-	if rep.Probes, err = probes(ctx, c, s); err != nil {
-		return rep, err
+	for i, s := range servers {
+		_, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
+		if err != nil {
+			return rep, err
+		}
+		n, err := probes(ctx, c, s)
+		if err != nil {
+			return rep, err
+		}
+		rep.RSSBytes += rss
+		rep.Probes += n
+		if len(servers) > 1 {
+			rep.ReplicaTotals = append(rep.ReplicaTotals, replicaTotal{Replica: i + 1, RSSBytes: rss, Probes: n})
+		}
 	}
 	if cfg.Reindex {
+		// Each replica has its own index: the rebuild timed is the first
+		// one's.
+		s := servers[0]
 		fmt.Fprintln(log, "rebuilding the index")
 		cpu0, _, _ := bench.ProcStat(s.Cmd.Process.Pid)
 		start := time.Now()
@@ -157,37 +186,79 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (*report, error) {
 		cpu1, _, _ := bench.ProcStat(s.Cmd.Process.Pid)
 		rep.ReindexCPU = (cpu1 - cpu0).Seconds()
 	}
-	select {
-	case <-s.Exited:
-		return rep, errors.New("cardex serve exited during the runs: " + s.Stderr())
-	default:
+	for i, s := range servers {
+		select {
+		case <-s.Exited:
+			return rep, fmt.Errorf("cardex serve (replica %d) exited during the runs: %s", i+1, s.Stderr())
+		default:
+		}
 	}
 	return rep, nil
+}
+
+// perReplica qualifies a client count when several replicas each get
+// that many clients.
+func perReplica(servers []*bench.Server) string {
+	if len(servers) > 1 {
+		return fmt.Sprintf(" on each of %d replicas", len(servers))
+	}
+	return ""
+}
+
+// warm asks s every query once, so its cache holds them before the
+// repeated runs.
+func warm(ctx context.Context, c *http.Client, s *bench.Server, queries []string) error {
+	return parallel(ctx, 2, len(queries), func(i int) error {
+		for try := 0; ; try++ {
+			code, err := call(ctx, c, http.MethodGet, s.Base+"/api/v1/agents?pageSize=20&q="+url.QueryEscape(queries[i]), "", nil, nil)
+			switch {
+			case err == nil && code == http.StatusOK:
+				return nil
+			case err == nil && code == http.StatusServiceUnavailable && try < 20:
+				// The server is busy (Retry-After: 1): warming is not
+				// measured, so wait and ask again.
+				select {
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			default:
+				return fmt.Errorf("warm %q: status %d, %v", queries[i], code, err)
+			}
+		}
+	})
 }
 
 // afterApproval is the first phase of -defaults: submit every agent,
 // approve them through the bulk API, run the unique queries at once (next
 // is the generator the later runs go on with, so no query repeats), then
-// wait for steady state.
-func afterApproval(ctx, setupCtx context.Context, cfg *Config, s *bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
+// wait for steady state on every replica.
+//
+// Submissions and approvals all go to the first replica: the replicas
+// share one database, so each sees them all the same, and the crawl that
+// follows is shared among the replicas by its leases whoever took the
+// submission; one entry point keeps the setup times comparable with the
+// single-server run, and the approval's retries of agents not crawled yet
+// read one replica's answers.
+func afterApproval(ctx, setupCtx context.Context, cfg *Config, servers []*bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
-	ids, err := submitAll(setupCtx, c, s, urls, &rep.Setup, log)
+	ids, err := submitAll(setupCtx, c, servers[0], urls, &rep.Setup, log)
 	if err != nil {
 		return err
 	}
-	if err := approveBulk(setupCtx, c, s, ids, &rep.Setup, log); err != nil {
+	if err := approveBulk(setupCtx, c, servers[0], ids, &rep.Setup, log); err != nil {
 		return err
 	}
 	for _, clients := range cfg.Clients {
-		fmt.Fprintf(log, "unique queries right after the approval, %d clients, %s\n", clients, cfg.Duration)
-		r, err := runLoad(ctx, s, "unique", clients, cfg.Duration, next)
+		fmt.Fprintf(log, "unique queries right after the approval, %d clients%s, %s\n", clients, perReplica(servers), cfg.Duration)
+		r, err := runLoad(ctx, servers, "unique", clients, cfg.Duration, next)
 		if err != nil {
 			return err
 		}
 		r.Phase = phaseAfterApproval
 		rep.Runs = append(rep.Runs, r)
 	}
-	return waitSteady(setupCtx, c, s, len(ids), a2a.interfaces, &rep.Setup, log)
+	return waitSteady(setupCtx, c, servers, len(ids), a2a.interfaces, &rep.Setup, log)
 }
 
 func parseInts(s string) ([]int, error) {

@@ -26,6 +26,12 @@
 // itself. Exit 1 when a step fails or any answer was a transport error or a
 // 5xx other than 503 with Retry-After.
 //
+// With -defaults -database-url URL it runs the same measurement on
+// PostgreSQL: a fresh database cardex_bench_<random> on that server,
+// -replicas `cardex serve` processes on it (two by default), each with its
+// own data directory and so its own index, every replica loaded by its own
+// -clients at once and reported side by side (defaults.go).
+//
 // With -cost it measures instead what anonymous requests cost over 100
 // cards at the size limit (cost.go, docs/benchmarks.md "Cost of anonymous
 // requests"):
@@ -41,6 +47,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -69,6 +76,14 @@ type Config struct {
 	// unique queries run twice: right after the approval and in steady
 	// state (defaults.go).
 	Defaults bool
+	// DatabaseURL names a PostgreSQL server: the run creates a fresh
+	// database on it, runs every replica on that database and drops it at
+	// the end (-defaults only). Empty: SQLite.
+	DatabaseURL string
+	// Replicas is how many `cardex serve` processes run on the one
+	// database, each with its own --data directory (its own index); more
+	// than one needs DatabaseURL.
+	Replicas int
 }
 
 // Parse reads args (after the subcommand) into a Config, writing flag
@@ -91,8 +106,18 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.Cost, "cost", false, "measure what anonymous requests cost over -agents cards of 510 KiB (cost.go) instead")
 	fs.BoolVar(&c.Defaults, "defaults", false, "run the server with the crawler and the prober at their defaults, approve through the bulk API and measure right after the approval and again in steady state (defaults.go)")
 	fs.BoolVar(&c.Populated, "populated", false, "-data already holds the agents of an earlier run: skip submitting and approving")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL server `URL` (postgres://…) for -defaults: the run creates a database cardex_bench_<random> on it, runs every replica on it and drops it at the end")
+	fs.IntVar(&c.Replicas, "replicas", 0, "`cardex serve` processes on the one database, each with its own index, loaded and reported side by side (default 1, or 2 with -database-url; more than 1 needs -database-url)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	replicasSet := false
+	fs.Visit(func(f *flag.Flag) { replicasSet = replicasSet || f.Name == "replicas" })
+	if !replicasSet {
+		c.Replicas = 1
+		if c.DatabaseURL != "" {
+			c.Replicas = 2
+		}
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -116,6 +141,16 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 		return nil, errors.New("-defaults measures from the approval of a fresh catalogue: no -cost or -populated")
 	case c.Populated && c.Data == "":
 		return nil, errors.New("-populated needs -data")
+	case c.Replicas < 1 || c.Replicas > 16:
+		return nil, errors.New("-replicas must be 1 to 16")
+	case c.Replicas > 1 && c.DatabaseURL == "":
+		return nil, errors.New("-replicas more than 1 needs -database-url: a SQLite store belongs to one server")
+	case c.DatabaseURL != "" && !c.Defaults:
+		return nil, errors.New("-database-url measures -defaults on PostgreSQL: add -defaults")
+	case c.DatabaseURL != "" && c.Data != "":
+		return nil, errors.New("-database-url runs on a fresh database dropped at the end: no -data")
+	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
+		return nil, errors.New("-database-url must be a postgres:// URL")
 	}
 	return c, nil
 }

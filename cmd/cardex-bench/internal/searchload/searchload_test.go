@@ -5,13 +5,17 @@ import (
 
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to look for the dropped database
+
 	"github.com/cardexhq/cardex/agentcard"
+	"github.com/cardexhq/cardex/registry/registrytest"
 )
 
 // The whole measurement at a small scale: a fleet of 150 corpus agents,
@@ -107,6 +111,85 @@ func TestSearchLoadDefaults(t *testing.T) {
 	}
 }
 
+// -defaults with -database-url runs the same measurement on PostgreSQL
+// with two replicas: the run creates its own database, both replicas
+// answer their own clients' queries in every run, both reach steady state
+// (every agent listed by each replica's own index, the first probe round
+// done), the report names the store, the replicas and each one's numbers,
+// and the database is gone afterwards.
+func TestSearchLoadDefaultsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs two cardex serve")
+	}
+	// A fresh database on the CARDEX_TEST_DATABASE_URL server (skips
+	// without it, fails when CI=true): the run creates and drops its own
+	// from there.
+	server := registrytest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	bin, err := bench.Build(ctx, t.TempDir(), bench.RaceEnabled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"-defaults", "-database-url", server, "-replicas", "2", "-cardex", bin, "-agents", "40", "-hosts", "2",
+		"-duration", "1s", "-clients", "2", "-repeated", "10", "-reindex=false", "-json"}, &stdout, &stderr)
+	if code != bench.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if rep.Store != "postgres" || rep.Replicas != 2 || !rep.Defaults || rep.Agents != 40 || !strings.HasPrefix(rep.Database, "cardex_bench_") {
+		t.Fatalf("report %+v", rep)
+	}
+	want := []string{"unique/after-approval/2", "unique/steady/2", "repeated/steady/2"}
+	if len(rep.Runs) != len(want) {
+		t.Fatalf("%d runs: %+v", len(rep.Runs), rep.Runs)
+	}
+	for i, r := range rep.Runs {
+		if got := r.Workload + "/" + r.Phase + "/" + strconv.Itoa(r.Clients); got != want[i] {
+			t.Errorf("run %d is %s, want %s", i, got, want[i])
+		}
+		if len(r.Replicas) != 2 {
+			t.Fatalf("run %s: %d replicas", want[i], len(r.Replicas))
+		}
+		sum := 0
+		for j, x := range r.Replicas {
+			if x.Replica != j+1 || x.Requests == 0 || x.Statuses["200"] != x.Requests || x.Transport != 0 || x.Bad5xx != 0 ||
+				x.CPUmsPerReq <= 0 || x.RSSBytes <= 0 {
+				t.Errorf("run %s, replica %d: %+v", want[i], j+1, x)
+			}
+			sum += x.Requests
+		}
+		if r.Requests != sum || r.NonOK != 0 || r.Transport != 0 || r.Bad5xx != 0 {
+			t.Errorf("run %s: total %+v, replicas' requests %d", want[i], r, sum)
+		}
+	}
+	if len(rep.ReplicaTotals) != 2 || rep.RSSBytes != rep.ReplicaTotals[0].RSSBytes+rep.ReplicaTotals[1].RSSBytes ||
+		rep.Probes != rep.ReplicaTotals[0].Probes+rep.ReplicaTotals[1].Probes || rep.Probes < 1 || rep.Setup.Steady <= 0 {
+		t.Errorf("totals %+v, RSS %d, %v probes, steady after %s", rep.ReplicaTotals, rep.RSSBytes, rep.Probes, rep.Setup.Steady)
+	}
+	for _, line := range []string{"crawled and approved 40 agents through the bulk API",
+		"replica 1: index lists them all", "replica 2: index lists them all",
+		"replica 1 steady: every agent listed, index caught up", "replica 2 steady: every agent listed, index caught up",
+		"dropped database " + rep.Database} {
+		if !strings.Contains(stderr.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, stderr.String())
+		}
+	}
+	db, err := sql.Open("pgx", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", rep.Database).Scan(&n); err != nil || n != 0 {
+		t.Errorf("database %s: %d left, %v", rep.Database, n, err)
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	for _, args := range [][]string{
 		{"-agents", "0"},
@@ -118,9 +201,34 @@ func TestParseRejects(t *testing.T) {
 		{"extra"},
 		{"-defaults", "-cost"},
 		{"-defaults", "-populated", "-data", "x"},
+		{"-defaults", "-replicas", "2"},
+		{"-replicas", "0"},
+		{"-defaults", "-database-url", "postgres://127.0.0.1/x", "-replicas", "0"},
+		{"-defaults", "-database-url", "postgres://127.0.0.1/x", "-replicas", "17"},
+		{"-database-url", "postgres://127.0.0.1/x"},
+		{"-defaults", "-database-url", "postgres://127.0.0.1/x", "-data", "x"},
+		{"-defaults", "-database-url", "mysql://127.0.0.1/x"},
 	} {
 		if code := Run(t.Context(), args, &bytes.Buffer{}, &bytes.Buffer{}); code != bench.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, bench.ExitUsage)
+		}
+	}
+}
+
+// -replicas defaults to 1, and to 2 with -database-url.
+func TestParseReplicasDefault(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-defaults"}, 1},
+		{[]string{"-defaults", "-database-url", "postgres://127.0.0.1/x"}, 2},
+		{[]string{"-defaults", "-database-url", "postgres://127.0.0.1/x", "-replicas", "1"}, 1},
+		{[]string{"-defaults", "-database-url", "postgresql://127.0.0.1/x", "-replicas", "3"}, 3},
+	} {
+		cfg, err := Parse(c.args, &bytes.Buffer{})
+		if err != nil || cfg.Replicas != c.want {
+			t.Errorf("%v: %+v, %v; want %d replicas", c.args, cfg, err, c.want)
 		}
 	}
 }

@@ -115,7 +115,7 @@ func populate(ctx context.Context, s *bench.Server, urls []string, done bool, lo
 	var st setupTimes
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 	if done {
-		return st, waitIndexed(ctx, c, s, len(urls), &st, log)
+		return st, waitIndexed(ctx, c, []*bench.Server{s}, len(urls), &st, log)
 	}
 	ids, err := submitAll(ctx, c, s, urls, &st, log)
 	if err != nil {
@@ -165,7 +165,7 @@ func populate(ctx context.Context, s *bench.Server, urls []string, done bool, lo
 	st.CrawlApprove = time.Since(start)
 	fmt.Fprintf(log, "crawled and approved %d agents in %s\n", len(ids), st.CrawlApprove.Round(time.Second))
 
-	return st, waitIndexed(ctx, c, s, len(ids), &st, log)
+	return st, waitIndexed(ctx, c, []*bench.Server{s}, len(ids), &st, log)
 }
 
 // submitAll submits every URL with 16 clients and returns the agents' ids
@@ -191,26 +191,40 @@ func submitAll(ctx context.Context, c *http.Client, s *bench.Server, urls []stri
 	return ids, nil
 }
 
-// waitIndexed waits until an anonymous list counts n agents.
-func waitIndexed(ctx context.Context, c *http.Client, s *bench.Server, n int, st *setupTimes, log io.Writer) error {
+// waitIndexed waits until an anonymous list counts n agents on every
+// server (each replica has its own index).
+func waitIndexed(ctx context.Context, c *http.Client, servers []*bench.Server, n int, st *setupTimes, log io.Writer) error {
 	start := time.Now()
-	for {
-		var page struct {
-			TotalSize int `json:"totalSize"`
+	for i, s := range servers {
+		for {
+			var page struct {
+				TotalSize int `json:"totalSize"`
+			}
+			code, err := call(ctx, c, http.MethodGet, s.Base+"/api/v1/agents?pageSize=1", "", nil, &page)
+			if err == nil && code == http.StatusOK && page.TotalSize >= n {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for the index%s (%d listed): %w", replicaName(servers, i), page.TotalSize, ctx.Err())
+			case <-time.After(500 * time.Millisecond):
+			}
 		}
-		code, err := call(ctx, c, http.MethodGet, s.Base+"/api/v1/agents?pageSize=1", "", nil, &page)
-		if err == nil && code == http.StatusOK && page.TotalSize >= n {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the index (%d listed): %w", page.TotalSize, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
+		if len(servers) > 1 {
+			fmt.Fprintf(log, "replica %d: index lists them all %s later\n", i+1, time.Since(start).Round(time.Second))
 		}
 	}
 	st.Index = time.Since(start)
 	fmt.Fprintf(log, "index lists them all %s later\n", st.Index.Round(time.Second))
 	return nil
+}
+
+// replicaName is " of replica N" when there are several servers.
+func replicaName(servers []*bench.Server, i int) string {
+	if len(servers) > 1 {
+		return fmt.Sprintf(" of replica %d", i+1)
+	}
+	return ""
 }
 
 // parallel runs f(0..n-1) on workers goroutines; the first error stops it.

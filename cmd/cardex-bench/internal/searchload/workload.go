@@ -82,7 +82,8 @@ type result struct {
 	Workload string `json:"workload"`
 	// Phase is when the run was, with -defaults: after-approval or
 	// steady.
-	Phase        string         `json:"phase,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Clients is the number of clients on each replica.
 	Clients      int            `json:"clients"`
 	Requests     int            `json:"requests"`
 	PerSecond    float64        `json:"requestsPerSecond"`
@@ -97,84 +98,158 @@ type result struct {
 	LoadAvgEnd   float64        `json:"loadAverageEnd"`
 	// Probes is how many liveness probes the server made during the run.
 	Probes float64 `json:"probes"`
+	// Replicas are each replica's own numbers when there are several
+	// (the fields above are then their total).
+	Replicas []replicaResult `json:"replicas,omitempty"`
+}
+
+// replicaResult is one replica's share of a run: the answers its own
+// clients got, its CPU time from /proc, its probes during the run and its
+// RSS at the end.
+type replicaResult struct {
+	Replica     int            `json:"replica"`
+	Requests    int            `json:"requests"`
+	PerSecond   float64        `json:"requestsPerSecond"`
+	P50ms       float64        `json:"p50ms"`
+	P99ms       float64        `json:"p99ms"`
+	Statuses    map[string]int `json:"statuses"`
+	NonOK       int            `json:"non200"`
+	Transport   int            `json:"transportErrors"`
+	Bad5xx      int            `json:"serverErrorsWithoutRetryAfter"`
+	CPUmsPerReq float64        `json:"serverCpuMsPerRequest"`
+	Probes      float64        `json:"probes"`
+	RSSBytes    int64          `json:"serverRssAfterRun"`
+}
+
+// tally is what one server's clients saw during a run.
+type tally struct {
+	mu        sync.Mutex
+	lat       []time.Duration
+	statuses  map[string]int
+	transport int
+	bad       int
+	cpu       time.Duration // the server's CPU time during the run
+	probes    float64       // the probes it made during the run
+	rss       int64         // its RSS at the end
+}
+
+// percentiles sorts lat and returns its p50 and p99 in ms.
+func percentiles(lat []time.Duration) (p50, p99 float64) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lat)
+	return bench.Ms(bench.Percentile(lat, 50)), bench.Ms(bench.Percentile(lat, 99))
 }
 
 // runLoad sends GET /api/v1/agents?q=…&pageSize=20 from clients goroutines
-// for d, each taking its next query from next.
-func runLoad(ctx context.Context, s *bench.Server, workload string, clients int, d time.Duration, next func() string) (result, error) {
-	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+// on each server at once for d, each taking its next query from next.
+func runLoad(ctx context.Context, servers []*bench.Server, workload string, clients int, d time.Duration, next func() string) (result, error) {
 	res := result{Workload: workload, Clients: clients, Statuses: map[string]int{}, LoadAvgStart: bench.LoadAvg()}
-	cpu0, _, err := bench.ProcStat(s.Cmd.Process.Pid)
-	if err != nil {
-		return res, err
-	}
-	probes0, err := probes(ctx, c, s)
-	if err != nil {
-		return res, err
+	c := &http.Client{Timeout: 30 * time.Second}
+	tallies := make([]*tally, len(servers))
+	cpu0 := make([]time.Duration, len(servers))
+	probes0 := make([]float64, len(servers))
+	for i, s := range servers {
+		tallies[i] = &tally{statuses: map[string]int{}}
+		var err error
+		if cpu0[i], _, err = bench.ProcStat(s.Cmd.Process.Pid); err != nil {
+			return res, err
+		}
+		if probes0[i], err = probes(ctx, c, s); err != nil {
+			return res, err
+		}
 	}
 	runCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var mu sync.Mutex
-	var lat []time.Duration
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range clients {
-		wg.Go(func() {
-			var mine []time.Duration
-			statuses := map[string]int{}
-			transport, bad := 0, 0
-			for ctx.Err() == nil {
-				u := s.Base + "/api/v1/agents?pageSize=20&q=" + url.QueryEscape(next())
-				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, u, nil)
-				t0 := time.Now()
-				r, err := c.Do(req)
-				if err != nil {
-					transport++
-					continue
-				}
-				_, _ = io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				mine = append(mine, time.Since(t0))
-				statuses[strconv.Itoa(r.StatusCode)]++
-				if r.StatusCode >= 500 && (r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "") {
-					bad++
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			lat = append(lat, mine...)
-			for k, v := range statuses {
-				res.Statuses[k] += v
-			}
-			res.Transport += transport
-			res.Bad5xx += bad
-		})
+	for i, s := range servers {
+		// Each server has its own clients and connections.
+		tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+		defer tr.CloseIdleConnections()
+		sc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		t := tallies[i]
+		for range clients {
+			wg.Go(func() { load(ctx, sc, s, next, t) })
+		}
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1, _, err := bench.ProcStat(s.Cmd.Process.Pid)
-	if err != nil {
-		return res, err
-	}
 	res.LoadAvgEnd = bench.LoadAvg()
-	probes1, err := probes(runCtx, c, s)
-	if err != nil {
-		return res, err
+	var all []time.Duration
+	var cpu time.Duration
+	for i, s := range servers {
+		t := tallies[i]
+		cpu1, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
+		if err != nil {
+			return res, err
+		}
+		probes1, err := probes(runCtx, c, s)
+		if err != nil {
+			return res, err
+		}
+		t.cpu, t.probes, t.rss = cpu1-cpu0[i], probes1-probes0[i], rss
+		all = append(all, t.lat...)
+		cpu += t.cpu
+		for k, v := range t.statuses {
+			res.Statuses[k] += v
+		}
+		res.Transport += t.transport
+		res.Bad5xx += t.bad
+		res.Probes += t.probes
+		if len(servers) > 1 {
+			r := replicaResult{Replica: i + 1, Requests: len(t.lat), PerSecond: float64(len(t.lat)) / elapsed.Seconds(),
+				Statuses: t.statuses, NonOK: len(t.lat) - t.statuses["200"], Transport: t.transport, Bad5xx: t.bad,
+				Probes: t.probes, RSSBytes: t.rss}
+			r.P50ms, r.P99ms = percentiles(t.lat)
+			if len(t.lat) > 0 {
+				r.CPUmsPerReq = bench.Ms(t.cpu) / float64(len(t.lat))
+			}
+			res.Replicas = append(res.Replicas, r)
+		}
 	}
-	res.Probes = probes1 - probes0
-	res.Requests = len(lat)
-	res.PerSecond = float64(len(lat)) / elapsed.Seconds()
-	res.NonOK = len(lat) - res.Statuses["200"]
-	if len(lat) > 0 {
-		slices.Sort(lat)
-		res.P50ms = bench.Ms(bench.Percentile(lat, 50))
-		res.P99ms = bench.Ms(bench.Percentile(lat, 99))
-		res.CPUmsPerReq = bench.Ms(cpu1-cpu0) / float64(len(lat))
+	res.Requests = len(all)
+	res.PerSecond = float64(len(all)) / elapsed.Seconds()
+	res.NonOK = len(all) - res.Statuses["200"]
+	if len(all) > 0 {
+		res.P50ms, res.P99ms = percentiles(all)
+		res.CPUmsPerReq = bench.Ms(cpu) / float64(len(all))
 	}
 	return res, nil
+}
+
+// load is one client: queries to s until ctx ends, counted in t.
+func load(ctx context.Context, c *http.Client, s *bench.Server, next func() string, t *tally) {
+	var mine []time.Duration
+	statuses := map[string]int{}
+	transport, bad := 0, 0
+	for ctx.Err() == nil {
+		u := s.Base + "/api/v1/agents?pageSize=20&q=" + url.QueryEscape(next())
+		req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, u, nil)
+		t0 := time.Now()
+		r, err := c.Do(req)
+		if err != nil {
+			transport++
+			continue
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		mine = append(mine, time.Since(t0))
+		statuses[strconv.Itoa(r.StatusCode)]++
+		if r.StatusCode >= 500 && (r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "") {
+			bad++
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lat = append(t.lat, mine...)
+	for k, v := range statuses {
+		t.statuses[k] += v
+	}
+	t.transport += transport
+	t.bad += bad
 }
 
 // setupTimes are the durations of the preparation steps.
@@ -187,21 +262,48 @@ type setupTimes struct {
 	Steady time.Duration `json:"steady,omitempty"`
 }
 
+// Stores a run can measure.
+const (
+	storeSQLite   = "sqlite"
+	storePostgres = "postgres"
+)
+
 // report is the whole measurement.
 type report struct {
 	Agents int `json:"agents"`
+	// Store is the servers' store: sqlite, or postgres with -database-url.
+	Store string `json:"store"`
+	// Replicas is how many servers ran on the store, each loaded by its
+	// own clients.
+	Replicas int `json:"replicas"`
+	// Database is the PostgreSQL database the run created and dropped.
+	Database string `json:"database,omitempty"`
 	// Defaults: the server ran with the crawler and the prober at their
 	// defaults (-defaults).
 	Defaults bool       `json:"defaults,omitempty"`
 	Setup    setupTimes `json:"setup"`
 	Runs     []result   `json:"runs"`
-	RSSBytes int64      `json:"serverRssAfterRuns"`
-	// Probes is how many liveness probes the server made in all.
-	Probes     float64   `json:"probes"`
-	Reindex    float64   `json:"reindexSeconds,omitempty"`
-	ReindexCPU float64   `json:"reindexCpuSeconds,omitempty"`
-	Started    time.Time `json:"started"`
-	Machine    string    `json:"machine"`
+	// RSSBytes is the server's RSS after the runs, the replicas' total
+	// when there are several.
+	RSSBytes int64 `json:"serverRssAfterRuns"`
+	// Probes is how many liveness probes the server made in all (the
+	// replicas together).
+	Probes float64 `json:"probes"`
+	// ReplicaTotals are each replica's RSS and probes when there are
+	// several.
+	ReplicaTotals []replicaTotal `json:"replicaTotals,omitempty"`
+	Reindex       float64        `json:"reindexSeconds,omitempty"`
+	ReindexCPU    float64        `json:"reindexCpuSeconds,omitempty"`
+	Started       time.Time      `json:"started"`
+	Machine       string         `json:"machine"`
+}
+
+// replicaTotal is one replica's RSS after the runs and the probes it
+// made in all.
+type replicaTotal struct {
+	Replica  int     `json:"replica"`
+	RSSBytes int64   `json:"serverRssAfterRuns"`
+	Probes   float64 `json:"probes"`
 }
 
 func (r *report) failures() int {
@@ -216,42 +318,84 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 	if asJSON {
 		return bench.WriteJSON(w, r)
 	}
-	fmt.Fprintf(w, "%d agents (%s); setup: submit %s, crawl+approve %s, index catch-up %s\n\n", r.Agents, r.Machine,
+	replicas := fmt.Sprintf("%d replica", r.Replicas)
+	if r.Replicas != 1 {
+		replicas += "s"
+	}
+	if r.Database != "" {
+		replicas += " on database " + r.Database
+	}
+	fmt.Fprintf(w, "%d agents (%s); store %s, %s; setup: submit %s, crawl+approve %s, index catch-up %s\n\n", r.Agents, r.Machine, r.Store, replicas,
 		r.Setup.Submit.Round(time.Second), r.Setup.CrawlApprove.Round(time.Second), r.Setup.Index.Round(time.Second))
-	if r.Defaults {
+	multi := r.Replicas > 1
+	switch {
+	case multi:
+		// Each replica's row, then their total; clients are per replica.
+		fmt.Fprintf(w, "crawler and prober at their defaults; steady state %s after every replica's index caught up\n\n", r.Setup.Steady.Round(time.Second))
+		fmt.Fprintln(w, "| workload | phase | clients per replica | replica | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | RSS MiB | load avg | probes |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	case r.Defaults:
 		// The phases and the background work each run saw.
 		fmt.Fprintf(w, "crawler and prober at their defaults; steady state %s after the index caught up\n\n", r.Setup.Steady.Round(time.Second))
 		fmt.Fprintln(w, "| workload | phase | clients | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | load avg | probes |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	} else {
+	default:
 		fmt.Fprintln(w, "| workload | clients | req/s | p50 ms | p99 ms | non-200 | server CPU-ms/req | load avg |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	}
 	for _, x := range r.Runs {
-		var codes []string
-		for k, v := range x.Statuses {
-			if k != "200" {
-				codes = append(codes, fmt.Sprintf("%s×%d", k, v))
+		non := nonOK(x.NonOK, x.Statuses)
+		switch {
+		case multi:
+			var rss int64
+			for _, y := range x.Replicas {
+				rss += y.RSSBytes
+				fmt.Fprintf(w, "| %s | %s | %d | %d | %.0f | %.1f | %.1f | %s | %.2f | %d | %.1f → %.1f | %.0f |\n", x.Workload, x.Phase, x.Clients, y.Replica,
+					y.PerSecond, y.P50ms, y.P99ms, nonOK(y.NonOK, y.Statuses), y.CPUmsPerReq, y.RSSBytes>>20, x.LoadAvgStart, x.LoadAvgEnd, y.Probes)
 			}
-		}
-		slices.Sort(codes)
-		non := strconv.Itoa(x.NonOK)
-		if len(codes) > 0 {
-			non += " (" + strings.Join(codes, ", ") + ")"
-		}
-		if r.Defaults {
+			fmt.Fprintf(w, "| %s | %s | %d | total | %.0f | %.1f | %.1f | %s | %.2f | %d | %.1f → %.1f | %.0f |\n", x.Workload, x.Phase, x.Clients,
+				x.PerSecond, x.P50ms, x.P99ms, non, x.CPUmsPerReq, rss>>20, x.LoadAvgStart, x.LoadAvgEnd, x.Probes)
+		case r.Defaults:
 			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f | %.1f | %s | %.2f | %.1f → %.1f | %.0f |\n", x.Workload, x.Phase, x.Clients, x.PerSecond,
 				x.P50ms, x.P99ms, non, x.CPUmsPerReq, x.LoadAvgStart, x.LoadAvgEnd, x.Probes)
-			continue
+		default:
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %s | %.2f | %.1f → %.1f |\n", x.Workload, x.Clients, x.PerSecond,
+				x.P50ms, x.P99ms, non, x.CPUmsPerReq, x.LoadAvgStart, x.LoadAvgEnd)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.1f | %.1f | %s | %.2f | %.1f → %.1f |\n", x.Workload, x.Clients, x.PerSecond,
-			x.P50ms, x.P99ms, non, x.CPUmsPerReq, x.LoadAvgStart, x.LoadAvgEnd)
 	}
-	fmt.Fprintf(w, "\nserver RSS after the runs: %d MiB; liveness probes: %.0f\n", r.RSSBytes>>20, r.Probes)
+	if multi {
+		var each []string
+		for _, t := range r.ReplicaTotals {
+			each = append(each, fmt.Sprintf("replica %d %d MiB, %.0f probes", t.Replica, t.RSSBytes>>20, t.Probes))
+		}
+		fmt.Fprintf(w, "\nserver RSS after the runs: %d MiB in all (%s); liveness probes: %.0f\n", r.RSSBytes>>20, strings.Join(each, "; "), r.Probes)
+	} else {
+		fmt.Fprintf(w, "\nserver RSS after the runs: %d MiB; liveness probes: %.0f\n", r.RSSBytes>>20, r.Probes)
+	}
 	if r.Reindex > 0 {
-		fmt.Fprintf(w, "index rebuild: %.1f s wall, %.1f CPU-s\n", r.Reindex, r.ReindexCPU)
+		of := ""
+		if multi {
+			of = " (replica 1)"
+		}
+		fmt.Fprintf(w, "index rebuild%s: %.1f s wall, %.1f CPU-s\n", of, r.Reindex, r.ReindexCPU)
 	}
 	return nil
+}
+
+// nonOK is a run's count of non-200 answers with their statuses.
+func nonOK(n int, statuses map[string]int) string {
+	var codes []string
+	for k, v := range statuses {
+		if k != "200" {
+			codes = append(codes, fmt.Sprintf("%s×%d", k, v))
+		}
+	}
+	slices.Sort(codes)
+	non := strconv.Itoa(n)
+	if len(codes) > 0 {
+		non += " (" + strings.Join(codes, ", ") + ")"
+	}
+	return non
 }
 
 func machine() string {
