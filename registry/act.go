@@ -174,7 +174,20 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 		return nil, err
 	}
 	results := make([]BulkResult, len(items))
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		// Every row first, in id order, as the crawl's and the prober's
+		// batches lock theirs: locked one by one in the items' order, an
+		// item's row waited while the change-log lock taken for the items
+		// before it was held, and a crawl batch holding that row waited
+		// for the change-log lock — a deadlock PostgreSQL broke by failing
+		// the crawl batch (docs/threats.md F.64).
+		if _, err := s.lockAgents(tx, ids); err != nil {
+			return err
+		}
 		now := s.now()
 		for i, it := range items {
 			results[i] = BulkResult{ID: it.ID}

@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/cardexhq/cardex/registry"
@@ -88,4 +90,38 @@ func TestActMany(t *testing.T) {
 			t.Fatalf("reader: %v", err)
 		}
 	})
+}
+
+// Two bulk actions over the same agents in opposite orders, at once, on
+// PostgreSQL: each locks its rows in id order before writing, so neither
+// waits for a row while holding the change-log lock the other waits for
+// (a deadlock PostgreSQL would break by failing one of them).
+func TestActManyConcurrentOrders(t *testing.T) {
+	s := registrytest.Postgres(t)
+	c := newClock()
+	svc := newService(s, c)
+	var ids []string
+	for i := range 60 {
+		ids = append(ids, mustSubmit(t, svc, fmt.Sprintf("https://h%d.example.com/", i)).ID)
+	}
+	for round := range 5 {
+		forward := make([]registry.BulkItem, len(ids))
+		backward := make([]registry.BulkItem, len(ids))
+		for i, id := range ids {
+			forward[i] = registry.BulkItem{ID: id}
+			backward[len(ids)-1-i] = registry.BulkItem{ID: id}
+		}
+		a, b := registry.ActionSuspend, registry.ActionRestore
+		if round%2 == 1 {
+			a, b = b, a
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { _, errs[0] = svc.ActMany(t.Context(), admin, a, forward, "") })
+		wg.Go(func() { _, errs[1] = svc.ActMany(t.Context(), admin, b, backward, "") })
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
 }
