@@ -234,3 +234,59 @@ func waitSteady(ctx context.Context, c *http.Client, servers []*bench.Server, ag
 	fmt.Fprintf(log, "steady state %s later: %.0f probes of %d interfaces\n", st.Steady.Round(time.Second), last, interfaces)
 	return nil
 }
+
+// waitCrawled waits until every agent has been crawled once: no crawl due
+// and none in flight on any replica. Crawled is the time from start (the
+// first submission) until then.
+func waitCrawled(ctx context.Context, c *http.Client, servers []*bench.Server, start time.Time, st *setupTimes, log io.Writer) error {
+	for {
+		due, inFlight := 0.0, 0.0
+		for _, s := range servers {
+			m, err := bench.ReadMetrics(ctx, c, s.Base+"/metrics", "cardex_crawl_due_backlog", "cardex_crawl_in_flight")
+			if err != nil {
+				return err
+			}
+			due, inFlight = m["cardex_crawl_due_backlog"], inFlight+m["cardex_crawl_in_flight"]
+		}
+		if due == 0 && inFlight == 0 {
+			break
+		}
+		if err := pause(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for the first crawl (%.0f due, %.0f in flight): %w", due, inFlight, err)
+		}
+	}
+	st.Crawled = time.Since(start)
+	fmt.Fprintf(log, "every agent crawled once %s after the first submission\n", st.Crawled.Round(time.Second))
+	return nil
+}
+
+// approveSingle approves ids one request each, submitClients at once, at
+// the version the crawler fetched first.
+func approveSingle(ctx context.Context, c *http.Client, s *bench.Server, ids []string, st *setupTimes, log io.Writer) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	start := time.Now()
+	if err := parallel(ctx, submitClients, len(ids), func(i int) error {
+		for {
+			code, err := call(ctx, c, http.MethodPost, s.Base+"/api/v1/agents/"+ids[i]+"/approve", s.Token, map[string]int64{"versionSeq": 1}, nil)
+			switch {
+			case err != nil:
+				return err
+			case code == http.StatusOK:
+				return nil
+			case code == http.StatusServiceUnavailable:
+				if err := pause(ctx, time.Second); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("approve %s: status %d", ids[i], code)
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	st.ApprovedSingle, st.ApproveSingle = len(ids), time.Since(start)
+	fmt.Fprintf(log, "approved %d agents one request each in %s\n", len(ids), st.ApproveSingle.Round(time.Second))
+	return nil
+}

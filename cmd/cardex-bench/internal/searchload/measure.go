@@ -242,13 +242,24 @@ func warm(ctx context.Context, c *http.Client, s *bench.Server, queries []string
 // read one replica's answers.
 func afterApproval(ctx, setupCtx context.Context, cfg *Config, servers []*bench.Server, a2a *a2aHosts, urls []string, next func() string, rep *report, log io.Writer) error {
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
+	start := time.Now()
 	ids, err := submitAll(setupCtx, c, servers[0], urls, &rep.Setup, log)
 	if err != nil {
 		return err
 	}
-	if err := approveBulk(setupCtx, c, servers[0], ids, &rep.Setup, log); err != nil {
+	if err := waitCrawled(setupCtx, c, servers, start, &rep.Setup, log); err != nil {
 		return err
 	}
+	single := ids[:cfg.ApproveSingle]
+	if err := approveSingle(setupCtx, c, servers[0], single, &rep.Setup, log); err != nil {
+		return err
+	}
+	bulk := time.Now()
+	if err := approveBulk(setupCtx, c, servers[0], ids[len(single):], &rep.Setup, log); err != nil {
+		return err
+	}
+	rep.Setup.ApprovedBulk, rep.Setup.ApproveBulk = len(ids)-len(single), time.Since(bulk)
+	rep.Setup.CrawlApprove = time.Since(start) - rep.Setup.Submit
 	for _, clients := range cfg.Clients {
 		fmt.Fprintf(log, "unique queries right after the approval, %d clients%s, %s\n", clients, perReplica(servers), cfg.Duration)
 		r, err := runLoad(ctx, servers, "unique", clients, cfg.Duration, next)

@@ -68,6 +68,9 @@ type Config struct {
 	// approved by an earlier run (kept with -data); only wait for the
 	// index.
 	Populated bool
+	// ApproveSingle (-defaults): approve this many agents one request
+	// each (32 clients) before the rest in bulk, to measure both ways.
+	ApproveSingle int
 	// Cost: measure the cost of anonymous requests over cards at the size
 	// limit instead (cost.go).
 	Cost bool
@@ -106,6 +109,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.Cost, "cost", false, "measure what anonymous requests cost over -agents cards of 510 KiB (cost.go) instead")
 	fs.BoolVar(&c.Defaults, "defaults", false, "run the server with the crawler and the prober at their defaults, approve through the bulk API and measure right after the approval and again in steady state (defaults.go)")
 	fs.BoolVar(&c.Populated, "populated", false, "-data already holds the agents of an earlier run: skip submitting and approving")
+	fs.IntVar(&c.ApproveSingle, "approve-single", 0, "with -defaults: approve this many agents one request each (32 clients) before approving the rest through the bulk API")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL server `URL` (postgres://…) for -defaults: the run creates a database cardex_bench_<random> on it, runs every replica on it and drops it at the end")
 	fs.IntVar(&c.Replicas, "replicas", 0, "`cardex serve` processes on the one database, each with its own index, loaded and reported side by side (default 1, or 2 with -database-url; more than 1 needs -database-url)")
 	if err := fs.Parse(args); err != nil {
@@ -139,6 +143,10 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 		return nil, errors.New("-cost runs on a fresh temporary catalogue: no -data or -populated")
 	case c.Defaults && (c.Cost || c.Populated):
 		return nil, errors.New("-defaults measures from the approval of a fresh catalogue: no -cost or -populated")
+	case c.ApproveSingle < 0 || c.ApproveSingle > c.Agents:
+		return nil, errors.New("-approve-single must be from 0 to -agents")
+	case c.ApproveSingle > 0 && !c.Defaults:
+		return nil, errors.New("-approve-single needs -defaults")
 	case c.Populated && c.Data == "":
 		return nil, errors.New("-populated needs -data")
 	case c.Replicas < 1 || c.Replicas > 16:

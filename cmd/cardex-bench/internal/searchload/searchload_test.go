@@ -80,13 +80,18 @@ func TestSearchLoadDefaults(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(ctx, []string{"-defaults", "-cardex", bin, "-agents", "40", "-hosts", "2", "-duration", "1s", "-clients", "2",
-		"-repeated", "10", "-reindex=false", "-json"}, &stdout, &stderr)
+		"-repeated", "10", "-reindex=false", "-approve-single", "12", "-json"}, &stdout, &stderr)
 	if code != bench.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
 	var rep report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	// Every agent crawled before any approval; 12 approved one by one,
+	// the other 28 in bulk.
+	if st := rep.Setup; st.Crawled <= 0 || st.ApprovedSingle != 12 || st.ApproveSingle <= 0 || st.ApprovedBulk != 28 || st.ApproveBulk <= 0 {
+		t.Errorf("setup %+v", st)
 	}
 	want := []string{"unique/after-approval/2", "unique/steady/2", "repeated/steady/2"}
 	if len(rep.Runs) != len(want) || !rep.Defaults || rep.Agents != 40 {
@@ -104,7 +109,7 @@ func TestSearchLoadDefaults(t *testing.T) {
 	if rep.Probes < 1 || rep.Setup.Steady <= 0 {
 		t.Errorf("%v probes, steady after %s", rep.Probes, rep.Setup.Steady)
 	}
-	for _, line := range []string{"crawled and approved 40 agents through the bulk API", "steady state"} {
+	for _, line := range []string{"every agent crawled once", "approved 12 agents one request each", "crawled and approved 28 agents through the bulk API", "steady state"} {
 		if !strings.Contains(stderr.String(), line) {
 			t.Errorf("log lacks %q:\n%s", line, stderr.String())
 		}
@@ -208,6 +213,9 @@ func TestParseRejects(t *testing.T) {
 		{"-database-url", "postgres://127.0.0.1/x"},
 		{"-defaults", "-database-url", "postgres://127.0.0.1/x", "-data", "x"},
 		{"-defaults", "-database-url", "mysql://127.0.0.1/x"},
+		{"-approve-single", "5"},
+		{"-defaults", "-agents", "10", "-approve-single", "11"},
+		{"-defaults", "-approve-single", "-1"},
 	} {
 		if code := Run(t.Context(), args, &bytes.Buffer{}, &bytes.Buffer{}); code != bench.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, bench.ExitUsage)

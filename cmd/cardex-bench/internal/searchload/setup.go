@@ -170,10 +170,13 @@ func populate(ctx context.Context, s *bench.Server, urls []string, done bool, lo
 
 // submitAll submits every URL with 16 clients and returns the agents' ids
 // in the order of urls.
+// submitClients submit at once, and as many approve one by one.
+const submitClients = 32
+
 func submitAll(ctx context.Context, c *http.Client, s *bench.Server, urls []string, st *setupTimes, log io.Writer) ([]string, error) {
 	start := time.Now()
 	ids := make([]string, len(urls))
-	if err := parallel(ctx, 16, len(urls), func(i int) error {
+	if err := parallel(ctx, submitClients, len(urls), func(i int) error {
 		var a struct {
 			ID string `json:"id"`
 		}

@@ -256,6 +256,14 @@ func load(ctx context.Context, c *http.Client, s *bench.Server, next func() stri
 type setupTimes struct {
 	Submit       time.Duration `json:"submit"`
 	CrawlApprove time.Duration `json:"crawlAndApprove"`
+	// With -defaults: from the first submission until every agent was
+	// crawled once (Crawled), and the approvals one request each
+	// (-approve-single) and through the bulk API, timed apart.
+	Crawled        time.Duration `json:"crawled,omitempty"`
+	ApprovedSingle int           `json:"approvedSingle,omitempty"`
+	ApproveSingle  time.Duration `json:"approveSingle,omitempty"`
+	ApprovedBulk   int           `json:"approvedBulk,omitempty"`
+	ApproveBulk    time.Duration `json:"approveBulk,omitempty"`
 	Index        time.Duration `json:"indexCatchUp"`
 	// Steady is how long after the index caught up the server took to
 	// settle (-defaults: no crawl due, the first probe round done).
@@ -327,6 +335,16 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "%d agents (%s); store %s, %s; setup: submit %s, crawl+approve %s, index catch-up %s\n\n", r.Agents, r.Machine, r.Store, replicas,
 		r.Setup.Submit.Round(time.Second), r.Setup.CrawlApprove.Round(time.Second), r.Setup.Index.Round(time.Second))
+	if st := r.Setup; st.Crawled > 0 {
+		fmt.Fprintf(w, "submitted and crawled once: %d agents in %s (%.0f/s)", r.Agents, st.Crawled.Round(time.Second), float64(r.Agents)/st.Crawled.Seconds())
+		if st.ApprovedSingle > 0 {
+			fmt.Fprintf(w, "; approved one by one: %d in %s (%.0f/s)", st.ApprovedSingle, st.ApproveSingle.Round(time.Second), float64(st.ApprovedSingle)/st.ApproveSingle.Seconds())
+		}
+		if st.ApprovedBulk > 0 {
+			fmt.Fprintf(w, "; approved in bulk: %d in %s (%.0f/s)", st.ApprovedBulk, st.ApproveBulk.Round(time.Second), float64(st.ApprovedBulk)/st.ApproveBulk.Seconds())
+		}
+		fmt.Fprint(w, "\n\n")
+	}
 	multi := r.Replicas > 1
 	switch {
 	case multi:
