@@ -264,7 +264,7 @@ type setupTimes struct {
 	ApproveSingle  time.Duration `json:"approveSingle,omitempty"`
 	ApprovedBulk   int           `json:"approvedBulk,omitempty"`
 	ApproveBulk    time.Duration `json:"approveBulk,omitempty"`
-	Index        time.Duration `json:"indexCatchUp"`
+	Index          time.Duration `json:"indexCatchUp"`
 	// Steady is how long after the index caught up the server took to
 	// settle (-defaults: no crawl due, the first probe round done).
 	Steady time.Duration `json:"steady,omitempty"`
