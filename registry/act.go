@@ -220,8 +220,9 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 // storage failure.
 func isRefusal(err error) bool {
 	var vc *VersionConflictError
+	var dup *DuplicateError
 	return errors.As(err, &vc) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidTransition) ||
-		errors.Is(err, ErrForbidden) || errors.Is(err, ErrValidation)
+		errors.Is(err, ErrForbidden) || errors.Is(err, ErrValidation) || errors.As(err, &dup) || errors.Is(err, ErrAgentRemoved)
 }
 
 // transition returns the column updates of action a on r, nil for a repeat

@@ -79,6 +79,9 @@ type Service struct {
 	// tokenUse remembers when each token's last_used_at was last written, so
 	// Authenticate writes at most once a minute per token and process.
 	tokenUse sync.Map // token id → time.Time
+
+	// submits commits concurrent submissions together (group.go).
+	submits groupCommit
 }
 
 // NewService returns the use cases over store.

@@ -18,7 +18,8 @@ import (
 // admins may submit with visibility internal; a publisher token only on its
 // own hosts, and the agent remembers it (approval by policy, autoapprove.go).
 // The origin's owner's submission of a URL a catalog registered takes the
-// agent over instead of answering a duplicate (takeOver).
+// agent over instead of answering a duplicate (takeOver). On SQLite,
+// concurrent submissions share a write transaction (group.go).
 func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Visibility) (*Agent, error) {
 	switch vis {
 	case "":
@@ -45,13 +46,18 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 		submitter = p.TokenID
 	}
 	now := s.now()
-	row := agentRow{SubmitterTokenID: submitter,
-		ID: newID(), CardURL: cu.URL, Host: cu.Host, BareHost: cu.BareHost,
-		Status: string(StatusPending), Visibility: string(vis), Health: string(HealthUnknown), Trust: string(TrustUnknown),
-		NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now,
-	}
+	id := newID()
+	var row agentRow
 	taken := false
-	err = s.store.tx(ctx, func(tx *gorm.DB) error {
+	err = s.submits.do(ctx, s.store, func(tx *gorm.DB) error {
+		// Set afresh each time: a group's transaction that failed is run
+		// again for this call alone (group.go).
+		taken = false
+		row = agentRow{SubmitterTokenID: submitter,
+			ID: id, CardURL: cu.URL, Host: cu.Host, BareHost: cu.BareHost,
+			Status: string(StatusPending), Visibility: string(vis), Health: string(HealthUnknown), Trust: string(TrustUnknown),
+			NextFetchAt: now, VerifiedThumbprints: "[]", CreatedAt: now, UpdatedAt: now,
+		}
 		// One read of the URL's row answers both questions: is it known,
 		// and may this submission take it over from its catalog?
 		var known agentRow

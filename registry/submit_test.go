@@ -3,6 +3,7 @@ package registry_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -133,4 +134,67 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Concurrent submissions of distinct agents each make their agent, with
+// its audit entry and change, and each answers its own record — on SQLite
+// many of them in one shared transaction (group.go), one of which is
+// refused (a removed agent's URL) without holding the others back.
+func TestSubmitConcurrentDistinct(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		svc := newService(s, newClock())
+		gone := mustSubmit(t, svc, "https://gone.example.com/")
+		if _, err := svc.Act(t.Context(), admin, gone.ID, registry.ActionRemove, registry.ActionRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 80
+		ids := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				url := fmt.Sprintf("https://h%d.example.com/", i)
+				if i == n/2 {
+					url = "https://gone.example.com/"
+				}
+				a, err := svc.Submit(t.Context(), anonymous, url, "")
+				if err == nil {
+					if a.CardURL != url+".well-known/agent-card.json" {
+						err = fmt.Errorf("answered %s for %s", a.CardURL, url)
+					}
+					ids[i] = a.ID
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for i, err := range errs {
+			switch {
+			case i == n/2:
+				if !errors.Is(err, registry.ErrAgentRemoved) {
+					t.Errorf("the removed agent's URL: %v", err)
+				}
+			case err != nil:
+				t.Errorf("submission %d: %v", i, err)
+			case seen[ids[i]]:
+				t.Errorf("id %s answered twice", ids[i])
+			default:
+				seen[ids[i]] = true
+			}
+		}
+		changes, _, err := svc.Changes(t.Context(), admin, 0, 1000)
+		if err != nil || len(changes) != n-1+2 { // the removed agent's submit and removal
+			t.Fatalf("%d changes (%v), want %d", len(changes), err, n+1)
+		}
+		audit, _, err := svc.Audit(t.Context(), admin, 0, 1000)
+		if err != nil || len(audit) != n-1+2 {
+			t.Fatalf("%d audit entries (%v), want %d", len(audit), err, n+1)
+		}
+		for id := range seen {
+			if _, err := svc.Get(t.Context(), admin, id); err != nil {
+				t.Errorf("Get %s: %v", id, err)
+			}
+		}
+	})
 }
