@@ -167,3 +167,34 @@ func TestMaxWaitBoundsEveryWait(t *testing.T) {
 		}
 	})
 }
+
+// Writes make the indexer yield but not the crawler's and the prober's
+// writes, which keep submissions moving; reads make both yield.
+func TestWritesPaceOnlyTheIndexer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(Options{})
+		end := g.BeginWrite()
+		defer end()
+		if g.Busy() || !g.Index().Yielding() || g.Index().Busy() {
+			t.Errorf("a write: busy %v, index yielding %v, index busy %v", g.Busy(), g.Index().Yielding(), g.Index().Busy())
+		}
+		if took := runUnits(t, g, 20, 100*time.Millisecond); took != 2*time.Second {
+			t.Errorf("records during a write took %s, want 2s unhindered", took)
+		}
+		start := time.Now()
+		for range 20 {
+			done, err := g.Index().Background(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			done()
+		}
+		if took := time.Since(start); took < 7500*time.Millisecond || took > 8*time.Second {
+			t.Errorf("index batches during a write took %s, want about 7.7s (a quarter of the time)", took)
+		}
+		if st := g.Stats(); st.Writes != 1 || st.InFlight != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}

@@ -177,13 +177,17 @@ func (m *metrics) paceGauges(g *pace.Gate) {
 			Name: "cardex_interactive_in_flight",
 			Help: "Interactive requests (reads and discovery queries) being served now; background work yields to them.",
 		}, func() float64 { return float64(g.Stats().InFlight) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_writes_in_flight",
+			Help: "Writes people wait for (submissions, approvals, claims) being served now; the search indexer yields to them.",
+		}, func() float64 { return float64(g.Stats().Writes) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "cardex_background_wait_seconds_total",
 			Help: "Time background work (index batches, crawl and probe writes) waited for interactive requests.",
 		}, func() float64 { return g.Stats().Waited.Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "cardex_background_busy_seconds_total",
-			Help: "Time background work ran while interactive requests were served (what the gate charges against its share).",
+			Help: "Time background work ran while interactive requests (or, for the indexer, writes) were served: what the gate charges against its share.",
 		}, func() float64 { return g.Stats().Charged.Seconds() }),
 	)
 }

@@ -13,9 +13,9 @@ import (
 // probes are not (serve_web.go interactive).
 func TestInteractiveRequests(t *testing.T) {
 	g := pace.New(pace.Options{})
-	var marked bool
+	var marked, write bool
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		marked = g.Stats().InFlight == 1
+		marked, write = g.Stats().InFlight == 1, g.Stats().Writes == 1
 	})
 	h := interactive(g, inner, []surface{{"a2a", []string{"/.well-known/agent-card.json", "/a2a/"}, inner}, {"mcp", []string{"/mcp"}, inner}})
 	for _, tc := range []struct {
@@ -39,13 +39,14 @@ func TestInteractiveRequests(t *testing.T) {
 		{"GET /readyz", false},
 	} {
 		method, path, _ := strings.Cut(tc.req, " ")
-		marked = false
+		marked, write = false, false
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, path, nil))
-		if marked != tc.want {
-			t.Errorf("%s: interactive %v, want %v", tc.req, marked, tc.want)
+		wantWrite := !tc.want && method != http.MethodGet
+		if marked != tc.want || write != wantWrite {
+			t.Errorf("%s: interactive %v, write %v; want %v, %v", tc.req, marked, write, tc.want, wantWrite)
 		}
 	}
-	if g.Stats().InFlight != 0 {
+	if g.Stats().InFlight != 0 || g.Stats().Writes != 0 {
 		t.Errorf("%d requests still in flight", g.Stats().InFlight)
 	}
 }

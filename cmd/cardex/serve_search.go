@@ -104,7 +104,7 @@ func pacer(g *pace.Gate) search.Pacer {
 	if g == nil {
 		return nil
 	}
-	return g
+	return g.Index()
 }
 
 // Index is the index, for web.Config.Index.
@@ -168,11 +168,11 @@ func (r *searchRuntime) Ready(ctx context.Context) error {
 		lagging = fmt.Errorf("%w: the oldest change not applied is %s old (at most %s)",
 			errSearchLagging, age.Round(time.Second), r.opts.maxAge)
 	}
-	// Behind because queries come first (package pace): the indexer is
-	// applying batches in its share of the time, so the replica keeps
-	// answering rather than leave the rotation and stop serving the very
-	// queries that slowed it. A stalled indexer is not excused.
-	if lagging != nil && r.opts.pace.Busy() && r.now().Sub(r.ix.LastBatch()) < r.opts.maxAge {
+	// Behind because queries and writes come first (package pace): the
+	// indexer is applying batches in its share of the time, so the replica
+	// keeps answering rather than leave the rotation and stop serving the
+	// very requests that slowed it. A stalled indexer is not excused.
+	if lagging != nil && r.opts.pace.Index().Yielding() && r.now().Sub(r.ix.LastBatch()) < r.opts.maxAge {
 		return nil
 	}
 	return lagging

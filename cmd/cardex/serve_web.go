@@ -29,13 +29,14 @@ func compose(apiH, webH, metricsH http.Handler, surfaces ...surface) http.Handle
 	return mux
 }
 
-// interactive marks the requests people and agents wait for as
-// interactive on g, so background work yields to them (package pace):
-// reads (GET and HEAD) anywhere but the probes of operators' tools
-// (/metrics, /healthz, /readyz), every request to a discovery surface
-// (A2A, MCP and the AI Catalog are queries whatever their method) and the
-// ARD searches. Writes — submissions, approvals, claims — are not: the
-// work they cause is background work.
+// interactive marks the requests people and agents wait for on g, so
+// background work yields to them (package pace): as interactive, reads
+// (GET and HEAD) anywhere but the probes of operators' tools (/metrics,
+// /healthz, /readyz), every request to a discovery surface (A2A, MCP and
+// the AI Catalog are queries whatever their method) and the ARD searches;
+// as writes, the rest — submissions, approvals, claims — to which only the
+// search indexer yields, since the crawler's writes are what moves a
+// submission along.
 func interactive(g *pace.Gate, h http.Handler, surfaces []surface) http.Handler {
 	if g == nil {
 		return h
@@ -47,7 +48,7 @@ func interactive(g *pace.Gate, h http.Handler, surfaces []surface) http.Handler 
 			mux.Handle(p, h)
 		}
 	}
-	marked := g.Interactive(h)
+	marked, writes := g.Interactive(h), g.Writes(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/metrics", "/healthz", "/readyz":
@@ -62,7 +63,7 @@ func interactive(g *pace.Gate, h http.Handler, surfaces []surface) http.Handler 
 			marked.ServeHTTP(w, r)
 			return
 		}
-		h.ServeHTTP(w, r)
+		writes.ServeHTTP(w, r)
 	})
 }
 

@@ -123,7 +123,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 	for _, family := range []string{"cardex_http_requests_total", "cardex_http_request_duration_seconds", "cardex_crawl_in_flight",
 		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_crawl_lease_conflicts_total", "cardex_crawl_due_backlog",
 		"cardex_probe_rate_per_second", "cardex_probe_agents", "cardex_probe_due_backlog", "cardex_probe_never_probed",
-		"cardex_interactive_in_flight", "cardex_background_wait_seconds_total", "cardex_background_busy_seconds_total",
+		"cardex_interactive_in_flight", "cardex_writes_in_flight", "cardex_background_wait_seconds_total", "cardex_background_busy_seconds_total",
 		"cardex_sql_open_connections", "cardex_sql_wait_count_total", "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(body, "# TYPE "+family+" ") {
 			t.Errorf("/metrics lacks %s", family)
