@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // lockAgent reads the agent row for update inside a write transaction. On
@@ -55,12 +56,7 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 	if err := checkAct(p, a, req); err != nil {
 		return nil, err
 	}
-	var out *agentRow
-	err := s.store.tx(ctx, func(tx *gorm.DB) error {
-		var err error
-		out, err = s.actIn(tx, p, id, a, req, s.now())
-		return err
-	})
+	out, err := s.acts.do(ctx, s, p, id, a, req)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +79,12 @@ func checkAct(p Principal, a Action, req ActionRequest) error {
 }
 
 // actIn applies one curation action inside the write transaction tx and
-// returns the agent row after it. Refusals (not found, forbidden,
+// returns the agent row after it; its audit entry and change-log rows go
+// to w, for writeActs before the commit. Refusals (not found, forbidden,
 // conflicts, invalid transitions) are returned before anything is written,
-// so a caller acting on many agents in one transaction (ActMany) can
-// record them per item and go on.
-func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time) (*agentRow, error) {
+// so a caller acting on many agents in one transaction (ActMany, actGroup)
+// can record them per item and go on.
+func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time, w *actWrites) (*agentRow, error) {
 	withdraw := a == ActionRemove && p.Role == RolePublisher
 	r, err := s.lockAgent(tx, id)
 	if err != nil {
@@ -102,7 +99,10 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		return r, err
 	}
 	upd["updated_at"] = now
-	if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+	// The row after the update comes back from the UPDATE itself
+	// (RETURNING, both dialects), not from a second read holding the writer.
+	out := &agentRow{}
+	if err := tx.Model(out).Clauses(clause.Returning{}).Where("id = ?", id).Updates(upd).Error; err != nil {
 		return nil, err
 	}
 	to, declined := upd["status"], a == ActionReject && from == StatusApproved
@@ -117,25 +117,39 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		detail["declinedVersionSeq"] = r.CandidateVersionSeq
 		detail["currentVersionSeq"] = r.CurrentVersionSeq
 	}
-	if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
-		return nil, err
-	}
-	out, err := s.lockAgent(tx, id)
+	audit, err := auditOf(p, string(a), id, req.Reason, detail, now)
 	if err != nil {
 		return nil, err
 	}
+	w.audits = append(w.audits, audit)
 	if Trust(out.Trust) != Trust(r.Trust) {
-		if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
-			return nil, err
+		w.changes = append(w.changes, agentChange(r, out, ChangeTrust, now))
+	}
+	if !declined {
+		// A declined candidate changes nothing anyone lists or reads: the
+		// current version, status and trust are as they were; the audit
+		// entry says who declined which version.
+		w.changes = append(w.changes, agentChange(r, out, actionChange[a], now))
+	}
+	return out, nil
+}
+
+// actWrites are the rows the actions of one transaction insert, written
+// together by writeActs after every agent's update.
+type actWrites struct {
+	audits  []auditRow
+	changes []changeRow
+}
+
+// writeActs inserts the audit entries, then the change-log rows last
+// (addChanges: under PostgreSQL's change lock, held only to the commit).
+func (s *Service) writeActs(tx *gorm.DB, w *actWrites) error {
+	if len(w.audits) > 0 {
+		if err := tx.Create(&w.audits).Error; err != nil {
+			return err
 		}
 	}
-	if declined {
-		// Nothing anyone lists or reads changed: the current version,
-		// status and trust are as they were; the audit entry says who
-		// declined which version.
-		return out, nil
-	}
-	return out, s.addChange(tx, r, out, actionChange[a], now)
+	return s.addChanges(tx, w.changes)
 }
 
 // MaxBulk is how many agents one ActMany takes (docs/api.md "Bulk
@@ -176,6 +190,7 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 	results := make([]BulkResult, len(items))
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		now := s.now()
+		var w actWrites
 		for i, it := range items {
 			results[i] = BulkResult{ID: it.ID}
 			req := ActionRequest{Reason: reason, VersionSeq: it.VersionSeq}
@@ -183,7 +198,7 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 				results[i].Err = invalidField(fmt.Sprintf("/items/%d/versionSeq", i), "required", "versionSeq is required to approve")
 				continue
 			}
-			r, err := s.actIn(tx, p, it.ID, a, req, now)
+			r, err := s.actIn(tx, p, it.ID, a, req, now, &w)
 			switch {
 			case err == nil:
 				results[i].Status, results[i].VersionSeq = Status(r.Status), r.CurrentVersionSeq
@@ -194,7 +209,7 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 				return err
 			}
 		}
-		return nil
+		return s.writeActs(tx, &w)
 	})
 	if err != nil {
 		return nil, err

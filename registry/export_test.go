@@ -44,3 +44,19 @@ func SetRenderViewsBatch(n int) (restore func()) {
 	renderViewsBatch = n
 	return func() { renderViewsBatch = old }
 }
+
+// HoldActs makes Act calls queue without running until release is called,
+// so a test can line up the calls one shared transaction takes.
+func (s *Service) HoldActs() (release func()) {
+	s.acts.mu.Lock()
+	s.acts.running = true
+	s.acts.mu.Unlock()
+	return func() { go s.acts.drain(s) }
+}
+
+// QueuedActs is how many Act calls wait for a transaction.
+func (s *Service) QueuedActs() int {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	return len(s.acts.queue)
+}
