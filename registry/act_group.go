@@ -19,6 +19,10 @@ import (
 // transaction writes nothing; each call then runs again in its own, so one
 // call's failure is never another's. A call whose context ended while it
 // queued writes nothing and answers the context's error.
+//
+// Only SQLite's calls queue: PostgreSQL runs their transactions side by
+// side up to the change lock, and one queue would put every call's round
+// trips in a row (BenchmarkApproveHTTP/postgres: half the approvals/s).
 type actGroup struct {
 	mu      sync.Mutex
 	queue   []*actCall
@@ -41,6 +45,9 @@ type actCall struct {
 // beside it, and returns the agent row after it.
 func (g *actGroup) do(ctx context.Context, s *Service, p Principal, id string, a Action, req ActionRequest) (*agentRow, error) {
 	c := &actCall{ctx: ctx, p: p, id: id, a: a, req: req, done: make(chan struct{})}
+	if s.store.dialect != DialectSQLite {
+		return s.actAlone(c)
+	}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
 	start := !g.running
