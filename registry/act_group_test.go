@@ -115,3 +115,55 @@ func waitQueued(t *testing.T, svc *registry.Service, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestActGroupFailureIsolated: when a shared transaction fails on one
+// call's write (here a trigger refuses one agent's update), nothing of it
+// stays and every call runs again alone: the others commit, with one
+// audit entry each, and only that call answers the failure.
+func TestActGroupFailureIsolated(t *testing.T) {
+	s := registrytest.SQLite(t)
+	c := newClock()
+	svc := newService(s, c)
+	ctx := t.Context()
+	var ids []string
+	for i := range 3 {
+		a := mustSubmit(t, svc, fmt.Sprintf("https://f%d.example.com/", i))
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON("F", "1"), registry.TrustUnsigned))
+		ids = append(ids, a.ID)
+	}
+	trigger := fmt.Sprintf(`CREATE TRIGGER fail_one BEFORE UPDATE ON agents WHEN OLD.id = '%s'
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`, ids[1])
+	if err := s.WriteDB().Exec(trigger).Error; err != nil {
+		t.Fatal(err)
+	}
+	_, before := changeKinds(t, svc, 0)
+	errs := make([]chan error, len(ids))
+	release := svc.HoldActs()
+	for i, id := range ids {
+		errs[i] = make(chan error, 1)
+		go func() {
+			_, err := svc.Act(ctx, admin, id, registry.ActionApprove, registry.ActionRequest{VersionSeq: seq(1)})
+			errs[i] <- err
+		}()
+		waitQueued(t, svc, i+1)
+	}
+	release()
+	for i := range ids {
+		err := <-errs[i]
+		if (i == 1) != (err != nil) {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	for i, want := range []registry.Status{registry.StatusApproved, registry.StatusPending, registry.StatusApproved} {
+		if a, err := svc.Get(ctx, admin, ids[i]); err != nil || a.Status != want {
+			t.Fatalf("agent %d: %+v, %v; want %s", i, a, err, want)
+		}
+	}
+	if kinds, _ := changeKinds(t, svc, before); len(kinds) != 2 {
+		t.Fatalf("changes %v", kinds)
+	}
+	page, err := svc.AuditLog(ctx, admin, registry.AuditQuery{Actions: []string{"approve"}})
+	if err != nil || len(page.Entries) != 2 {
+		t.Fatalf("audit %+v, %v", page, err)
+	}
+}
