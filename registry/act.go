@@ -86,7 +86,7 @@ func checkAct(p Principal, a Action, req ActionRequest) error {
 // can record them per item and go on.
 func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time, w *actWrites) (*agentRow, error) {
 	withdraw := a == ActionRemove && p.Role == RolePublisher
-	r, err := s.lockAgent(tx, id)
+	r, err := w.lock(s, tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,9 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 	out := &agentRow{}
 	if err := tx.Model(out).Clauses(clause.Returning{}).Where("id = ?", id).Updates(upd).Error; err != nil {
 		return nil, err
+	}
+	if w.locked != nil {
+		w.locked[id] = out // a later item of the same call starts from here
 	}
 	to, declined := upd["status"], a == ActionReject && from == StatusApproved
 	if declined {
@@ -135,10 +138,28 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 }
 
 // actWrites are the rows the actions of one transaction insert, written
-// together by writeActs after every agent's update.
+// together by writeActs after every agent's update, and the agent rows
+// read for update before the actions when a call names them all at once.
 type actWrites struct {
 	audits  []auditRow
 	changes []changeRow
+	// locked holds ActMany's agents, read for update in one statement
+	// (lockAgents) and kept as each action leaves them; nil: each action
+	// reads its own row.
+	locked map[string]*agentRow
+}
+
+// lock is the agent row an action starts from.
+func (w *actWrites) lock(s *Service, tx *gorm.DB, id string) (*agentRow, error) {
+	if w.locked == nil {
+		return s.lockAgent(tx, id)
+	}
+	r, ok := w.locked[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := *r
+	return &c, nil
 }
 
 // writeActs inserts the audit entries, then the change-log rows last
@@ -190,7 +211,15 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 	results := make([]BulkResult, len(items))
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
 		now := s.now()
-		var w actWrites
+		ids := make([]string, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
+		locked, err := s.lockAgents(tx, ids)
+		if err != nil {
+			return err
+		}
+		w := actWrites{locked: locked}
 		for i, it := range items {
 			results[i] = BulkResult{ID: it.ID}
 			req := ActionRequest{Reason: reason, VersionSeq: it.VersionSeq}
