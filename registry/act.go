@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // lockAgent reads the agent row for update inside a write transaction. On
@@ -55,10 +56,11 @@ func (s *Service) Act(ctx context.Context, p Principal, id string, a Action, req
 	if err := checkAct(p, a, req); err != nil {
 		return nil, err
 	}
+	// On SQLite, concurrent actions share a transaction (group.go).
 	var out *agentRow
-	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+	err := s.acts.do(ctx, s.store, func(tx *gorm.DB, w *actWrites) error {
 		var err error
-		out, err = s.actIn(tx, p, id, a, req, s.now())
+		out, err = s.actIn(tx, p, id, a, req, s.now(), w)
 		return err
 	})
 	if err != nil {
@@ -83,13 +85,14 @@ func checkAct(p Principal, a Action, req ActionRequest) error {
 }
 
 // actIn applies one curation action inside the write transaction tx and
-// returns the agent row after it. Refusals (not found, forbidden,
+// returns the agent row after it; its audit entry and change-log rows go
+// to w, for writeActs before the commit. Refusals (not found, forbidden,
 // conflicts, invalid transitions) are returned before anything is written,
-// so a caller acting on many agents in one transaction (ActMany) can
-// record them per item and go on.
-func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time) (*agentRow, error) {
+// so a caller acting on many agents in one transaction (ActMany, and Act's group commit)
+// can record them per item and go on.
+func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req ActionRequest, now time.Time, w *actWrites) (*agentRow, error) {
 	withdraw := a == ActionRemove && p.Role == RolePublisher
-	r, err := s.lockAgent(tx, id)
+	r, err := w.lock(s, tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +105,14 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		return r, err
 	}
 	upd["updated_at"] = now
-	if err := tx.Model(&agentRow{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+	// The row after the update comes back from the UPDATE itself
+	// (RETURNING, both dialects), not from a second read holding the writer.
+	out := &agentRow{}
+	if err := tx.Model(out).Clauses(clause.Returning{}).Where("id = ?", id).Updates(upd).Error; err != nil {
 		return nil, err
+	}
+	if w.locked != nil {
+		w.locked[id] = out // a later item of the same call starts from here
 	}
 	to, declined := upd["status"], a == ActionReject && from == StatusApproved
 	if declined {
@@ -117,25 +126,57 @@ func (s *Service) actIn(tx *gorm.DB, p Principal, id string, a Action, req Actio
 		detail["declinedVersionSeq"] = r.CandidateVersionSeq
 		detail["currentVersionSeq"] = r.CurrentVersionSeq
 	}
-	if err := s.addAudit(tx, p, string(a), id, req.Reason, detail, now); err != nil {
-		return nil, err
-	}
-	out, err := s.lockAgent(tx, id)
+	audit, err := auditOf(p, string(a), id, req.Reason, detail, now)
 	if err != nil {
 		return nil, err
 	}
+	w.audits = append(w.audits, audit)
 	if Trust(out.Trust) != Trust(r.Trust) {
-		if err := s.addChange(tx, r, out, ChangeTrust, now); err != nil {
-			return nil, err
+		w.changes = append(w.changes, agentChange(r, out, ChangeTrust, now))
+	}
+	if !declined {
+		// A declined candidate changes nothing anyone lists or reads: the
+		// current version, status and trust are as they were; the audit
+		// entry says who declined which version.
+		w.changes = append(w.changes, agentChange(r, out, actionChange[a], now))
+	}
+	return out, nil
+}
+
+// actWrites are the rows the actions of one transaction insert, written
+// together by writeActs after every agent's update, and the agent rows
+// read for update before the actions when a call names them all at once.
+type actWrites struct {
+	audits  []auditRow
+	changes []changeRow
+	// locked holds ActMany's agents, read for update in one statement
+	// (lockAgents) and kept as each action leaves them; nil: each action
+	// reads its own row.
+	locked map[string]*agentRow
+}
+
+// lock is the agent row an action starts from.
+func (w *actWrites) lock(s *Service, tx *gorm.DB, id string) (*agentRow, error) {
+	if w.locked == nil {
+		return s.lockAgent(tx, id)
+	}
+	r, ok := w.locked[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := *r
+	return &c, nil
+}
+
+// writeActs inserts the audit entries, then the change-log rows last
+// (addChanges: under PostgreSQL's change lock, held only to the commit).
+func (s *Service) writeActs(tx *gorm.DB, w *actWrites) error {
+	if len(w.audits) > 0 {
+		if err := tx.Create(&w.audits).Error; err != nil {
+			return err
 		}
 	}
-	if declined {
-		// Nothing anyone lists or reads changed: the current version,
-		// status and trust are as they were; the audit entry says who
-		// declined which version.
-		return out, nil
-	}
-	return out, s.addChange(tx, r, out, actionChange[a], now)
+	return s.addChanges(tx, w.changes)
 }
 
 // MaxBulk is how many agents one ActMany takes (docs/api.md "Bulk
@@ -174,21 +215,23 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 		return nil, err
 	}
 	results := make([]BulkResult, len(items))
-	ids := make([]string, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
-	}
 	err := s.store.tx(ctx, func(tx *gorm.DB) error {
+		now := s.now()
+		ids := make([]string, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
 		// Every row first, in id order, as the crawl's and the prober's
 		// batches lock theirs: locked one by one in the items' order, an
 		// item's row waited while the change-log lock taken for the items
 		// before it was held, and a crawl batch holding that row waited
 		// for the change-log lock — a deadlock PostgreSQL broke by failing
-		// the crawl batch (docs/threats.md F.64).
-		if _, err := s.lockAgents(tx, ids); err != nil {
+		// the crawl batch (TestActManyConcurrentOrders).
+		locked, err := s.lockAgents(tx, ids)
+		if err != nil {
 			return err
 		}
-		now := s.now()
+		w := actWrites{locked: locked}
 		for i, it := range items {
 			results[i] = BulkResult{ID: it.ID}
 			req := ActionRequest{Reason: reason, VersionSeq: it.VersionSeq}
@@ -196,7 +239,7 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 				results[i].Err = invalidField(fmt.Sprintf("/items/%d/versionSeq", i), "required", "versionSeq is required to approve")
 				continue
 			}
-			r, err := s.actIn(tx, p, it.ID, a, req, now)
+			r, err := s.actIn(tx, p, it.ID, a, req, now, &w)
 			switch {
 			case err == nil:
 				results[i].Status, results[i].VersionSeq = Status(r.Status), r.CurrentVersionSeq
@@ -207,7 +250,7 @@ func (s *Service) ActMany(ctx context.Context, p Principal, a Action, items []Bu
 				return err
 			}
 		}
-		return nil
+		return s.writeActs(tx, &w)
 	})
 	if err != nil {
 		return nil, err

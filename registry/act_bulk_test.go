@@ -125,3 +125,35 @@ func TestActManyConcurrentOrders(t *testing.T) {
 		}
 	}
 }
+
+// An agent named twice in one ActMany is acted on in item order, the
+// second item starting from what the first left: approve then suspend
+// both happen, and a second approve is a repeat in effect with no second
+// audit entry.
+func TestActManyRepeatsAnItem(t *testing.T) {
+	registrytest.EachStore(t, func(t *testing.T, s *registry.Store) {
+		c := newClock()
+		svc := newService(s, c)
+		ctx := t.Context()
+		a := mustSubmit(t, svc, "https://twice.example.com/")
+		crawl(t, svc, c, a.ID, okResult(t, c.Now(), cardJSON("T", "1"), registry.TrustUnsigned))
+		items := []registry.BulkItem{{ID: a.ID, VersionSeq: seq(1)}, {ID: a.ID, VersionSeq: seq(1)}}
+		res, err := svc.ActMany(ctx, admin, registry.ActionApprove, items, "")
+		if err != nil || res[0].Err != nil || res[1].Err != nil || res[1].Status != registry.StatusApproved {
+			t.Fatalf("approve twice: %+v, %v", res, err)
+		}
+		if page, _ := svc.AuditLog(ctx, admin, registry.AuditQuery{Actions: []string{"approve"}}); len(page.Entries) != 1 {
+			t.Fatalf("%d approve entries", len(page.Entries))
+		}
+		res, err = svc.ActMany(ctx, admin, registry.ActionSuspend, []registry.BulkItem{{ID: a.ID}, {ID: a.ID}}, "")
+		if err != nil || res[0].Status != registry.StatusSuspended || res[1].Err != nil || res[1].Status != registry.StatusSuspended {
+			t.Fatalf("suspend twice: %+v, %v", res, err)
+		}
+		if page, _ := svc.AuditLog(ctx, admin, registry.AuditQuery{Actions: []string{"suspend"}}); len(page.Entries) != 1 {
+			t.Fatalf("%d suspend entries", len(page.Entries))
+		}
+		if got, _ := svc.Get(ctx, admin, a.ID); got.Status != registry.StatusSuspended {
+			t.Fatalf("status %s", got.Status)
+		}
+	})
+}

@@ -47,3 +47,19 @@ func SetRenderViewsBatch(n int) (restore func()) {
 
 // ProbeCountsSQL is CountProbes' query, for its plan check.
 const ProbeCountsSQL = probeCountsSQL
+
+// HoldActs makes Act calls queue without running until release is called,
+// so a test can line up the calls one shared transaction takes.
+func (s *Service) HoldActs() (release func()) {
+	s.acts.mu.Lock()
+	s.acts.running = true
+	s.acts.mu.Unlock()
+	return func() { go s.acts.drain(s.store) }
+}
+
+// QueuedActs is how many Act calls wait for a transaction.
+func (s *Service) QueuedActs() int {
+	s.acts.mu.Lock()
+	defer s.acts.mu.Unlock()
+	return len(s.acts.queue)
+}

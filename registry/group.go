@@ -9,23 +9,29 @@ import (
 
 // groupCommit commits concurrent writes of one kind together (group
 // commit) on SQLite, where every write transaction waits for the one
-// write connection: a catalogue imported with many clients spent most of
-// each submission's time queueing for a transaction of a few statements
-// (docs/benchmarks.md "Under real load"). Calls that arrive while a
-// transaction runs queue here and the next transaction takes them all, up
-// to maxGroup, applying each in arrival order: a call refused by its own
-// rules (isRefusal: it writes nothing) is answered alone and the others
-// commit. A storage failure of a shared transaction writes nothing; each
-// call then runs again in a transaction of its own, so one call's failure
-// is never another's. A call whose context ended while it queued writes
-// nothing and answers the context's error.
+// write connection: an admin tool approving a catalogue, or a catalogue
+// imported with many clients, spent most of each call's time queueing for
+// a transaction of a few statements (docs/benchmarks.md "Approval
+// throughput", "Under real load"). Calls that arrive while a transaction
+// runs queue here and the next transaction takes them, up to maxGroup,
+// applying each in arrival order: a call refused by its own rules
+// (isRefusal: it writes nothing) is answered alone and the others commit.
+// What the calls of one transaction gather in a W is written after the
+// last of them by finish (the curation actions' audit and change-log rows,
+// one statement each). A storage failure of a shared transaction writes
+// nothing; each call then runs again in a transaction of its own, so one
+// call's failure is never another's. A call whose context ended while it
+// queued writes nothing and answers the context's error.
 //
-// PostgreSQL runs the transactions side by side as before: there, one
-// queue would put every call's round trips in a row.
-type groupCommit struct {
+// PostgreSQL runs each call's transaction side by side as before: there,
+// one queue would put every call's round trips in a row
+// (BenchmarkApproveHTTP/postgres: half the approvals/s).
+type groupCommit[W any] struct {
 	mu      sync.Mutex
-	queue   []*groupCall
+	queue   []*groupCall[W]
 	running bool // a goroutine is draining queue
+	// finish, when set, writes what a transaction's calls gathered.
+	finish func(tx *gorm.DB, w *W) error
 }
 
 // maxGroup bounds the calls of one shared transaction, so the writers of
@@ -33,9 +39,9 @@ type groupCommit struct {
 const maxGroup = 256
 
 // groupCall is one queued write and, once done is closed, its outcome.
-type groupCall struct {
+type groupCall[W any] struct {
 	ctx   context.Context
-	apply func(tx *gorm.DB) error
+	apply func(tx *gorm.DB, w *W) error
 	err   error
 	done  chan struct{}
 }
@@ -43,11 +49,11 @@ type groupCall struct {
 // do runs apply in a write transaction, shared with the calls queued
 // beside it on SQLite. apply may run twice (the second time alone, after
 // a shared transaction failed): it must set its results afresh each time.
-func (g *groupCommit) do(ctx context.Context, s *Store, apply func(tx *gorm.DB) error) error {
+func (g *groupCommit[W]) do(ctx context.Context, s *Store, apply func(tx *gorm.DB, w *W) error) error {
+	c := &groupCall[W]{ctx: ctx, apply: apply, done: make(chan struct{})}
 	if s.dialect != DialectSQLite {
-		return s.tx(ctx, apply)
+		return g.alone(s, c)
 	}
-	c := &groupCall{ctx: ctx, apply: apply, done: make(chan struct{})}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
 	start := !g.running
@@ -61,7 +67,7 @@ func (g *groupCommit) do(ctx context.Context, s *Store, apply func(tx *gorm.DB) 
 }
 
 // drain runs transactions until the queue is empty.
-func (g *groupCommit) drain(s *Store) {
+func (g *groupCommit[W]) drain(s *Store) {
 	for {
 		g.mu.Lock()
 		n := min(len(g.queue), maxGroup)
@@ -70,7 +76,7 @@ func (g *groupCommit) drain(s *Store) {
 			g.mu.Unlock()
 			return
 		}
-		batch := make([]*groupCall, n)
+		batch := make([]*groupCall[W], n)
 		copy(batch, g.queue)
 		g.queue = append(g.queue[:0], g.queue[n:]...)
 		g.mu.Unlock()
@@ -83,7 +89,7 @@ func (g *groupCommit) drain(s *Store) {
 
 // run applies the calls, together when more than one is still wanted,
 // and sets each one's outcome.
-func (g *groupCommit) run(s *Store, batch []*groupCall) {
+func (g *groupCommit[W]) run(s *Store, batch []*groupCall[W]) {
 	live := batch[:0:0]
 	for _, c := range batch {
 		if c.err = c.ctx.Err(); c.err == nil {
@@ -94,24 +100,40 @@ func (g *groupCommit) run(s *Store, batch []*groupCall) {
 		// No one caller's cancellation may undo the others' writes: the
 		// shared transaction runs to its end (a few statements per call).
 		err := s.tx(context.WithoutCancel(live[0].ctx), func(tx *gorm.DB) error {
+			var w W
 			for _, c := range live {
-				// Each call in a savepoint of its own would cost a
-				// statement pair; a refusal writes nothing, so none is
-				// needed.
-				if c.err = c.apply(tx); c.err != nil {
+				if c.err = c.apply(tx, &w); c.err != nil {
 					if !isRefusal(c.err) {
 						return c.err
 					}
 					c.err = translate(c.err)
 				}
 			}
-			return nil
+			return g.end(tx, &w)
 		})
 		if err == nil {
 			return
 		}
 	}
 	for _, c := range live {
-		c.err = s.tx(c.ctx, c.apply)
+		c.err = g.alone(s, c)
 	}
+}
+
+// alone runs one call in a transaction of its own.
+func (g *groupCommit[W]) alone(s *Store, c *groupCall[W]) error {
+	return s.tx(c.ctx, func(tx *gorm.DB) error {
+		var w W
+		if err := c.apply(tx, &w); err != nil {
+			return err
+		}
+		return g.end(tx, &w)
+	})
+}
+
+func (g *groupCommit[W]) end(tx *gorm.DB, w *W) error {
+	if g.finish == nil {
+		return nil
+	}
+	return g.finish(tx, w)
 }

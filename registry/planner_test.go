@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,14 +18,21 @@ import (
 // rulePageSQL is the listing rule for anonymous callers
 // (registry/visibility.go's scope) with a page of ids: the shape search
 // hydration had, and any read of a few agents under the rule.
+// planCount makes each plan's EXPLAIN text new.
+var planCount atomic.Int64
+
 const rulePageSQL = "SELECT * FROM agents WHERE (status = 'approved' AND visibility = 'public' AND health <> 'gone') AND (id IN ? AND status <> 'removed')"
 
 // plan is SQLite's plan for q on a connection of the read pool. EXPLAIN
 // QUERY PLAN is planned with the schema the connection holds, which a
 // statement that runs brings up to date, as it does for the server's own
-// queries: one runs first, in the same transaction.
+// queries: one runs first, in the same transaction. Each EXPLAIN is new
+// text: connections keep prepared statements (store.go sqliteStmtCache),
+// and a kept statement that runs is compiled again when the schema
+// changed, while an EXPLAIN, which reads nothing, would keep its old plan.
 func plan(t *testing.T, s *registry.Store, q string, args ...any) string {
 	t.Helper()
+	q += fmt.Sprintf(" /* plan %d */", planCount.Add(1))
 	var rows []struct {
 		ID, Parent, Notused int
 		Detail              string

@@ -76,15 +76,7 @@ func (s *Service) flush(tx *gorm.DB, w *batchWrites) error {
 			return err
 		}
 	}
-	if len(w.changes) == 0 {
-		return nil
-	}
-	if s.store.dialect == DialectPostgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(changeLockKey)).Error; err != nil {
-			return err
-		}
-	}
-	return tx.Create(&w.changes).Error
+	return s.addChanges(tx, w.changes)
 }
 
 // trimAttempts keeps the newest KeepFetchAttempts trace rows of each agent

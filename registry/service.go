@@ -80,8 +80,10 @@ type Service struct {
 	// Authenticate writes at most once a minute per token and process.
 	tokenUse sync.Map // token id → time.Time
 
-	// submits commits concurrent submissions together (group.go).
-	submits groupCommit
+	// submits and acts commit concurrent submissions and curation
+	// actions together (group.go).
+	submits groupCommit[struct{}]
+	acts    groupCommit[actWrites]
 }
 
 // NewService returns the use cases over store.
@@ -131,7 +133,9 @@ func NewService(store *Store, cfg ServiceConfig) *Service {
 	if cfg.AutoApprove == "" {
 		cfg.AutoApprove = AutoApproveNever
 	}
-	return &Service{store: store, cfg: cfg, log: cfg.Logger}
+	s := &Service{store: store, cfg: cfg, log: cfg.Logger}
+	s.acts.finish = s.writeActs
+	return s
 }
 
 // Store is the service's store (for /readyz and the CLI).
@@ -159,18 +163,31 @@ const changeLockKey = 0x63617264_65780001
 // addChange writes a change-log row for the agent, which was before and is
 // after the change as given (nil before: the agent is new).
 func (s *Service) addChange(tx *gorm.DB, before, after *agentRow, kind string, at time.Time) error {
-	if s.store.dialect == DialectPostgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(changeLockKey)).Error; err != nil {
-			return err
-		}
-	}
+	return s.addChanges(tx, []changeRow{agentChange(before, after, kind, at)})
+}
+
+// agentChange is the change-log row of addChange.
+func agentChange(before, after *agentRow, kind string, at time.Time) changeRow {
 	var was *audience
 	if before != nil {
 		x := before.audience()
 		was = &x
 	}
-	row := changeOf(after.ID, kind, at, was, after.audience())
-	return tx.Create(&row).Error
+	return changeOf(after.ID, kind, at, was, after.audience())
+}
+
+// addChanges writes change-log rows in one statement under the change lock
+// (changeLockKey); callers write them last in their transaction.
+func (s *Service) addChanges(tx *gorm.DB, rows []changeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if s.store.dialect == DialectPostgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(changeLockKey)).Error; err != nil {
+			return err
+		}
+	}
+	return tx.Create(&rows).Error
 }
 
 // changeOf is the change-log row of a change of kind to the agent id,
@@ -207,21 +224,30 @@ func actorName(p Principal) string {
 }
 
 func (s *Service) addAudit(tx *gorm.DB, p Principal, action, agentID, reason string, detail map[string]any, at time.Time) error {
+	row, err := auditOf(p, action, agentID, reason, detail, at)
+	if err != nil {
+		return err
+	}
+	return tx.Create(&row).Error
+}
+
+// auditOf is the audit entry of addAudit.
+func auditOf(p Principal, action, agentID, reason string, detail map[string]any, at time.Time) (auditRow, error) {
 	d := "{}"
 	if len(detail) > 0 {
 		b, err := json.Marshal(detail)
 		if err != nil {
-			return err
+			return auditRow{}, err
 		}
 		d = string(b)
 	}
-	row := &auditRow{At: at, ActorTokenID: p.TokenID, ActorName: actorName(p), Action: action,
+	row := auditRow{At: at, ActorTokenID: p.TokenID, ActorName: actorName(p), Action: action,
 		AgentID: agentID, Reason: reason, Detail: d}
 	if p.Subject != "" {
 		// A person the identity provider signed in holds no Cardex token.
 		row.ActorTokenID, row.ActorSubject, row.ActorDisplay = "", p.Subject, p.DisplayName
 	}
-	return tx.Create(row).Error
+	return row, nil
 }
 
 func (p Principal) isAdmin() bool { return p.Role == RoleAdmin }

@@ -150,17 +150,19 @@ func openPostgres(dsn string) (*Store, error) {
 // roll back the last few commits, a trade taken for the crawler's write rate
 // (FULL costs an fsync per commit). Write transactions are BEGIN IMMEDIATE so
 // a transaction that reads then writes never hits SQLITE_BUSY on upgrade
-// (F.63). Each connection keeps its last 128 prepared statements: the same
-// few dozen statements run over and over, and preparing them again was
-// about a twentieth of the server's CPU while agents were submitted and
-// crawled (docs/benchmarks.md "Under real load").
+// (F.63).
 func sqliteDSN(path string, busy time.Duration, readOnly bool) string {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", fmt.Sprint(busy.Milliseconds()))
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
-	q.Set("_stmt_cache_size", "128")
+	// Each connection keeps its most used prepared statements: compiling
+	// the same few queries again on every request was a tenth of an
+	// approval's CPU (docs/benchmarks.md "Approval throughput") and a
+	// twentieth of the server's while a catalogue was submitted and
+	// crawled ("Under real load").
+	q.Set("_stmt_cache_size", fmt.Sprint(sqliteStmtCache))
 	if readOnly {
 		q.Set("_query_only", "1")
 		q.Set("_txlock", "deferred")
@@ -169,6 +171,10 @@ func sqliteDSN(path string, busy time.Duration, readOnly bool) string {
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
+
+// sqliteStmtCache is how many prepared statements each SQLite connection
+// keeps for reuse.
+const sqliteStmtCache = 64
 
 // sqliteFile is the SQLite database's name inside the data directory.
 const sqliteFile = "cardex.db"

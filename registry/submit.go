@@ -49,7 +49,7 @@ func (s *Service) Submit(ctx context.Context, p Principal, rawURL string, vis Vi
 	id := newID()
 	var row agentRow
 	taken := false
-	err = s.submits.do(ctx, s.store, func(tx *gorm.DB) error {
+	err = s.submits.do(ctx, s.store, func(tx *gorm.DB, _ *struct{}) error {
 		// Set afresh each time: a group's transaction that failed is run
 		// again for this call alone (group.go).
 		taken = false
