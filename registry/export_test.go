@@ -45,6 +45,10 @@ func SetRenderViewsBatch(n int) (restore func()) {
 	return func() { renderViewsBatch = old }
 }
 
+// ProbeHostLoadSQL is the probe claim's per-host lease count, for its
+// plan check.
+const ProbeHostLoadSQL = probeHostLoadSQL
+
 // ProbeCountsSQL is CountProbes' query, for its plan check.
 const ProbeCountsSQL = probeCountsSQL
 

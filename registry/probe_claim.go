@@ -30,12 +30,17 @@ const probeNeverSQL = `SELECT id, host FROM agents WHERE probe_next_at IS NULL A
 // probeDueSQL reads agents whose next probe is due, oldest first.
 const probeDueSQL = `SELECT id, host FROM agents WHERE probe_next_at <= ? AND ` + probeClaimable + ` ORDER BY probe_next_at, id LIMIT ?`
 
-// probeHostLoadSQL counts, per host, the agents with a live probe lease or
-// a live crawl lease: probes yield to the crawler's per-host politeness
-// (docs/security.md), in this process and across replicas.
+// probeHostLoadSQL counts, per host, the agents with a live probe lease
+// and those with a live crawl lease (a host appears up to twice; the
+// counts add up): probes yield to the crawler's per-host politeness
+// (docs/security.md), in this process and across replicas. Each half
+// reads only live leases through its index (agents_host_probe_lease,
+// agents_host_lease); one condition with OR read every agent of the hosts.
 const probeHostLoadSQL = `SELECT host, COUNT(*) AS n FROM agents WHERE host IN ?
-	AND ((probe_lease_owner <> '' AND probe_lease_until > ?) OR (lease_owner <> '' AND lease_until > ?))
-	GROUP BY host`
+	AND probe_lease_until > ? AND probe_lease_owner <> '' GROUP BY host
+	UNION ALL
+	SELECT host, COUNT(*) AS n FROM agents WHERE host IN ?
+	AND lease_until > ? AND lease_owner <> '' GROUP BY host`
 
 // DueProbe is an agent leased for probing: its interfaces from the current
 // card version.
@@ -142,11 +147,11 @@ func (s *Service) pickProbes(tx *gorm.DB, now time.Time, limit, perHost int) ([]
 		Host string
 		N    int
 	}
-	if err := tx.Raw(probeHostLoadSQL, hosts, now, now).Scan(&counts).Error; err != nil {
+	if err := tx.Raw(probeHostLoadSQL, hosts, now, hosts, now).Scan(&counts).Error; err != nil {
 		return nil, err
 	}
 	for _, c := range counts {
-		load[c.Host] = c.N
+		load[c.Host] += c.N
 	}
 	var picked []string
 	for _, r := range rows {
