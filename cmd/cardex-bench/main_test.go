@@ -63,7 +63,7 @@ func TestDocumentedCommands(t *testing.T) {
 	// Inline code, which may wrap onto the next line, and lines of code
 	// blocks.
 	cmd := regexp.MustCompile("`go run \\./cmd/cardex-bench ([^`]+)`|(?m)^go run \\./cmd/cardex-bench (.+)$")
-	placeholder := map[string]string{"-url": "http://127.0.0.1:8080", "-cardex": "/bin/cardex"}
+	placeholder := map[string]string{"-url": "http://127.0.0.1:8080", "-cardex": "/bin/cardex", "-database-url": "postgres://127.0.0.1/postgres"}
 	n := 0
 	for _, f := range append(files, "../../README.md", "../../search/README.md") {
 		b, err := os.ReadFile(f)
@@ -74,7 +74,7 @@ func TestDocumentedCommands(t *testing.T) {
 			line := strings.NewReplacer("[", "", "]", "").Replace(m[1] + m[2])
 			args := strings.Fields(line)
 			for i, a := range args {
-				if a == "…" || strings.HasPrefix(a, "$") || a == "BINARY" {
+				if a == "…" || strings.HasPrefix(strings.Trim(a, `"`), "$") || a == "BINARY" {
 					args[i] = "x"
 					if v, ok := placeholder[args[i-1]]; ok {
 						args[i] = v

@@ -36,7 +36,9 @@ func TestServeCatalogRepresentativeQueries(t *testing.T) {
 	base = site.URL
 	data := filepath.Join(t.TempDir(), "data")
 	token := adminToken(t, data)
-	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s", "--read-rate", "0")
+	// No probes: the card's interface does not answer, and a probe landing
+	// before the query would add a ranked-lower match to the hit.
+	s := startInProcess(t, data, "--allow-networks", "127.0.0.0/8", "--allow-insecure-http", "--crawl-tick", "1s", "--read-rate", "0", "--probe-interval", "0")
 	var sub struct {
 		Agents []struct {
 			ID string `json:"id"`
