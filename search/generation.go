@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // bleveConfig is the runtime configuration of every generation.
@@ -18,7 +20,7 @@ func bleveConfig(lockTimeout time.Duration) map[string]any {
 	return map[string]any{"bolt_timeout": lockTimeout.String()}
 }
 
-func openBleve(path string, lockTimeout time.Duration) (idx bleve.Index, err error) {
+func openBleve(path string, lockTimeout time.Duration, noMerges bool) (idx bleve.Index, err error) {
 	// A damaged segment can make Bleve panic while loading a snapshot
 	// instead of returning an error; either way the generation is corrupt.
 	defer func() {
@@ -26,7 +28,11 @@ func openBleve(path string, lockTimeout time.Duration) (idx bleve.Index, err err
 			idx, err = nil, fmt.Errorf("%w: open panicked: %v", ErrCorrupt, r)
 		}
 	}()
-	idx, err = bleve.OpenUsing(path, bleveConfig(lockTimeout))
+	cfg := bleveConfig(lockTimeout)
+	if noMerges {
+		cfg["scorchMergePlanOptions"] = zapread.BuildMergePlan()
+	}
+	idx, err = bleve.OpenUsing(path, cfg)
 	if err != nil && boltHeld(path) {
 		// Bleve gave up waiting for its root file's lock (bolt_timeout):
 		// someone else has this generation open. Asked of the file's lock

@@ -44,6 +44,9 @@ type Options struct {
 	// Synonyms are groups of words a query also looks for, added to
 	// DefaultSynonyms (synonyms.go); query-time only, no rebuild needed.
 	Synonyms [][]string
+	// noMerges opens generations without Bleve's background merging
+	// (tests that need deleted documents to stay where they are).
+	noMerges bool
 }
 
 func (o Options) withDefaults() Options {
@@ -197,7 +200,7 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: generation %s: %w", ErrCorrupt, name, err)
 	}
-	idx, err := openBleve(path, x.opts.LockTimeout)
+	idx, err := openBleve(path, x.opts.LockTimeout, x.opts.noMerges)
 	if err != nil {
 		return nil, err
 	}

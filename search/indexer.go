@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // IndexerOptions configure an Indexer. The zero value is usable.
@@ -44,7 +45,27 @@ type Indexer struct {
 	opts IndexerOptions
 	lag  atomic.Int64
 	last atomic.Int64 // unix nanoseconds the last batch of changes was applied
+	// compacted is when the indexer last merged deleted documents away
+	// (unix nanoseconds; compactDead).
+	compacted atomic.Int64
+	deadMin   uint64 // deadMin; tests lower it
 }
+
+// Compaction of deleted documents: every change rewrites an agent's
+// document, and the old one stays in its segment, marked deleted, until
+// Bleve merges that segment. After a large import each agent had been
+// written four times or more (submitted, crawled, approved, first probe),
+// and the segments held about four slots per live agent: every query's
+// counting walks all slots, so it cost about three times as much, and the
+// tables of the dead slots held memory (docs/benchmarks.md "Under real
+// load"). When the indexer has caught up and at least deadShare of the
+// slots (and deadMin of them) are dead, it merges the segments into one,
+// at most once per compactEvery.
+const (
+	deadShare    = 0.25
+	deadMin      = 5_000
+	compactEvery = 10 * time.Minute
+)
 
 // NewIndexer returns an indexer of idx following src.
 func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
@@ -60,7 +81,7 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	if opts.BusyBatchSize <= 0 || opts.BusyBatchSize > opts.BatchSize {
 		opts.BusyBatchSize = min(200, opts.BatchSize)
 	}
-	return &Indexer{idx: idx, src: src, opts: opts}
+	return &Indexer{idx: idx, src: src, opts: opts, deadMin: deadMin}
 }
 
 // Lag is how many change-log entries the index was behind at the end of
@@ -190,6 +211,9 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 		// in the next query, which would pay for the whole merged segment
 		// (docs/benchmarks.md "Cost of anonymous requests"). Nothing new
 		// costs a look at the snapshot's segment list.
+		if err := ix.compactDead(ctx, g); err != nil {
+			return false, err
+		}
 		built, err := g.facets.warm(g)
 		if err != nil {
 			return false, fmt.Errorf("search: indexer: %w", err)
@@ -257,4 +281,27 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 	// for once the epoch has moved.
 	x.epoch.Add(1)
 	return false, nil
+}
+
+// compactDead merges g's segments into one when enough of their slots
+// hold deleted documents (see deadShare).
+func (ix *Indexer) compactDead(ctx context.Context, g *generation) error {
+	if last := ix.compacted.Load(); last != 0 && time.Since(time.Unix(0, last)) < compactEvery {
+		return nil
+	}
+	dead, slots, err := g.deadSlots()
+	if err != nil {
+		return fmt.Errorf("search: indexer: %w", err)
+	}
+	if dead < ix.deadMin || float64(dead) < deadShare*float64(slots) {
+		return nil
+	}
+	ix.compacted.Store(time.Now().UnixNano())
+	start := time.Now()
+	if err := zapread.Compact(ctx, g.idx); err != nil {
+		return fmt.Errorf("search: indexer: %w", err)
+	}
+	ix.idx.opts.Logger.Info("search index compacted", "deleted_documents", dead, "slots", slots,
+		"duration", time.Since(start).Round(time.Millisecond).String())
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 )
 
@@ -307,5 +308,68 @@ func TestIndexerPacedBatches(t *testing.T) {
 		if st := x.Status(); st.AppliedSeq != 453 || ix.Lag() != 0 {
 			t.Errorf("busy %v: applied %d, lag %d", tc.busy, st.AppliedSeq, ix.Lag())
 		}
+	}
+}
+
+// After rewrites of most agents, their old documents stay deleted in
+// the segment built first; once caught up, the indexer merges them away,
+// once, and the index answers as before.
+func TestIndexerCompactsDeletedDocuments(t *testing.T) {
+	src := newMemSource()
+	var ids []string
+	for i := range 3000 {
+		id := fmt.Sprintf("a%04d", i)
+		ids = append(ids, id)
+		src.put(testAgent(id, "Agent "+id, "helps with invoices", skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
+	}
+	// Bleve's own merges would reclaim a small index's deleted documents
+	// at once; at 100,000 agents they stay in the large segments.
+	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, noMerges: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	if err := x.Rebuild(t.Context(), src); err != nil { // one segment of 3,000
+		t.Fatal(err)
+	}
+	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 500})
+	ix.deadMin = 10
+	for _, id := range ids[:1500] {
+		src.event(id, registry.ChangeHealth)
+	}
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RUnlock()
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Bleve shows a batch's deletions in the large segment once it has
+	// introduced the batch, which may follow the round: then the next
+	// round compacts.
+	polltest.Until(t, "the compaction of 1,500 deleted documents", 10*time.Second, func() bool {
+		if err := ix.compactDead(t.Context(), g); err != nil {
+			t.Fatal(err)
+		}
+		return ix.compacted.Load() != 0
+	})
+	dead, slots, err := g.deadSlots()
+	if err != nil || dead != 0 || slots != 3000 {
+		t.Errorf("after compaction %d dead of %d slots (%v), want 0 of 3000", dead, slots, err)
+	}
+	if got := allIDs(t, x, scopeAdmin); !slices.Equal(got, ids) {
+		t.Errorf("after compaction the index lists %v", got)
+	}
+	// Within compactEvery nothing is merged again.
+	at := ix.compacted.Load()
+	for _, id := range ids[:1500] {
+		src.event(id, registry.ChangeHealth)
+	}
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ix.compacted.Load() != at {
+		t.Error("compacted again within compactEvery")
 	}
 }

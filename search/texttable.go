@@ -372,6 +372,31 @@ func withinEdits(a, b string, k int) bool {
 	return prev[len(b)] <= k
 }
 
+// deadSlots counts the document slots of g's segments and those holding
+// deleted documents.
+func (g *generation) deadSlots() (dead, slots uint64, err error) {
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	snap, ok := zapread.SnapshotOf(r)
+	if !ok {
+		return 0, 0, nil
+	}
+	for _, ss := range snap.Segments() {
+		slots += ss.Segment().Count()
+		if d := ss.Deleted(); d != nil {
+			dead += d.GetCardinality()
+		}
+	}
+	return dead, slots, nil
+}
+
 // warm builds the facet and text tables of every segment of g's current
 // snapshot that has none yet. An index the tables cannot read is left to
 // Bleve's searchers.
