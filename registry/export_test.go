@@ -52,18 +52,26 @@ const ProbeHostLoadSQL = probeHostLoadSQL
 // ProbeCountsSQL is CountProbes' query, for its plan check.
 const ProbeCountsSQL = probeCountsSQL
 
-// HoldActs makes Act calls queue without running until release is called,
+// hold makes g's calls queue without running until release is called,
 // so a test can line up the calls one shared transaction takes.
-func (s *Service) HoldActs() (release func()) {
-	s.acts.mu.Lock()
-	s.acts.running = true
-	s.acts.mu.Unlock()
-	return func() { go s.acts.drain(s.store) }
+func hold[W any](g *groupCommit[W], st *Store) (release func()) {
+	g.mu.Lock()
+	g.running = true
+	g.mu.Unlock()
+	return func() { go g.drain(st) }
 }
 
-// QueuedActs is how many Act calls wait for a transaction.
-func (s *Service) QueuedActs() int {
-	s.acts.mu.Lock()
-	defer s.acts.mu.Unlock()
-	return len(s.acts.queue)
+// queued is how many of g's calls wait for a transaction.
+func queued[W any](g *groupCommit[W]) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
 }
+
+// HoldActs and QueuedActs hold and count Act calls (hold, queued).
+func (s *Service) HoldActs() (release func()) { return hold(&s.acts, s.store) }
+func (s *Service) QueuedActs() int            { return queued(&s.acts) }
+
+// HoldSubmits and QueuedSubmits hold and count Submit calls.
+func (s *Service) HoldSubmits() (release func()) { return hold(&s.submits, s.store) }
+func (s *Service) QueuedSubmits() int            { return queued(&s.submits) }

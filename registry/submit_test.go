@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cardexhq/cardex/internal/polltest"
 	"github.com/cardexhq/cardex/registry"
 	"github.com/cardexhq/cardex/registry/registrytest"
 )
@@ -197,4 +199,40 @@ func TestSubmitConcurrentDistinct(t *testing.T) {
 			}
 		}
 	})
+}
+
+// On SQLite, submissions that arrive while a write runs queue and commit
+// together: five held in the queue, one of them a duplicate of another,
+// all answered once released — four agents and one DuplicateError.
+func TestSubmitGroupCommit(t *testing.T) {
+	s := registrytest.SQLite(t)
+	svc := newService(s, newClock())
+	release := svc.HoldSubmits()
+	urls := []string{"https://g1.example.com/", "https://g2.example.com/", "https://g3.example.com/", "https://g4.example.com/", "https://G1.example.com/"}
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() { _, errs[i] = svc.Submit(t.Context(), anonymous, u, "") })
+	}
+	polltest.Until(t, "five queued submissions", 10*time.Second, func() bool { return svc.QueuedSubmits() == len(urls) })
+	release()
+	wg.Wait()
+	created, dups := 0, 0
+	for _, err := range errs {
+		var de *registry.DuplicateError
+		switch {
+		case err == nil:
+			created++
+		case errors.As(err, &de):
+			dups++
+		default:
+			t.Errorf("submission: %v", err)
+		}
+	}
+	if created != 4 || dups != 1 {
+		t.Fatalf("%d created, %d duplicates; want 4 and 1", created, dups)
+	}
+	if changes, _, err := svc.Changes(t.Context(), admin, 0, 100); err != nil || len(changes) != 4 {
+		t.Fatalf("%d changes (%v), want 4", len(changes), err)
+	}
 }
