@@ -45,26 +45,34 @@ type Indexer struct {
 	opts IndexerOptions
 	lag  atomic.Int64
 	last atomic.Int64 // unix nanoseconds the last batch of changes was applied
-	// compacted is when the indexer last merged deleted documents away
-	// (unix nanoseconds; compactDead).
-	compacted atomic.Int64
-	deadMin   uint64 // deadMin; tests lower it
+	// compacted is when the indexer last merged its segments into one
+	// (unix nanoseconds; compactDead), compactTook how long that took.
+	compacted   atomic.Int64
+	compactTook atomic.Int64
+	deadMin     uint64 // deadMin; tests lower it
 }
 
-// Compaction of deleted documents: every change rewrites an agent's
-// document, and the old one stays in its segment, marked deleted, until
-// Bleve merges that segment. After a large import each agent had been
-// written four times or more (submitted, crawled, approved, first probe),
-// and the segments held about four slots per live agent: every query's
-// counting walks all slots, so it cost about three times as much, and the
-// tables of the dead slots held memory (docs/benchmarks.md "Under real
-// load"). When the indexer has caught up and at least deadShare of the
-// slots (and deadMin of them) are dead, it merges the segments into one,
-// at most once per compactEvery.
+// Compaction: every change rewrites an agent's document, and the old one
+// stays in its segment, marked deleted, until Bleve merges that segment —
+// and Bleve's tiered merges leave the largest segment alone while a few
+// small ones sit beside it. After a large import each agent had been
+// written four times or more (submitted, crawled, approved, first probe):
+// the index of 100,000 agents held 48 segments and 163,000 slots, 63,000
+// of them deleted, and a unique query cost 3.7 CPU-ms against 1.7 on the
+// same agents merged into one segment, whose tables also took 160 MiB less
+// (docs/benchmarks.md "Under real load"). Every query walks all slots of
+// all segments. So once the indexer has caught up it merges the segments
+// into one when at least deadShare of the slots (and deadMin of them) are
+// dead, or the segments are more than maxSegments. A merge of 100,000
+// agents costs about 6 CPU-s, so the next one waits at least compactDuty
+// times as long as the last took (and compactMinGap): merging stays under
+// one twentieth of a core however large the catalogue.
 const (
-	deadShare    = 0.25
-	deadMin      = 5_000
-	compactEvery = 10 * time.Minute
+	deadShare     = 0.10
+	deadMin       = 5_000
+	maxSegments   = 24
+	compactMinGap = time.Minute
+	compactDuty   = 20
 )
 
 // NewIndexer returns an indexer of idx following src.
@@ -284,24 +292,39 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 }
 
 // compactDead merges g's segments into one when enough of their slots
-// hold deleted documents (see deadShare).
+// hold deleted documents or they are too many (see deadShare).
 func (ix *Indexer) compactDead(ctx context.Context, g *generation) error {
-	if last := ix.compacted.Load(); last != 0 && time.Since(time.Unix(0, last)) < compactEvery {
-		return nil
+	if last := ix.compacted.Load(); last != 0 {
+		gap := max(compactMinGap, compactDuty*time.Duration(ix.compactTook.Load()))
+		if time.Since(time.Unix(0, last)) < gap {
+			return nil
+		}
 	}
-	dead, slots, err := g.deadSlots()
+	st, err := g.segmentStats()
 	if err != nil {
 		return fmt.Errorf("search: indexer: %w", err)
 	}
-	if dead < ix.deadMin || float64(dead) < deadShare*float64(slots) {
+	if !needsCompaction(st, ix.deadMin) {
 		return nil
 	}
-	ix.compacted.Store(time.Now().UnixNano())
 	start := time.Now()
+	ix.compacted.Store(start.UnixNano())
 	if err := zapread.Compact(ctx, g.idx); err != nil {
 		return fmt.Errorf("search: indexer: %w", err)
 	}
-	ix.idx.opts.Logger.Info("search index compacted", "deleted_documents", dead, "slots", slots,
-		"duration", time.Since(start).Round(time.Millisecond).String())
+	took := time.Since(start)
+	ix.compactTook.Store(int64(took))
+	ix.idx.opts.Logger.Info("search index compacted", "segments", st.Segments, "deleted_documents", st.Deleted,
+		"slots", st.Slots, "duration", took.Round(time.Millisecond).String())
 	return nil
+}
+
+// needsCompaction says whether segments like st are worth merging into
+// one: enough deleted slots, or too many segments in an index of at least
+// deadMin slots (a smaller one is Bleve's merges' to keep).
+func needsCompaction(st SegmentStats, deadMin uint64) bool {
+	if st.Segments <= 1 || st.Slots < deadMin {
+		return false
+	}
+	return st.Segments > maxSegments || (st.Deleted >= deadMin && float64(st.Deleted) >= deadShare*float64(st.Slots))
 }

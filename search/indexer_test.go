@@ -332,9 +332,11 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	if err := x.Rebuild(t.Context(), src); err != nil { // one segment of 3,000
 		t.Fatal(err)
 	}
-	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 500})
-	ix.deadMin = 10
-	for _, id := range ids[:1500] {
+	// One batch of 1,000 rewrites: two segments, the first a quarter
+	// dead (Compact once left two segments alone).
+	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1000})
+	ix.deadMin = 1 << 40 // no compaction in the first Sync
+	for _, id := range ids[:1000] {
 		src.event(id, registry.ChangeHealth)
 	}
 	g, err := x.acquire()
@@ -345,23 +347,32 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	if err := ix.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := g.segmentStats(); err != nil || st.Segments != 2 || st.Slots != 4000 {
+		t.Fatalf("before compaction %+v (%v), want 2 segments of 4,000 slots", st, err)
+	}
+	ix.deadMin = 10
 	// Bleve shows a batch's deletions in the large segment once it has
 	// introduced the batch, which may follow the round: then the next
 	// round compacts.
-	polltest.Until(t, "the compaction of 1,500 deleted documents", 10*time.Second, func() bool {
+	polltest.Until(t, "the compaction of 1,000 deleted documents", 10*time.Second, func() bool {
 		if err := ix.compactDead(t.Context(), g); err != nil {
 			t.Fatal(err)
 		}
 		return ix.compacted.Load() != 0
 	})
-	dead, slots, err := g.deadSlots()
-	if err != nil || dead != 0 || slots != 3000 {
-		t.Errorf("after compaction %d dead of %d slots (%v), want 0 of 3000", dead, slots, err)
+	st, err := g.segmentStats()
+	dead, slots := st.Deleted, st.Slots
+	if err != nil || dead != 0 || slots != 3000 || st.Segments != 1 {
+		t.Errorf("after compaction %d segments, %d dead of %d slots (%v), want 1 and 0 of 3000", st.Segments, dead, slots, err)
+	}
+	if took := ix.compactTook.Load(); took <= 0 {
+		t.Errorf("compaction took %d ns", took)
 	}
 	if got := allIDs(t, x, scopeAdmin); !slices.Equal(got, ids) {
 		t.Errorf("after compaction the index lists %v", got)
 	}
-	// Within compactEvery nothing is merged again.
+	// Within compactMinGap (and compactDuty times the last merge) nothing
+	// is merged again.
 	at := ix.compacted.Load()
 	for _, id := range ids[:1500] {
 		src.event(id, registry.ChangeHealth)
@@ -370,6 +381,30 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ix.compacted.Load() != at {
-		t.Error("compacted again within compactEvery")
+		t.Error("compacted again within compactMinGap")
+	}
+}
+
+// The indexer merges an index into one segment when a tenth of its slots
+// (and at least deadMin) hold deleted documents, or when it has more than
+// maxSegments segments; never a lone segment or an index smaller than
+// deadMin.
+func TestNeedsCompaction(t *testing.T) {
+	for _, tc := range []struct {
+		st   SegmentStats
+		want bool
+	}{
+		{SegmentStats{Segments: 48, Slots: 163_035, Deleted: 63_035}, true}, // after an import
+		{SegmentStats{Segments: 5, Slots: 110_000, Deleted: 11_000}, true},
+		{SegmentStats{Segments: 5, Slots: 110_000, Deleted: 10_999}, false},
+		{SegmentStats{Segments: 3, Slots: 20_000, Deleted: 4_999}, false}, // a quarter, but under deadMin
+		{SegmentStats{Segments: 25, Slots: 100_000}, true},
+		{SegmentStats{Segments: 24, Slots: 100_000}, false},
+		{SegmentStats{Segments: 1, Slots: 100_000, Deleted: 60_000}, false}, // Bleve never rewrites a lone segment
+		{SegmentStats{Segments: 40, Slots: 4_999, Deleted: 2_000}, false},   // small: Bleve's merges keep it
+	} {
+		if got := needsCompaction(tc.st, deadMin); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.st, got, tc.want)
+		}
 	}
 }

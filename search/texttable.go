@@ -372,29 +372,54 @@ func withinEdits(a, b string, k int) bool {
 	return prev[len(b)] <= k
 }
 
-// deadSlots counts the document slots of g's segments and those holding
+// SegmentStats describe the live generation's segments: how many there
+// are, the document slots they hold and how many of those slots hold
+// deleted documents (an agent rewritten since its segment was written).
+// Every relevance query walks each segment's slots, so a large Deleted or
+// many Segments make queries dearer (the indexer's compaction keeps them
+// down: indexer.go).
+type SegmentStats struct {
+	Segments int
+	Slots    uint64
+	Deleted  uint64
+}
+
+// Segments reports the live generation's segments (for /metrics). An index
+// the tables cannot read reports zero segments.
+func (x *Index) Segments() (SegmentStats, error) {
+	g, err := x.acquire()
+	if err != nil {
+		return SegmentStats{}, err
+	}
+	defer x.mu.RUnlock()
+	return g.segmentStats()
+}
+
+// segmentStats counts g's segments, their document slots and those holding
 // deleted documents.
-func (g *generation) deadSlots() (dead, slots uint64, err error) {
+func (g *generation) segmentStats() (SegmentStats, error) {
+	var st SegmentStats
 	adv, err := g.idx.Advanced()
 	if err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	defer r.Close()
 	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
-		return 0, 0, nil
+		return st, nil
 	}
 	for _, ss := range snap.Segments() {
-		slots += ss.Segment().Count()
+		st.Segments++
+		st.Slots += ss.Segment().Count()
 		if d := ss.Deleted(); d != nil {
-			dead += d.GetCardinality()
+			st.Deleted += d.GetCardinality()
 		}
 	}
-	return dead, slots, nil
+	return st, nil
 }
 
 // warm builds the facet and text tables of every segment of g's current

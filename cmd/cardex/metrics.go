@@ -166,6 +166,26 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 			Name: "cardex_index_size_bytes",
 			Help: "Size of the search index on disk, every generation included.",
 		}, func() float64 { return float64(idx.SizeBytes()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_index_segments",
+			Help: "Segments of the live search index; every relevance query walks each one (-1 when not ready).",
+		}, func() float64 {
+			st, err := idx.idx.Segments()
+			if err != nil {
+				return -1
+			}
+			return float64(st.Segments)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cardex_index_deleted_documents",
+			Help: "Document slots of the live search index holding a deleted or rewritten agent, until a merge drops them (-1 when not ready).",
+		}, func() float64 {
+			st, err := idx.idx.Segments()
+			if err != nil {
+				return -1
+			}
+			return float64(st.Deleted)
+		}),
 	)
 }
 

@@ -255,9 +255,10 @@ func Compact(ctx context.Context, idx bleve.Index) error {
 		return err
 	}
 	snap, _ := r.(*scorch.IndexSnapshot)
-	few := snap == nil || len(snap.Segments()) <= 2
+	few := snap == nil || len(snap.Segments()) <= 1
 	if err := r.Close(); err != nil || few {
-		// A small index is already one or two segments, and a force merge
+		// One segment is all a merge could make (Bleve's plan never
+		// rewrites a lone segment, deletions or not), and a force merge
 		// waits for the merger's next round even when nothing is to do.
 		return err
 	}
