@@ -123,11 +123,31 @@ var benchQueries = []string{
 //
 // "unique" is the load command's workload (cardex-bench search): an
 // anonymous caller, no filters, every query 1–3 words of one corpus
-// skill's name and description, none repeated.
+// skill's name and description, none repeated. "typos" is the same with
+// two neighbouring letters swapped in every word of five letters or more:
+// most find nothing as written and run again allowing typos.
 func BenchmarkSearch100k(b *testing.B) {
 	b.Run("cold", func(b *testing.B) { benchSearch(b, Options{CacheEntries: -1}, benchQuery) })
 	b.Run("cached", func(b *testing.B) { benchSearch(b, Options{}, benchQuery) })
 	b.Run("unique", func(b *testing.B) { benchSearch(b, Options{}, uniqueQueries(benchAgents())) })
+	b.Run("typos", func(b *testing.B) { benchSearch(b, Options{}, typoQueries(uniqueQueries(benchAgents()))) })
+}
+
+// typoQueries are next's queries with the middle two letters of each word
+// of five or more swapped.
+func typoQueries(next func(int) Query) func(int) Query {
+	return func(i int) Query {
+		q := next(i)
+		ws := strings.Fields(q.Q)
+		for j, w := range ws {
+			if len(w) >= 5 {
+				m := len(w) / 2
+				ws[j] = w[:m-1] + w[m:m+1] + w[m-1:m] + w[m+1:]
+			}
+		}
+		q.Q = strings.Join(ws, " ")
+		return q
+	}
 }
 
 // uniqueQueries returns the i-th of a sequence of distinct 1–3-word

@@ -53,6 +53,7 @@ type accum struct {
 	touched []uint32 // documents whose slot the pass changed
 	allowed []uint64 // documents the query may return (textSeg.allowed)
 	union   []uint64 // a filter clause's values (textSeg.allowed)
+	dead    []uint64 // the segment's deleted documents (textSeg.allowed)
 	matched []uint64 // matches, when facets are counted by bitsets
 	found   []match  // collect's matches
 }

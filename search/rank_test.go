@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -262,6 +263,17 @@ func gateQuery(ws []queryWord, typos [][]string) query.Query {
 // typoTermsOf is typoTerms of each word over g's current snapshot.
 func typoTermsOf(t *testing.T, g *generation, ws []queryWord) [][]string {
 	t.Helper()
+	segs := typoSegs(t, g)
+	out := make([][]string, len(ws))
+	for i, w := range ws {
+		out[i] = typoTerms(w, segs)
+	}
+	return out
+}
+
+// typoSegs are the segments of g's current snapshot with their tables.
+func typoSegs(t *testing.T, g *generation) []segRef {
+	t.Helper()
 	adv, err := g.idx.Advanced()
 	if err != nil {
 		t.Fatal(err)
@@ -287,11 +299,7 @@ func typoTermsOf(t *testing.T, g *generation, ws []queryWord) [][]string {
 		}
 		segs = append(segs, segRef{text: ts, facets: st})
 	}
-	out := make([][]string, len(ws))
-	for i, w := range ws {
-		out[i] = typoTerms(w, segs)
-	}
-	return out
+	return segs
 }
 
 // topK keeps exactly the k best of any sequence of offers, ties in score
@@ -418,5 +426,109 @@ func TestFreeAccumsBounded(t *testing.T) {
 	}
 	for len(freeAccums) > 0 {
 		<-freeAccums
+	}
+}
+
+// fuzzy compares only the run of terms that begin with the word's first
+// byte, and finds exactly what comparing every term of the segment finds.
+func TestFuzzyFindsWhatAFullScanFinds(t *testing.T) {
+	x, _ := rankCorpus(t)
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.mu.RUnlock()
+	var ts *textSeg
+	segs := typoSegs(t, g)
+	for _, s := range segs {
+		if ts == nil || s.text.n > ts.n {
+			ts = s.text
+		}
+	}
+	if !ts.sorted || len(ts.termList) < 1000 {
+		t.Fatalf("the corpus segment's %d terms are sorted: %v", len(ts.termList), ts.sorted)
+	}
+	full := func(word string, first byte) []uint32 {
+		if len(word) < minFuzzyWordBytes {
+			return nil
+		}
+		maxDist := 1
+		if len(word) >= 8 {
+			maxDist = 2
+		}
+		var out []uint32
+		for id, tm := range ts.termList {
+			if tm != word && tm[0] == first && withinEdits(word, tm, maxDist) {
+				out = append(out, uint32(id))
+			}
+		}
+		return out
+	}
+	unsorted := &textSeg{termList: ts.termList} // sorted false: every term compared
+	r := rand.New(rand.NewPCG(3, 4))
+	found := 0
+	for i := 0; i < 400; i++ {
+		word := []byte(ts.termList[r.IntN(len(ts.termList))])
+		if len(word) > 2 {
+			// A typo: one byte changed after the first.
+			word[1+r.IntN(len(word)-1)] = byte('a' + r.IntN(26))
+		}
+		w := string(word)
+		want := full(w, w[0])
+		if got := ts.fuzzy(w, w[0]); !slices.Equal(got, want) {
+			t.Fatalf("fuzzy(%q) = %v, a full scan %v", w, got, want)
+		}
+		if got := unsorted.fuzzy(w, w[0]); !slices.Equal(got, want) {
+			t.Fatalf("fuzzy(%q) over an unsorted list = %v, a full scan %v", w, got, want)
+		}
+		if len(want) > 0 {
+			found++
+		}
+	}
+	if found < 100 {
+		t.Fatalf("only %d of 400 typos had near terms: the test compares nothing", found)
+	}
+	// The first and the last letters of the list, and a byte no term
+	// begins with.
+	for _, w := range []string{"aaaa" + ts.termList[0], ts.termList[len(ts.termList)-1] + "x", "\x01bcdef"} {
+		if got, want := ts.fuzzy(w, w[0]), full(w, w[0]); !slices.Equal(got, want) {
+			t.Errorf("fuzzy(%q) = %v, a full scan %v", w, got, want)
+		}
+	}
+}
+
+// allowed takes a segment's deleted documents out of the query's bitset
+// whatever the shape of their bitmap: arrays, bitsets and runs, across
+// several of roaring's 65,536-document containers.
+func TestAllowedTakesOutDeletedDocuments(t *testing.T) {
+	const n = 200_003
+	r := rand.New(rand.NewPCG(5, 6))
+	for name, del := range map[string]*roaring.Bitmap{
+		"none": roaring.New(),
+		"few":  roaring.BitmapOf(0, 63, 64, 65_535, 65_536, n-1),
+		"bitsets": func() *roaring.Bitmap {
+			b := roaring.New()
+			for range 60_000 {
+				b.Add(uint32(r.IntN(n)))
+			}
+			return b
+		}(),
+		"runs":      func() *roaring.Bitmap { b := roaring.New(); b.AddRange(10, 150_000); b.RunOptimize(); return b }(),
+		"last word": roaring.BitmapOf(n-3, n-2, n-1),
+	} {
+		ts := &textSeg{n: n}
+		a := &accum{}
+		if err := ts.allowed(zapread.Segment{}, del, nil, a); err != nil {
+			t.Fatal(err)
+		}
+		if len(a.allowed) != (n+63)/64 {
+			t.Fatalf("%s: %d words", name, len(a.allowed))
+		}
+		for d := uint32(0); d < (n+63)/64*64; d++ {
+			got := a.allowed[d/64]&(1<<(d%64)) != 0
+			if want := d < n && !del.Contains(d); got != want {
+				t.Fatalf("%s: document %d allowed %v, want %v", name, d, got, want)
+			}
+		}
 	}
 }

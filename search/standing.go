@@ -178,9 +178,9 @@ func typoTerms(w queryWord, segs []segRef) []string {
 	}
 	for _, form := range forms {
 		for _, s := range segs {
-			for _, id := range s.text.fuzzy(form) {
+			for _, id := range s.text.fuzzy(form, word[0]) {
 				t := s.text.termList[id]
-				if seen[t] || t == word || t[0] != word[0] {
+				if seen[t] || t == word {
 					continue
 				}
 				seen[t] = true
