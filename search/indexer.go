@@ -64,15 +64,19 @@ type Indexer struct {
 // all segments. So once the indexer has caught up it merges the segments
 // into one when at least deadShare of the slots (and deadMin of them) are
 // dead, or the segments are more than maxSegments. A merge of 100,000
-// agents costs about 6 CPU-s, so the next one waits at least compactDuty
-// times as long as the last took (and compactMinGap): merging stays under
-// one twentieth of a core however large the catalogue.
+// agents costs about 6 CPU-s, so while changes keep coming the next one
+// waits at least compactDuty times as long as the last took (and
+// compactMinGap): merging stays under one twentieth of a core however
+// large the catalogue. Once no change has come for compactQuiet (a probe
+// round or an import is over), one merge leaves the index as a rebuild
+// would, after compactMinGap.
 const (
 	deadShare     = 0.10
 	deadMin       = 5_000
 	maxSegments   = 24
 	compactMinGap = time.Minute
 	compactDuty   = 20
+	compactQuiet  = 30 * time.Second
 )
 
 // NewIndexer returns an indexer of idx following src.
@@ -295,7 +299,7 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 // hold deleted documents or they are too many (see deadShare).
 func (ix *Indexer) compactDead(ctx context.Context, g *generation) error {
 	if last := ix.compacted.Load(); last != 0 {
-		gap := max(compactMinGap, compactDuty*time.Duration(ix.compactTook.Load()))
+		gap := compactGap(time.Since(ix.LastBatch()), time.Duration(ix.compactTook.Load()))
 		if time.Since(time.Unix(0, last)) < gap {
 			return nil
 		}
@@ -317,6 +321,16 @@ func (ix *Indexer) compactDead(ctx context.Context, g *generation) error {
 	ix.idx.opts.Logger.Info("search index compacted", "segments", st.Segments, "deleted_documents", st.Deleted,
 		"slots", st.Slots, "duration", took.Round(time.Millisecond).String())
 	return nil
+}
+
+// compactGap is the least time between two merges into one segment when
+// the last batch of changes was applied sinceBatch ago and the last merge
+// took took.
+func compactGap(sinceBatch, took time.Duration) time.Duration {
+	if sinceBatch >= compactQuiet {
+		return compactMinGap
+	}
+	return max(compactMinGap, compactDuty*took)
 }
 
 // needsCompaction says whether segments like st are worth merging into

@@ -408,3 +408,21 @@ func TestNeedsCompaction(t *testing.T) {
 		}
 	}
 }
+
+// While changes keep coming, merges are at least twenty times their own
+// duration apart (and a minute); once the index is quiet, a minute.
+func TestCompactGap(t *testing.T) {
+	for _, tc := range []struct {
+		sinceBatch, took, want time.Duration
+	}{
+		{time.Second, 6 * time.Second, 2 * time.Minute},
+		{time.Second, time.Second, time.Minute},
+		{29 * time.Second, 30 * time.Second, 10 * time.Minute},
+		{30 * time.Second, 30 * time.Second, time.Minute},
+		{time.Hour, 0, time.Minute},
+	} {
+		if got := compactGap(tc.sinceBatch, tc.took); got != tc.want {
+			t.Errorf("compactGap(%s, %s) = %s, want %s", tc.sinceBatch, tc.took, got, tc.want)
+		}
+	}
+}
