@@ -96,8 +96,8 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	return &Indexer{idx: idx, src: src, opts: opts, deadMin: deadMin}
 }
 
-// Lag is how many change-log entries the index was behind at the end of
-// the last round (for metrics).
+// Lag is how many change-log entries the index was behind after the last
+// batch it applied (for metrics).
 func (ix *Indexer) Lag() int64 { return ix.lag.Load() }
 
 // LastBatch is when the indexer last applied a batch of changes (zero:
@@ -156,21 +156,23 @@ const releaseAfterDocs = 10_000
 // Sync applies every change available now and returns when the index has
 // caught up with the source (or on the first error, leaving the index at
 // the last fully applied batch). It returns ErrNotReady when the index needs
-// a rebuild first.
+// a rebuild first. Lag is brought up to date after every batch: while a
+// large backlog is applied (minutes, after a bulk approval under queries)
+// it counts down instead of showing the last round's zero.
 func (ix *Indexer) Sync(ctx context.Context) error {
 	for {
 		done, err := ix.paced(ctx)
 		if err != nil {
 			return err
 		}
+		head, err := ix.src.LatestSeq(ctx)
+		if err != nil {
+			return fmt.Errorf("search: indexer: %w", err)
+		}
+		if st := ix.idx.Status(); st.Ready {
+			ix.lag.Store(max(0, head-st.AppliedSeq))
+		}
 		if done {
-			head, err := ix.src.LatestSeq(ctx)
-			if err != nil {
-				return fmt.Errorf("search: indexer: %w", err)
-			}
-			if st := ix.idx.Status(); st.Ready {
-				ix.lag.Store(max(0, head-st.AppliedSeq))
-			}
 			return nil
 		}
 	}

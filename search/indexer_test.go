@@ -272,10 +272,14 @@ func TestIdleSyncDecodesNewSegments(t *testing.T) {
 type fakePacer struct {
 	busy         bool
 	begun, ended int
+	onBegin      func() // called as each unit begins, when set
 }
 
 func (p *fakePacer) Background(ctx context.Context) (func(), error) {
 	p.begun++
+	if p.onBegin != nil {
+		p.onBegin()
+	}
 	return func() { p.ended++ }, nil
 }
 
@@ -299,11 +303,17 @@ func TestIndexerPacedBatches(t *testing.T) {
 		}
 		p := &fakePacer{busy: tc.busy}
 		ix := NewIndexer(x, src, IndexerOptions{Pace: p})
+		// The lag as each unit begins counts down batch by batch.
+		var lags []int64
+		p.onBegin = func() { lags = append(lags, ix.Lag()) }
 		if err := ix.Sync(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if p.begun != tc.units || p.ended != tc.units {
 			t.Errorf("busy %v: %d units begun, %d ended, want %d", tc.busy, p.begun, p.ended, tc.units)
+		}
+		if want := map[bool][]int64{true: {0, 250, 50, 0}, false: {0, 0}}[tc.busy]; !slices.Equal(lags, want) {
+			t.Errorf("busy %v: lag as each unit began %v, want %v", tc.busy, lags, want)
 		}
 		if st := x.Status(); st.AppliedSeq != 453 || ix.Lag() != 0 {
 			t.Errorf("busy %v: applied %d, lag %d", tc.busy, st.AppliedSeq, ix.Lag())

@@ -160,7 +160,7 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 		}, func() float64 { return float64(sched.Stats().Expired) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cardex_index_lag_changes",
-			Help: "Change-log entries the search index was behind after the indexer's last round.",
+			Help: "Change-log entries the search index was behind after the indexer's last batch (counts down while a backlog is applied).",
 		}, func() float64 { return float64(idx.Lag()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cardex_index_size_bytes",

@@ -179,7 +179,7 @@ func (r *searchRuntime) Ready(ctx context.Context) error {
 }
 
 // Lag is how many changes the index was behind after the indexer's last
-// round, for /metrics.
+// batch, for /metrics.
 func (r *searchRuntime) Lag() int64 { return r.ix.Lag() }
 
 // SizeBytes is the index's size on disk (every generation, including one
