@@ -378,6 +378,9 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	if took := ix.compactTook.Load(); took <= 0 {
 		t.Errorf("compaction took %d ns", took)
 	}
+	if got, err := x.Segments(); err != nil || got != (SegmentStats{Segments: 1, Slots: 3000}) {
+		t.Errorf("Segments after compaction: %+v (%v)", got, err)
+	}
 	if got := allIDs(t, x, scopeAdmin); !slices.Equal(got, ids) {
 		t.Errorf("after compaction the index lists %v", got)
 	}

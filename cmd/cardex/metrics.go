@@ -18,6 +18,7 @@ import (
 	"github.com/cardexhq/cardex/pace"
 	"github.com/cardexhq/cardex/prober"
 	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search"
 )
 
 // metrics is the server's Prometheus registry. It is its own registry, not
@@ -166,27 +167,25 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 			Name: "cardex_index_size_bytes",
 			Help: "Size of the search index on disk, every generation included.",
 		}, func() float64 { return float64(idx.SizeBytes()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "cardex_index_segments",
-			Help: "Segments of the live search index; every relevance query walks each one (-1 when not ready).",
-		}, func() float64 {
-			st, err := idx.idx.Segments()
-			if err != nil {
-				return -1
-			}
-			return float64(st.Segments)
-		}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "cardex_index_deleted_documents",
-			Help: "Document slots of the live search index holding a deleted or rewritten agent, until a merge drops them (-1 when not ready).",
-		}, func() float64 {
-			st, err := idx.idx.Segments()
-			if err != nil {
-				return -1
-			}
-			return float64(st.Deleted)
-		}),
 	)
+	// The index's shape: what every relevance query walks (search/README.md).
+	for _, g := range []struct {
+		name, help string
+		of         func(search.SegmentStats) uint64
+	}{
+		{"cardex_index_segments", "Segments of the live search index; every relevance query walks each one (-1 when not ready).",
+			func(st search.SegmentStats) uint64 { return uint64(st.Segments) }},
+		{"cardex_index_deleted_documents", "Document slots of the live search index holding a deleted or rewritten agent, until a merge drops them (-1 when not ready).",
+			func(st search.SegmentStats) uint64 { return st.Deleted }},
+	} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help}, func() float64 {
+			st, err := idx.idx.Segments()
+			if err != nil {
+				return -1
+			}
+			return float64(g.of(st))
+		}))
+	}
 }
 
 // paceGauges registers the gate between interactive and background work
