@@ -447,10 +447,13 @@ func TestClaimPublisherRights(t *testing.T) {
 
 		e.do(req{method: "POST", path: "/api/v1/agents/" + a.ID + "/crawl", token: tok}).expectStatus(t, http.StatusAccepted)
 		e.do(req{method: "POST", path: "/api/v1/agents/" + b.ID + "/crawl", token: tok}).expectProblem(t, http.StatusForbidden, "forbidden")
+		// The re-crawl it asked for runs in the scheduler; wait for it
+		// rather than race it.
+		e.crawl(1)
 		var fetches struct{ Fetches []registry.FetchAttempt }
 		e.do(req{method: "GET", path: "/api/v1/agents/" + a.ID + "/fetches", token: tok}).json(t, &fetches)
-		if len(fetches.Fetches) != 1 || fetches.Fetches[0].Result != registry.ResultNewVersion {
-			t.Errorf("fetches %+v", fetches.Fetches)
+		if len(fetches.Fetches) != 2 || fetches.Fetches[0].Result != registry.ResultUnchanged || fetches.Fetches[1].Result != registry.ResultNewVersion {
+			t.Errorf("fetches %+v, want the re-crawl (unchanged) after the first (new version)", fetches.Fetches)
 		}
 		e.do(req{method: "GET", path: "/api/v1/agents/" + b.ID + "/fetches", token: tok}).expectProblem(t, http.StatusForbidden, "forbidden")
 		var vs struct{ Versions []registry.Version }
