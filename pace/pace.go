@@ -293,11 +293,7 @@ func (g *Gate) Interactive(h http.Handler) http.Handler {
 	if g == nil {
 		return h
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		end := g.Begin()
-		defer end()
-		h.ServeHTTP(w, r)
-	})
+	return during(g.Begin, h)
 }
 
 // Writes wraps h so that every request it serves counts as a write while
@@ -306,8 +302,14 @@ func (g *Gate) Writes(h http.Handler) http.Handler {
 	if g == nil {
 		return h
 	}
+	return during(g.BeginWrite, h)
+}
+
+// during wraps h so that begin is called as each request starts and what
+// it returns as the request ends.
+func during(begin func() (end func()), h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		end := g.BeginWrite()
+		end := begin()
 		defer end()
 		h.ServeHTTP(w, r)
 	})
