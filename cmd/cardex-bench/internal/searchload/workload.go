@@ -84,20 +84,11 @@ type result struct {
 	// steady.
 	Phase string `json:"phase,omitempty"`
 	// Clients is the number of clients on each replica.
-	Clients      int            `json:"clients"`
-	Requests     int            `json:"requests"`
-	PerSecond    float64        `json:"requestsPerSecond"`
-	P50ms        float64        `json:"p50ms"`
-	P99ms        float64        `json:"p99ms"`
-	Statuses     map[string]int `json:"statuses"`
-	NonOK        int            `json:"non200"`
-	Transport    int            `json:"transportErrors"`
-	Bad5xx       int            `json:"serverErrorsWithoutRetryAfter"`
-	CPUmsPerReq  float64        `json:"serverCpuMsPerRequest"`
-	LoadAvgStart float64        `json:"loadAverageStart"`
-	LoadAvgEnd   float64        `json:"loadAverageEnd"`
-	// Probes is how many liveness probes the server made during the run.
-	Probes float64 `json:"probes"`
+	Clients int `json:"clients"`
+	// The answers of all replicas together.
+	answers
+	LoadAvgStart float64 `json:"loadAverageStart"`
+	LoadAvgEnd   float64 `json:"loadAverageEnd"`
 	// Replicas are each replica's own numbers when there are several
 	// (the fields above are then their total).
 	Replicas []replicaResult `json:"replicas,omitempty"`
@@ -107,7 +98,14 @@ type result struct {
 // clients got, its CPU time from /proc, its probes during the run and its
 // RSS at the end.
 type replicaResult struct {
-	Replica     int            `json:"replica"`
+	Replica int `json:"replica"`
+	answers
+	RSSBytes int64 `json:"serverRssAfterRun"`
+}
+
+// answers are what clients got from one server, or from all together, in
+// one run, and what the server spent on them.
+type answers struct {
 	Requests    int            `json:"requests"`
 	PerSecond   float64        `json:"requestsPerSecond"`
 	P50ms       float64        `json:"p50ms"`
@@ -117,8 +115,22 @@ type replicaResult struct {
 	Transport   int            `json:"transportErrors"`
 	Bad5xx      int            `json:"serverErrorsWithoutRetryAfter"`
 	CPUmsPerReq float64        `json:"serverCpuMsPerRequest"`
-	Probes      float64        `json:"probes"`
-	RSSBytes    int64          `json:"serverRssAfterRun"`
+	// Probes is how many liveness probes the server(s) made during the
+	// run.
+	Probes float64 `json:"probes"`
+}
+
+// answersOf sums up a run of elapsed: the latencies and statuses the
+// clients got, their transport errors and 5xx without Retry-After, and
+// the servers' CPU time and probes.
+func answersOf(lat []time.Duration, statuses map[string]int, transport, bad int, cpu time.Duration, probes float64, elapsed time.Duration) answers {
+	a := answers{Requests: len(lat), PerSecond: float64(len(lat)) / elapsed.Seconds(), Statuses: statuses,
+		NonOK: len(lat) - statuses["200"], Transport: transport, Bad5xx: bad, Probes: probes}
+	if len(lat) > 0 {
+		a.P50ms, a.P99ms = percentiles(lat)
+		a.CPUmsPerReq = bench.Ms(cpu) / float64(len(lat))
+	}
+	return a
 }
 
 // tally is what one server's clients saw during a run.
@@ -145,7 +157,7 @@ func percentiles(lat []time.Duration) (p50, p99 float64) {
 // runLoad sends GET /api/v1/agents?q=…&pageSize=20 from clients goroutines
 // on each server at once for d, each taking its next query from next.
 func runLoad(ctx context.Context, servers []*bench.Server, workload string, clients int, d time.Duration, next func() string) (result, error) {
-	res := result{Workload: workload, Clients: clients, Statuses: map[string]int{}, LoadAvgStart: bench.LoadAvg()}
+	res := result{Workload: workload, Clients: clients, LoadAvgStart: bench.LoadAvg()}
 	c := &http.Client{Timeout: 30 * time.Second}
 	tallies := make([]*tally, len(servers))
 	cpu0 := make([]time.Duration, len(servers))
@@ -180,6 +192,9 @@ func runLoad(ctx context.Context, servers []*bench.Server, workload string, clie
 	res.LoadAvgEnd = bench.LoadAvg()
 	var all []time.Duration
 	var cpu time.Duration
+	statuses := map[string]int{}
+	var transport, bad int
+	var probed float64
 	for i, s := range servers {
 		t := tallies[i]
 		cpu1, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
@@ -194,29 +209,17 @@ func runLoad(ctx context.Context, servers []*bench.Server, workload string, clie
 		all = append(all, t.lat...)
 		cpu += t.cpu
 		for k, v := range t.statuses {
-			res.Statuses[k] += v
+			statuses[k] += v
 		}
-		res.Transport += t.transport
-		res.Bad5xx += t.bad
-		res.Probes += t.probes
+		transport += t.transport
+		bad += t.bad
+		probed += t.probes
 		if len(servers) > 1 {
-			r := replicaResult{Replica: i + 1, Requests: len(t.lat), PerSecond: float64(len(t.lat)) / elapsed.Seconds(),
-				Statuses: t.statuses, NonOK: len(t.lat) - t.statuses["200"], Transport: t.transport, Bad5xx: t.bad,
-				Probes: t.probes, RSSBytes: t.rss}
-			r.P50ms, r.P99ms = percentiles(t.lat)
-			if len(t.lat) > 0 {
-				r.CPUmsPerReq = bench.Ms(t.cpu) / float64(len(t.lat))
-			}
-			res.Replicas = append(res.Replicas, r)
+			res.Replicas = append(res.Replicas, replicaResult{Replica: i + 1, RSSBytes: t.rss,
+				answers: answersOf(t.lat, t.statuses, t.transport, t.bad, t.cpu, t.probes, elapsed)})
 		}
 	}
-	res.Requests = len(all)
-	res.PerSecond = float64(len(all)) / elapsed.Seconds()
-	res.NonOK = len(all) - res.Statuses["200"]
-	if len(all) > 0 {
-		res.P50ms, res.P99ms = percentiles(all)
-		res.CPUmsPerReq = bench.Ms(cpu) / float64(len(all))
-	}
+	res.answers = answersOf(all, statuses, transport, bad, cpu, probed, elapsed)
 	return res, nil
 }
 
