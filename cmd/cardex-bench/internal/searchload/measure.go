@@ -154,18 +154,14 @@ func measure(ctx context.Context, cfg *Config, log io.Writer) (rep *report, err 
 		rep.Runs = append(rep.Runs, r)
 	}
 	for i, s := range servers {
-		_, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
+		now, err := sample(ctx, c, s)
 		if err != nil {
 			return rep, err
 		}
-		n, err := probes(ctx, c, s)
-		if err != nil {
-			return rep, err
-		}
-		rep.RSSBytes += rss
-		rep.Probes += n
+		rep.RSSBytes += now.rss
+		rep.Probes += now.probes
 		if len(servers) > 1 {
-			rep.ReplicaTotals = append(rep.ReplicaTotals, replicaTotal{Replica: i + 1, RSSBytes: rss, Probes: n})
+			rep.ReplicaTotals = append(rep.ReplicaTotals, replicaTotal{Replica: i + 1, RSSBytes: now.rss, Probes: now.probes})
 		}
 	}
 	if cfg.Reindex {

@@ -133,6 +133,26 @@ func answersOf(lat []time.Duration, statuses map[string]int, transport, bad int,
 	return a
 }
 
+// serverSample is what a server has spent so far: its CPU time and
+// resident set (/proc) and the liveness probes it has made (/metrics).
+type serverSample struct {
+	cpu    time.Duration
+	rss    int64
+	probes float64
+}
+
+func sample(ctx context.Context, c *http.Client, s *bench.Server) (serverSample, error) {
+	cpu, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
+	if err != nil {
+		return serverSample{}, err
+	}
+	n, err := probes(ctx, c, s)
+	if err != nil {
+		return serverSample{}, err
+	}
+	return serverSample{cpu: cpu, rss: rss, probes: n}, nil
+}
+
 // tally is what one server's clients saw during a run.
 type tally struct {
 	mu        sync.Mutex
@@ -160,15 +180,11 @@ func runLoad(ctx context.Context, servers []*bench.Server, workload string, clie
 	res := result{Workload: workload, Clients: clients, LoadAvgStart: bench.LoadAvg()}
 	c := &http.Client{Timeout: 30 * time.Second}
 	tallies := make([]*tally, len(servers))
-	cpu0 := make([]time.Duration, len(servers))
-	probes0 := make([]float64, len(servers))
+	before := make([]serverSample, len(servers))
 	for i, s := range servers {
 		tallies[i] = &tally{statuses: map[string]int{}}
 		var err error
-		if cpu0[i], _, err = bench.ProcStat(s.Cmd.Process.Pid); err != nil {
-			return res, err
-		}
-		if probes0[i], err = probes(ctx, c, s); err != nil {
+		if before[i], err = sample(ctx, c, s); err != nil {
 			return res, err
 		}
 	}
@@ -197,15 +213,11 @@ func runLoad(ctx context.Context, servers []*bench.Server, workload string, clie
 	var probed float64
 	for i, s := range servers {
 		t := tallies[i]
-		cpu1, rss, err := bench.ProcStat(s.Cmd.Process.Pid)
+		after, err := sample(runCtx, c, s)
 		if err != nil {
 			return res, err
 		}
-		probes1, err := probes(runCtx, c, s)
-		if err != nil {
-			return res, err
-		}
-		t.cpu, t.probes, t.rss = cpu1-cpu0[i], probes1-probes0[i], rss
+		t.cpu, t.probes, t.rss = after.cpu-before[i].cpu, after.probes-before[i].probes, after.rss
 		all = append(all, t.lat...)
 		cpu += t.cpu
 		for k, v := range t.statuses {
