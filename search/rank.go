@@ -129,20 +129,36 @@ func (a *accum) add(docs []uint32, ws []weight16, f float32, bit uint32) {
 	a.touched = touched[:t]
 }
 
-// addTag adds f to the allowed documents of docs (an exact tag: no word bit).
-func (a *accum) addTag(docs []uint32, f float32) {
-	slots, allowed, touched := a.slots, a.allowed, a.touched
-	for _, d := range docs {
+// addHeld is add for a term that cannot make a document a match on its
+// own account: only the documents already holding a query word gain f ×
+// the weight and the bit, and none is touched anew.
+func (a *accum) addHeld(docs []uint32, ws []weight16, f float32, bit uint32) {
+	slots, allowed := a.slots, a.allowed
+	ws = ws[:len(docs)]
+	for p, d := range docs {
 		if allowed[d/64]&(1<<(d%64)) == 0 {
 			continue
 		}
 		s := &slots[d]
-		if s.words == 0 && s.score == 0 {
-			touched = append(touched, d)
+		if s.words == 0 {
+			continue
 		}
-		s.score += f
+		s.score += f * ws[p].float()
+		s.words |= bit
 	}
-	a.touched = touched
+}
+
+// addTag adds f to the documents of docs that hold a query word (an exact
+// tag has no word bit: a document holding only the tag is no match, so it
+// is not touched).
+func (a *accum) addTag(docs []uint32, f float32) {
+	slots := a.slots
+	for _, d := range docs {
+		// A held document is an allowed one (add and addHeld).
+		if s := &slots[d]; s.words != 0 {
+			s.score += f
+		}
+	}
 }
 
 // collect walks the touched documents once, zeroing their slots: those
@@ -351,6 +367,15 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	if rq.relaxed {
 		need = relaxedShould(n)
 	}
+	// later[j] is every query word the terms from qts[j] on stand for: a
+	// document none of qts[:j] holds can at most hold those, and when
+	// they are fewer than need it cannot match, so those terms only add
+	// to the documents already held (addHeld). Two words need both: the
+	// second word's postings then only score the first's documents.
+	later := make([]uint32, len(qts)+1)
+	for j := len(qts) - 1; j >= 0; j-- {
+		later[j] = later[j+1] | qts[j].bits
+	}
 	var counts []int32
 	t.mu.Lock()
 	counts = make([]int32, len(t.names))
@@ -370,7 +395,11 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		for j, q := range qts {
 			if id := s.ids[j]; id != noTerm {
 				docs, ws, _ := ts.postings(id)
-				a.add(docs, ws, float32(q.weight*termIDF[j]), q.bits)
+				if bits.OnesCount32(later[j]) < need {
+					a.addHeld(docs, ws, float32(q.weight*termIDF[j]), q.bits)
+				} else {
+					a.add(docs, ws, float32(q.weight*termIDF[j]), q.bits)
+				}
 			}
 		}
 		for i, w := range rq.words {

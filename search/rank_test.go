@@ -532,3 +532,51 @@ func TestAllowedTakesOutDeletedDocuments(t *testing.T) {
 		}
 	}
 }
+
+// A term that cannot make a document a match on its own account (the
+// second of two words both needed, an exact tag) scores the documents
+// already held and touches no other: collect walks only what can match,
+// and the matches and their scores are the ones a pass adding every
+// posting finds.
+func TestAddHeldTouchesOnlyPossibleMatches(t *testing.T) {
+	const n = 10
+	one := []weight16{toWeight16(1), toWeight16(1), toWeight16(1), toWeight16(1)}
+	run := func(held bool) (touched []uint32, top []scoredDoc, total int) {
+		a := getAccum(n)
+		defer putAccum(a)
+		a.allowed = zeroed(a.allowed, 1)
+		a.allowed[0] = (1<<n - 1) &^ (1 << 7) // document 7 is out of scope
+		a.add([]uint32{1, 2, 3, 7}, one, 1, 1<<0)
+		if held {
+			a.addHeld([]uint32{2, 3, 4, 5}, one, 2, 1<<1)
+		} else {
+			a.add([]uint32{2, 3, 4, 5}, one, 2, 1<<1)
+		}
+		a.addTag([]uint32{3, 5, 6}, 4)
+		touched = slices.Clone(a.touched)
+		st := &segTable{start: make([]uint32, n+1), rareStart: make([]uint32, n+1)}
+		var h topK
+		total = a.collect(0, 2, 2, 10, &h, st, nil, false)
+		for d := range uint32(n) {
+			if a.slots[d] != (slot{}) {
+				t.Fatalf("held %v: slot %d not zeroed after collect: %+v", held, d, a.slots[d])
+			}
+		}
+		top = []scoredDoc(h)
+		slices.SortFunc(top, compareDocs)
+		return touched, top, total
+	}
+	touched, top, total := run(true)
+	if !slices.Equal(touched, []uint32{1, 2, 3}) {
+		t.Fatalf("touched %v, want the first word's allowed documents [1 2 3]", touched)
+	}
+	want := []scoredDoc{{num: 3, score: 7}, {num: 2, score: 3}}
+	if total != 2 || !slices.Equal(top, want) {
+		t.Fatalf("matches %d %+v, want 2 %+v", total, top, want)
+	}
+	allTouched, allTop, allTotal := run(false)
+	if len(allTouched) <= len(touched) || allTotal != total || !slices.Equal(allTop, top) {
+		t.Fatalf("adding every posting: touched %v, matches %d %+v; held: %d %+v", allTouched, allTotal, allTop, total, top)
+	}
+}
+
