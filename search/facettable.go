@@ -137,7 +137,7 @@ func (t *facetTables) build(st *segTable, seg zapread.Segment) error {
 		}
 	}
 	st.start = append(st.start, uint32(len(st.vals)))
-	st.vals = slices.Clip(st.vals)
+	st.vals = shrink(st.vals)
 	st.splitDense(n)
 	return nil
 }
@@ -177,7 +177,7 @@ func (st *segTable) splitDense(n uint64) {
 		}
 	}
 	st.rareStart = append(st.rareStart, uint32(len(st.rareVals)))
-	st.rareVals = slices.Clip(st.rareVals)
+	st.rareVals = shrink(st.rareVals)
 }
 
 // denseCost is about what counting the dense values by bitsets costs, in

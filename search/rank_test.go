@@ -580,3 +580,23 @@ func TestAddHeldTouchesOnlyPossibleMatches(t *testing.T) {
 	}
 }
 
+// shrink gives a table's slice an array of its own length when append's
+// growth left much of the array unused, and keeps a nearly full one.
+func TestShrink(t *testing.T) {
+	loose := make([]uint32, 100, 200)
+	for i := range loose {
+		loose[i] = uint32(i * 3)
+	}
+	got := shrink(loose)
+	if len(got) != 100 || cap(got) != 100 || !slices.Equal(got, loose) || &got[0] == &loose[0] {
+		t.Fatalf("loose: len %d cap %d, same array %v", len(got), cap(got), &got[0] == &loose[0])
+	}
+	tight := make([]uint32, 100, 103)
+	got = shrink(tight)
+	if len(got) != 100 || cap(got) != 100 || &got[0] != &tight[0] {
+		t.Fatalf("tight: len %d cap %d, copied %v", len(got), cap(got), &got[0] != &tight[0])
+	}
+	if got := shrink([]uint32(nil)); len(got) != 0 {
+		t.Fatalf("empty: %v", got)
+	}
+}

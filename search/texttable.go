@@ -97,7 +97,7 @@ func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 		return nil, err
 	}
 	ts.off = append(ts.off, uint32(len(ts.docs)))
-	ts.docs = slices.Clip(ts.docs)
+	ts.docs = shrink(ts.docs)
 	ts.sorted = slices.IsSorted(ts.termList)
 	weights := make([]float32, len(ts.docs))
 	ts.skills = make([]uint32, len(ts.docs))
@@ -189,6 +189,18 @@ func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 		return nil, err
 	}
 	return ts, nil
+}
+
+// shrink returns s in an array of its own length when append's growth
+// left a sixteenth or more of s's array unused (a table's slices live as
+// long as the segment; slices.Clip keeps the whole array).
+func shrink[T any](s []T) []T {
+	if cap(s)-len(s) < len(s)/16 {
+		return s[:len(s):len(s)]
+	}
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
 }
 
 // walkField is seg.WalkField with its errors marked as the text table's.
