@@ -149,8 +149,9 @@ func (ix *Indexer) round(ctx context.Context) error {
 }
 
 // releaseAfterDocs: once the indexer has built tables for segments
-// holding this many documents (a merge of large segments), it gives back
-// the pages and heap the build used, as opening a generation does.
+// holding this many documents (a merge of large segments), it also gives
+// back the heap the build used, as opening a generation does
+// (generation.afterBuild).
 const releaseAfterDocs = 10_000
 
 // Sync applies every change available now and returns when the index has
@@ -232,9 +233,7 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 		if err != nil {
 			return false, fmt.Errorf("search: indexer: %w", err)
 		}
-		if built >= releaseAfterDocs {
-			g.release()
-		}
+		g.afterBuild(built)
 		return true, nil
 	}
 	if next <= applied {
@@ -286,9 +285,7 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 		if err != nil {
 			return false, fmt.Errorf("search: indexer: %w", err)
 		}
-		if built >= releaseAfterDocs {
-			g.release()
-		}
+		g.afterBuild(built)
 	}
 	// After the batch is visible: a query that read the old epoch and ran
 	// on the new data only caches fresher values under a key nobody asks

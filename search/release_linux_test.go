@@ -91,3 +91,45 @@ func TestReleaseMappedPages(t *testing.T) {
 		t.Fatal("the mapped data changed")
 	}
 }
+
+// The indexer gives back the pages of the segment files its table builds
+// read, however small the build: during a probe round every batch adds a
+// segment, and the pages of some forty small segments stayed resident.
+func TestIndexerReleasesPagesOfEveryBuild(t *testing.T) {
+	src := threeAgents()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RUnlock()
+	st, err := x.Segments()
+	if err != nil || st.Segments == 0 {
+		t.Fatalf("segments %+v, %v: the test needs file segments", st, err)
+	}
+	// Forget every table, so the next sync decodes every segment file
+	// again (as it decodes a merge's new segment), reading its pages.
+	g.facets.mu.Lock()
+	clear(g.facets.segs)
+	g.facets.mu.Unlock()
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g.facets.mu.Lock()
+	rebuilt := len(g.facets.segs)
+	g.facets.mu.Unlock()
+	if rebuilt == 0 {
+		t.Fatal("the sync decoded no segment")
+	}
+	if kb, mapped := resident(t, g.path, ".zap"); mapped == 0 || kb != 0 {
+		t.Fatalf("after decoding %d segments of three agents: %d of %d kB of segment files resident, want none of some", rebuilt, kb, mapped)
+	}
+	// The pages read back unchanged: a query still finds the agents.
+	if r := mustSearch(t, x, Query{Q: "invoice", Scope: scopeAdmin}); r.TotalSize == 0 {
+		t.Fatal("no agent found after the release")
+	}
+}
