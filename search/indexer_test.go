@@ -236,6 +236,24 @@ func TestRunFollowsSource(t *testing.T) {
 // indexer's next poll, even with no change to apply, so the next query
 // does not pay for it.
 func TestIdleSyncDecodesNewSegments(t *testing.T) {
+	_, ix, g := syncedThree(t)
+	n := knownTables(g)
+	if n == 0 {
+		t.Fatal("no segment tables after the first sync")
+	}
+	forgetTables(g)
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := knownTables(g); got != n {
+		t.Fatalf("after an idle sync %d segment tables, want %d", got, n)
+	}
+}
+
+// syncedThree is an index of threeAgents, its indexer synced once, and
+// its live generation.
+func syncedThree(t *testing.T) (*Index, *Indexer, *generation) {
+	t.Helper()
 	src := threeAgents()
 	x := openTest(t, src)
 	ix := NewIndexer(x, src, IndexerOptions{})
@@ -247,25 +265,22 @@ func TestIdleSyncDecodesNewSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.mu.RUnlock()
-	known := func() int {
-		g.facets.mu.Lock()
-		defer g.facets.mu.Unlock()
-		return len(g.facets.segs)
-	}
-	n := known()
-	if n == 0 {
-		t.Fatal("no segment tables after the first sync")
-	}
-	// Forget every table, as if each segment were new.
+	return x, ix, g
+}
+
+// knownTables is how many segments g has tables of.
+func knownTables(g *generation) int {
+	g.facets.mu.Lock()
+	defer g.facets.mu.Unlock()
+	return len(g.facets.segs)
+}
+
+// forgetTables drops every table of g, as if each segment were new: the
+// next decode reads every segment again.
+func forgetTables(g *generation) {
 	g.facets.mu.Lock()
 	clear(g.facets.segs)
 	g.facets.mu.Unlock()
-	if err := ix.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := known(); got != n {
-		t.Fatalf("after an idle sync %d segment tables, want %d", got, n)
-	}
 }
 
 // fakePacer counts the units the indexer asked for and says busy or not.

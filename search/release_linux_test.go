@@ -96,32 +96,15 @@ func TestReleaseMappedPages(t *testing.T) {
 // read, however small the build: during a probe round every batch adds a
 // segment, and the pages of some forty small segments stayed resident.
 func TestIndexerReleasesPagesOfEveryBuild(t *testing.T) {
-	src := threeAgents()
-	x := openTest(t, src)
-	ix := NewIndexer(x, src, IndexerOptions{})
-	if err := ix.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	g, err := x.acquire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.mu.RUnlock()
-	st, err := x.Segments()
-	if err != nil || st.Segments == 0 {
+	x, ix, g := syncedThree(t)
+	if st, err := x.Segments(); err != nil || st.Segments == 0 {
 		t.Fatalf("segments %+v, %v: the test needs file segments", st, err)
 	}
-	// Forget every table, so the next sync decodes every segment file
-	// again (as it decodes a merge's new segment), reading its pages.
-	g.facets.mu.Lock()
-	clear(g.facets.segs)
-	g.facets.mu.Unlock()
+	forgetTables(g)
 	if err := ix.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	g.facets.mu.Lock()
-	rebuilt := len(g.facets.segs)
-	g.facets.mu.Unlock()
+	rebuilt := knownTables(g)
 	if rebuilt == 0 {
 		t.Fatal("the sync decoded no segment")
 	}
