@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
 // minServeProcs is the fewest scheduler threads (GOMAXPROCS) `cardex serve`
@@ -59,5 +60,35 @@ func applyServeRuntime(getenv func(string) string) {
 	}
 	if pct, ok := serveGC(getenv); ok {
 		debug.SetGCPercent(pct)
+	}
+	if n, ok := serveCArenas(getenv, cores); ok && cHeapTunable() {
+		limitCArenas(n)
+	}
+	if cHeapTunable() {
+		go trimCHeapEvery(cHeapTrimInterval)
+	}
+}
+
+// serveCArenas is how many malloc arenas `cardex serve` allows its C heap
+// (SQLite's, cheap_glibc.go): one per core the server runs on, at least
+// two, instead of glibc's eight per core. False when the operator set
+// MALLOC_ARENA_MAX, which glibc has applied already.
+func serveCArenas(getenv func(string) string, cores int) (int, bool) {
+	if getenv("MALLOC_ARENA_MAX") != "" {
+		return 0, false
+	}
+	return max(cores, 2), true
+}
+
+// cHeapTrimInterval is how often `cardex serve` returns the C heap's free
+// memory to the system (malloc_trim walks the arenas' free lists: 2 µs
+// when there is little to give back, BenchmarkTrimCHeap).
+const cHeapTrimInterval = time.Minute
+
+// trimCHeapEvery trims the C heap every interval, for the life of the
+// process.
+func trimCHeapEvery(interval time.Duration) {
+	for range time.Tick(interval) {
+		trimCHeap()
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestServeProcs(t *testing.T) {
 	env := func(v string) func(string) string {
@@ -42,5 +45,44 @@ func TestServeGC(t *testing.T) {
 		return ""
 	}); ok {
 		t.Fatal("the operator's GOGC was overridden")
+	}
+}
+
+func TestServeCArenas(t *testing.T) {
+	unset := func(string) string { return "" }
+	for cores, want := range map[int]int{1: 2, 2: 2, 8: 8} {
+		if n, ok := serveCArenas(unset, cores); !ok || n != want {
+			t.Errorf("%d cores: %d, %t; want %d, true", cores, n, ok, want)
+		}
+	}
+	if _, ok := serveCArenas(func(k string) string {
+		if k == "MALLOC_ARENA_MAX" {
+			return "4"
+		}
+		return ""
+	}, 2); ok {
+		t.Fatal("the operator's MALLOC_ARENA_MAX was overridden")
+	}
+}
+
+// On glibc (the Debian image and CI), malloc accepts the arena limit and
+// a trim of the C heap.
+func TestCHeapTuning(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the C heap is tuned on Linux only")
+	}
+	if !cHeapTunable() {
+		t.Skip("malloc is not glibc's")
+	}
+	if !limitCArenas(runtime.GOMAXPROCS(0)) {
+		t.Fatal("mallopt(M_ARENA_MAX) refused")
+	}
+	trimCHeap() // returns whether anything was freed: either is right
+}
+
+// BenchmarkTrimCHeap is the cost of one trim of this process's C heap.
+func BenchmarkTrimCHeap(b *testing.B) {
+	for b.Loop() {
+		trimCHeap()
 	}
 }
