@@ -114,17 +114,14 @@ type passOptions struct {
 	skills func(dm *search.DocumentMatch) int
 }
 
-// pass runs q once over the generation's current snapshot.
+// pass runs q once over the snapshot the generation's queries read
+// (pin.go).
 func (t *facetTables) pass(ctx context.Context, g *generation, q query.Query, o passOptions) (passResult, error) {
-	adv, err := g.idx.Advanced()
+	r, done, err := g.readers.Get()
 	if err != nil {
 		return passResult{}, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return passResult{}, err
-	}
-	defer r.Close()
+	defer done()
 	var offsets []uint64
 	var tables []*segTable
 	if o.facets {

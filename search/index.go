@@ -16,6 +16,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+
+	"github.com/cardexhq/cardex/search/zapread"
 )
 
 // Options configure an Index. The zero value is usable.
@@ -127,9 +129,12 @@ type Index struct {
 }
 
 type generation struct {
-	name    string
-	path    string // its directory
-	idx     bleve.Index
+	name string
+	path string // its directory
+	idx  bleve.Index
+	// readers hands queries the last snapshot whose segments have tables
+	// (search/pin.go).
+	readers *zapread.Readers
 	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
 	facets  *facetTables // decoded facet values per segment (facettable.go)
 	// standing: each segment's agents' health and liveness, for ranking
@@ -204,9 +209,9 @@ func (x *Index) openGeneration(name string) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{name: name, path: path, idx: idx, facets: newFacetTables(), standing: newStandingTables()}
+	g := &generation{name: name, path: path, idx: idx, readers: zapread.NewReaders(idx), facets: newFacetTables(), standing: newStandingTables()}
 	if err := g.check(); err != nil {
-		_ = idx.Close()
+		_ = g.close()
 		return nil, err
 	}
 	// check built the tables from every posting: give back the pages and
@@ -292,7 +297,7 @@ func (x *Index) Close() error {
 	x.closed = true
 	var err error
 	if x.cur != nil {
-		err = x.cur.idx.Close()
+		err = x.cur.close()
 		x.cur = nil
 	}
 	return errors.Join(err, unlockDir(x.lock))

@@ -286,6 +286,10 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 			return false, fmt.Errorf("search: indexer: %w", err)
 		}
 		g.afterBuild(built)
+	} else {
+		// Not decoded now: a query that comes reads the newest snapshot,
+		// this batch included, and decodes what it needs (pin.go).
+		g.readers.Unpin()
 	}
 	// After the batch is visible: a query that read the old epoch and ran
 	// on the new data only caches fresher values under a key nobody asks

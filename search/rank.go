@@ -272,18 +272,14 @@ func (ts *textSeg) termIDs(qts []qterm) []uint32 {
 	return ids
 }
 
-// rank runs rq over the generation's current snapshot. It returns
+// rank runs rq over the snapshot the generation's queries read (pin.go). It returns
 // errNoTextTable when the index is not one the tables can read.
 func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (passResult, error) {
-	adv, err := g.idx.Advanced()
+	r, done, err := g.readers.Get()
 	if err != nil {
 		return passResult{}, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return passResult{}, err
-	}
-	defer r.Close()
+	defer done()
 	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
 		return passResult{}, errNoTextTable

@@ -64,13 +64,13 @@ func (x *Index) Rebuild(ctx context.Context, src Source) error {
 	}
 	old, err := x.swap(g)
 	if err != nil {
-		_ = g.idx.Close()
+		_ = g.close()
 		_ = os.RemoveAll(filepath.Join(x.dir, name))
 		return err
 	}
 	if old != nil {
 		// No query or write holds old any more: swap took the write lock.
-		err = old.idx.Close()
+		err = old.close()
 	}
 	// Deletes the previous generation, or a damaged one that was never
 	// opened (G.69).

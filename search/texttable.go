@@ -475,21 +475,24 @@ func (g *generation) segmentStats() (SegmentStats, error) {
 	return st, nil
 }
 
-// warm builds the facet and text tables of every segment of g's current
-// snapshot that has none yet. An index the tables cannot read is left to
-// Bleve's searchers.
+// warm builds the facet and text tables of every segment of g's newest
+// snapshot that has none yet, then pins that snapshot for queries
+// (pin.go). An index the tables cannot read is left to Bleve's searchers.
 //
 // built is how many documents the segments it built tables for hold.
 func (t *facetTables) warm(g *generation) (built uint64, err error) {
-	adv, err := g.idx.Advanced()
+	r, done, err := g.readers.Newest()
 	if err != nil {
 		return 0, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
+	pin := false
+	defer func() {
+		if pin {
+			g.readers.Pin(r) // closed by the pin's last release, not done
+		} else {
+			done()
+		}
+	}()
 	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
 		return 0, nil
@@ -514,5 +517,6 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 		}
 	}
 	t.forget(segs)
+	pin = true
 	return built, nil
 }

@@ -1,0 +1,107 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/cardexhq/cardex/registry"
+	"github.com/cardexhq/cardex/search/zapread"
+)
+
+// A merge's new segment is decoded by the indexer, not by the queries
+// that meet it: until the indexer has decoded it, queries read the
+// snapshot before the merge, which holds the same agents.
+func TestQueriesReadTheDecodedSnapshot(t *testing.T) {
+	src := threeAgents()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	src.put(testAgent("four", "Agent four", "helps with invoices", skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
+	if err := ix.Sync(t.Context()); err != nil { // a second segment
+		t.Fatal(err)
+	}
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RUnlock()
+	if n := len(newestSegments(t, g)); n < 2 {
+		t.Fatalf("%d segments before the merge, want several", n)
+	}
+	if r := mustSearch(t, x, Query{Q: "invoices", Scope: scopeAdmin}); r.TotalSize != 4 {
+		t.Fatalf("before the merge: %d agents, want 4", r.TotalSize)
+	}
+	// A merge into one segment, as the indexer's compaction or Bleve's
+	// own merges introduce one, with no decode after it.
+	if err := zapread.Compact(t.Context(), g.idx); err != nil {
+		t.Fatal(err)
+	}
+	merged := newestSegments(t, g)
+	if len(merged) != 1 {
+		t.Fatalf("after the merge %d segments, want 1", len(merged))
+	}
+	decoded := func() bool {
+		g.facets.mu.Lock()
+		defer g.facets.mu.Unlock()
+		_, ok := g.facets.segs[merged[0]]
+		return ok
+	}
+	// Another query than before: the result cache does not answer it.
+	after := mustSearch(t, x, Query{Q: "helps invoices", Scope: scopeAdmin})
+	if decoded() {
+		t.Fatal("a query decoded the merged segment")
+	}
+	if after.TotalSize != 4 || len(after.Hits) != 4 {
+		t.Fatalf("during the merge: %d agents, %d hits; want 4, 4", after.TotalSize, len(after.Hits))
+	}
+	// The indexer's next poll decodes it and queries move on to it.
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !decoded() {
+		t.Fatal("the indexer's poll did not decode the merged segment")
+	}
+	if r := mustSearch(t, x, Query{Q: "reads invoices", Scope: scopeAdmin}); r.TotalSize != 4 {
+		t.Fatalf("after the decode: %d agents, want 4", r.TotalSize)
+	}
+}
+
+// A batch the indexer applies without decoding (a backlog, no query
+// running) unpins: the next query reads it, so results are never older
+// than the last batch applied.
+func TestUndecodedBatchIsSearched(t *testing.T) {
+	src := threeAgents()
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"four", "five"} {
+		src.put(testAgent(id, "Agent "+id, "helps with invoices", skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
+	}
+	// One change of the two: a full batch, more waiting, no query
+	// running, so the step does not decode.
+	if _, err := ix.step(t.Context(), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustSearch(t, x, Query{Q: "reads invoices", Scope: scopeAdmin}); r.TotalSize != 4 {
+		t.Fatalf("after one undecoded batch: %d agents, want 4", r.TotalSize)
+	}
+}
+
+// newestSegments are the segments of g's newest snapshot.
+func newestSegments(t *testing.T, g *generation) []zapread.Segment {
+	t.Helper()
+	r, done, err := g.readers.Newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	snap, ok := zapread.SnapshotOf(r)
+	if !ok {
+		t.Fatal("not a scorch snapshot")
+	}
+	var out []zapread.Segment
+	for _, ss := range snap.Segments() {
+		out = append(out, ss.Segment())
+	}
+	return out
+}
