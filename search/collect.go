@@ -140,7 +140,6 @@ func (t *facetTables) pass(ctx context.Context, g *generation, q query.Query, o 
 				return passResult{}, err
 			}
 		}
-		t.forget(segs)
 	}
 
 	opts := search.SearcherOptions{IncludeTermVectors: o.skills != nil}

@@ -33,6 +33,8 @@ type facetTables struct {
 	names   []string
 	fieldOf []uint8 // index into facetSpecs
 	segs    map[zapread.Segment]*segTable
+	// lastLive is forget's previous live segments (retire).
+	lastLive map[zapread.Segment]bool
 }
 
 type facetValueKey struct {
@@ -198,20 +200,31 @@ func (st *segTable) densePerDoc() int {
 	return (len(st.vals) - len(st.rareVals)) / n
 }
 
-// forget drops the tables of segments that live no longer lists. Queries
-// still running on an older snapshot keep the tables they already hold.
+// forget drops the tables of segments in neither live nor the live of
+// the call before (retire).
 func (t *facetTables) forget(live []zapread.SegmentSnapshot) {
-	keep := make(map[zapread.Segment]bool, len(live))
-	for _, ss := range live {
-		keep[ss.Segment()] = true
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for seg := range t.segs {
-		if !keep[seg] {
-			delete(t.segs, seg)
+	retire(t.segs, live, &t.lastLive)
+}
+
+// retire deletes from segs the segments in neither live nor *last, then
+// makes live the last. Only the indexer's decode calls it (warm), with the
+// snapshot it is about to pin: the queries still reading the snapshot
+// pinned before, whose segments were the last call's, keep their tables
+// until the next decode (pin.go). A query deleting tables by the snapshot
+// it read would drop those of the newer one.
+func retire[V any](segs map[zapread.Segment]V, live []zapread.SegmentSnapshot, last *map[zapread.Segment]bool) {
+	now := make(map[zapread.Segment]bool, len(live))
+	for _, ss := range live {
+		now[ss.Segment()] = true
+	}
+	for seg := range segs {
+		if !now[seg] && !(*last)[seg] {
+			delete(segs, seg)
 		}
 	}
+	*last = now
 }
 
 func (t *facetTables) facetsOf(counts []int32) Facets {

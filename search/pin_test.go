@@ -62,6 +62,18 @@ func TestQueriesReadTheDecodedSnapshot(t *testing.T) {
 	if r := mustSearch(t, x, Query{Q: "reads invoices", Scope: scopeAdmin}); r.TotalSize != 4 {
 		t.Fatalf("after the decode: %d agents, want 4", r.TotalSize)
 	}
+	// The merged-away segments keep their tables until the decode after
+	// the one that pinned the merge (a query may still read them), then
+	// lose them.
+	if n := knownTables(g); n < 3 {
+		t.Fatalf("right after the pin %d segment tables, want the merged one and the two before", n)
+	}
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := knownTables(g); n != 1 || !decoded() {
+		t.Fatalf("a decode later %d segment tables, want only the merged one", n)
+	}
 }
 
 // A batch the indexer applies without decoding (a backlog, no query

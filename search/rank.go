@@ -301,8 +301,6 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		running += s.Segment().Count()
 		live += int(s.Count())
 	}
-	t.forget(ss)
-	g.standing.forget(ss)
 
 	// The terms of the query, with synonyms and (retrying) typos, and
 	// their document frequencies over the whole snapshot.

@@ -40,8 +40,9 @@ const (
 // reading two doc values per candidate at query time cost more than the
 // rest of the query.
 type standingTables struct {
-	mu   sync.Mutex
-	segs map[zapread.Segment]*standingSeg
+	mu       sync.Mutex
+	segs     map[zapread.Segment]*standingSeg
+	lastLive map[zapread.Segment]bool // forget's previous live segments
 }
 
 type standingSeg struct {
@@ -86,19 +87,12 @@ func (t *standingTables) of(ss zapread.SegmentSnapshot, d uint32) (float64, stri
 	return 1, ""
 }
 
-// forget drops the tables of segments no longer in live.
+// forget drops the tables of segments in neither live nor the live of
+// the call before (retire).
 func (t *standingTables) forget(live []zapread.SegmentSnapshot) {
-	keep := make(map[zapread.Segment]bool, len(live))
-	for _, ss := range live {
-		keep[ss.Segment()] = true
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for seg := range t.segs {
-		if !keep[seg] {
-			delete(t.segs, seg)
-		}
-	}
+	retire(t.segs, live, &t.lastLive)
 }
 
 // standingCodes reads every document's default order (defaultRank:

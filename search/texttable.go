@@ -517,6 +517,7 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 		}
 	}
 	t.forget(segs)
+	g.standing.forget(segs)
 	pin = true
 	return built, nil
 }
