@@ -37,8 +37,9 @@ var searchCores int
 // serveGCPercent is the collector's target `cardex serve` runs with: the
 // heap may grow 50 % past what is live before a collection, against Go's
 // default of 100 %. At 100,000 agents with the crawler and the prober at
-// work, 80 % left 350 MiB of anonymous memory under load and 50 % 294 MiB,
-// for no measurable CPU per request (docs/benchmarks.md "Memory").
+// work, 80 % left 350 MiB of anonymous memory under load and 50 % 294 MiB;
+// the collector's share of the CPU rises by a few percent
+// (docs/benchmarks.md "Memory").
 const serveGCPercent = 50
 
 // serveGC is the GC percent serve sets, false when the operator's GOGC
