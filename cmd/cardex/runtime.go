@@ -35,12 +35,12 @@ func serveProcs(getenv func(string) string, current int) (cores, procs int) {
 var searchCores int
 
 // serveGCPercent is the collector's target `cardex serve` runs with: the
-// heap may grow 50 % past what is live before a collection, against Go's
-// default of 100 %. At 100,000 agents with the crawler and the prober at
-// work, 80 % left 350 MiB of anonymous memory under load and 50 % 294 MiB;
-// the collector's share of the CPU rises by a few percent
-// (docs/benchmarks.md "Memory").
-const serveGCPercent = 50
+// heap may grow 80 % past what is live before a collection, against Go's
+// default of 100 %. 50 % was tried: at 100,000 agents with the crawler and
+// the prober at work it saved about 45 MiB of RSS but cost about 15 % more
+// CPU per search, and one client's p99 rose past 20 ms
+// (docs/benchmarks.md "Under real load", third pass).
+const serveGCPercent = 80
 
 // serveGC is the GC percent serve sets, false when the operator's GOGC
 // stands.

@@ -35,8 +35,8 @@ func TestServeProcs(t *testing.T) {
 }
 
 func TestServeGC(t *testing.T) {
-	if pct, ok := serveGC(func(string) string { return "" }); !ok || pct != 50 {
-		t.Fatalf("without GOGC: %d, %t; want 50, true", pct, ok)
+	if pct, ok := serveGC(func(string) string { return "" }); !ok || pct != 80 {
+		t.Fatalf("without GOGC: %d, %t; want 80, true", pct, ok)
 	}
 	if _, ok := serveGC(func(k string) string {
 		if k == "GOGC" {
