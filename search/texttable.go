@@ -452,15 +452,11 @@ func (x *Index) Segments() (SegmentStats, error) {
 // deleted documents.
 func (g *generation) segmentStats() (SegmentStats, error) {
 	var st SegmentStats
-	adv, err := g.idx.Advanced()
+	r, done, err := g.readers.Newest()
 	if err != nil {
 		return st, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return st, err
-	}
-	defer r.Close()
+	defer done()
 	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
 		return st, nil

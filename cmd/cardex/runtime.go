@@ -62,10 +62,10 @@ func applyServeRuntime(getenv func(string) string) {
 	if pct, ok := serveGC(getenv); ok {
 		debug.SetGCPercent(pct)
 	}
-	if n, ok := serveCArenas(getenv, cores); ok && cHeapTunable() {
-		limitCArenas(n)
-	}
 	if cHeapTunable() {
+		if n, ok := serveCArenas(getenv, cores); ok {
+			limitCArenas(n)
+		}
 		go trimCHeapEvery(cHeapTrimInterval)
 	}
 }
