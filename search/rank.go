@@ -487,7 +487,7 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 		out.details = make([]hitDetail, 0, to-from)
 		for i := from; i < to; i++ {
 			si, d := locate(out.top[i].num)
-			id, hd, err := readStored(ss[si], d)
+			id, hd, err := readStored(ss[si], segs[si].text, d)
 			if err != nil {
 				return passResult{}, err
 			}
@@ -500,13 +500,18 @@ func (t *facetTables) rank(ctx context.Context, g *generation, rq rankQuery) (pa
 	return out, nil
 }
 
-// readStored reads document d of segment ss: its id and the stored
-// fields a hit shows (a multi-valued field's first value, as Bleve's
-// search results give it).
-func readStored(ss zapread.SegmentSnapshot, d uint32) (id string, hd hitDetail, err error) {
+// readStored reads document d of segment ss (ts its text table): its id
+// and the stored fields a hit shows (a multi-valued field's first value,
+// as Bleve's search results give it). A persisted segment's are read from
+// its file (zapread.Stored: no page of it is mapped into the process).
+func readStored(ss zapread.SegmentSnapshot, ts *textSeg, d uint32) (id string, hd hitDetail, err error) {
 	var skills, queries string
 	var seen uint8 // hitFields already read, one bit each
-	err = ss.VisitDocument(uint64(d), func(field string, _ byte, value []byte, _ []uint64) bool {
+	visitDoc := ss.VisitDocument
+	if ts.stored != nil {
+		visitDoc = ts.stored.Visit
+	}
+	err = visitDoc(uint64(d), func(field string, _ byte, value []byte, _ []uint64) bool {
 		if field == idField {
 			id = string(value)
 			return true

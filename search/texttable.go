@@ -72,6 +72,11 @@ type textSeg struct {
 	// filters), as bitsets.
 	setMu sync.Mutex
 	sets  map[setKey][]uint64
+
+	// stored reads the segment's stored fields from its file (a page's
+	// hits, readStored); nil for a segment still in memory, whose
+	// stored fields are read through its snapshot.
+	stored *zapread.Stored
 }
 
 type setKey struct{ field, value string }
@@ -87,6 +92,11 @@ func buildTextSeg(seg zapread.Segment) (*textSeg, error) {
 		return nil, errNoTextTable
 	}
 	ts := &textSeg{n: uint32(n64), terms: map[string]uint32{}, tags: map[string][]uint32{}, sets: map[setKey][]uint64{}}
+	// Opened now, while the decoding snapshot holds the segment: its file
+	// may be removed once a merge replaces it.
+	if st, ok := seg.OpenStored(); ok {
+		ts.stored = st
+	}
 	err := walkField(seg, fieldText, false, false, func(term string) func(zapread.Posting) {
 		ts.terms[term] = uint32(len(ts.termList))
 		ts.termList = append(ts.termList, term)
