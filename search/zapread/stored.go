@@ -40,6 +40,13 @@ type Stored struct {
 	storedIndex uint64   // offset of the stored index
 	numDocs     uint64
 	end         uint64 // end of the data the footer describes
+
+	// The stored index, read in one piece by the first Visit (8 bytes a
+	// document: 800 kB at 100,000): one read per document after that
+	// instead of two.
+	index    sync.Once
+	offsets  []byte // big-endian uint64s
+	indexErr error
 }
 
 // zap v17's footer, from the end of the file: CRC (4), version (4), chunk
@@ -104,6 +111,16 @@ func readFooter(f *os.File, fields []string) (*Stored, error) {
 	return &Stored{f: f, fields: fields, storedIndex: storedIndex, numDocs: numDocs, end: end}, nil
 }
 
+// readIndex reads the stored index: every document's offset.
+func (st *Stored) readIndex() {
+	b := make([]byte, 8*st.numDocs)
+	if _, err := st.f.ReadAt(b, int64(st.storedIndex)); err != nil {
+		st.indexErr = err
+		return
+	}
+	st.offsets = b
+}
+
 // storedBuf is one read's scratch: the document's bytes as read, and its
 // data uncompressed.
 type storedBuf struct {
@@ -119,11 +136,11 @@ func (st *Stored) Visit(num uint64, visit func(field string, typ byte, value []b
 	if num >= st.numDocs {
 		return nil
 	}
-	var off [8]byte
-	if _, err := st.f.ReadAt(off[:], int64(st.storedIndex+8*num)); err != nil {
-		return err
+	st.index.Do(st.readIndex)
+	if st.indexErr != nil {
+		return st.indexErr
 	}
-	at := binary.BigEndian.Uint64(off[:])
+	at := binary.BigEndian.Uint64(st.offsets[8*num:])
 	if at >= st.end {
 		return errCorrupt
 	}
