@@ -104,8 +104,9 @@ func FilterNamed(name string) (Filter, bool) {
 	return filterTable[i], true
 }
 
-// Get returns f's values in fs.
-func (f Filter) Get(fs Filters) []string { return *f.slot(&fs) }
+// Get returns f's values in fs. (A pointer: a Filters passed by value
+// to the slot would be copied to the heap at every call.)
+func (f Filter) Get(fs *Filters) []string { return *f.slot(fs) }
 
 // Facet returns the counts of f's values in fc, and false when the index
 // does not facet on f (skill ids and the curation filters).

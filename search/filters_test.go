@@ -249,3 +249,46 @@ func TestPagination(t *testing.T) {
 		t.Fatalf("skill pages gave %d (%d distinct)", len(skills), len(slices.Compact(skills)))
 	}
 }
+
+// Reading a filter's values copies nothing, and a page's re-check of the
+// SQL columns reads the filters once, not once per agent: the re-check
+// had copied the whole Filters to the heap for every filter of every
+// agent of every page (a tenth of a search request's allocations).
+func TestColumnChecks(t *testing.T) {
+	f := Filters{Trust: []string{"verified", "unsigned"}, Statuses: []string{"approved"}, Tags: []string{"finance"}}
+	status, _ := FilterNamed("status")
+	if n := testing.AllocsPerRun(100, func() { _ = status.Get(&f) }); n != 0 {
+		t.Fatalf("Get allocates %.0f times", n)
+	}
+	checks := f.columnChecks()
+	if len(checks) != 2 { // trust and status; tags have no column
+		t.Fatalf("%d checks, want 2", len(checks))
+	}
+	agents := make([]registry.Agent, 20)
+	for i := range agents {
+		agents[i] = registry.Agent{ID: fmt.Sprint(i), Trust: registry.TrustVerified, Status: registry.StatusApproved}
+	}
+	agents[3].Trust = registry.TrustInvalid
+	agents[7].Status = registry.StatusSuspended
+	var kept []string
+	for i := range agents {
+		if matchColumns(checks, &agents[i]) {
+			kept = append(kept, agents[i].ID)
+		}
+	}
+	if len(kept) != 18 || slices.Contains(kept, "3") || slices.Contains(kept, "7") {
+		t.Fatalf("kept %v", kept)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		c := f.columnChecks()
+		for i := range agents {
+			_ = matchColumns(c, &agents[i])
+		}
+	})
+	if n > 2 {
+		t.Fatalf("a page's re-check allocates %.0f times, want at most 2", n)
+	}
+	if len((&Filters{}).columnChecks()) != 0 {
+		t.Fatal("no filter, yet checks")
+	}
+}

@@ -105,21 +105,40 @@ func listable(ctx context.Context, l Lister, caller registry.Principal, f Filter
 	if err != nil {
 		return nil, err
 	}
+	checks := f.columnChecks()
 	out := make(map[string]registry.Agent, len(agents))
-	for _, a := range agents {
-		if f.matchColumns(a) {
-			out[a.ID] = a
+	for i := range agents {
+		if a := &agents[i]; matchColumns(checks, a) {
+			out[a.ID] = *a
 		}
 	}
 	return out, nil
 }
 
-// matchColumns re-checks the filters on SQL columns (the index may hold an
-// older status, health, visibility, trust or liveness): those of the
-// filter table with a column.
-func (f Filters) matchColumns(a registry.Agent) bool {
-	for _, ft := range filterTable {
-		if vals := ft.Get(f); ft.column != nil && len(vals) > 0 && !slices.Contains(vals, ft.column(&a)) {
+// columnCheck is a filter with values that has an SQL column.
+type columnCheck struct {
+	values []string
+	column func(*registry.Agent) string
+}
+
+// columnChecks are the filters of f that listable re-checks on the SQL
+// columns (the index may hold an older status, health, visibility, trust
+// or liveness): those of the filter table with a column and values.
+func (f *Filters) columnChecks() []columnCheck {
+	var out []columnCheck
+	for i := range filterTable {
+		ft := &filterTable[i]
+		if vals := ft.Get(f); ft.column != nil && len(vals) > 0 {
+			out = append(out, columnCheck{vals, ft.column})
+		}
+	}
+	return out
+}
+
+// matchColumns reports whether a passes every check.
+func matchColumns(checks []columnCheck, a *registry.Agent) bool {
+	for _, c := range checks {
+		if !slices.Contains(c.values, c.column(a)) {
 			return false
 		}
 	}

@@ -56,9 +56,10 @@ var (
 // fields pairs each filter with its keyword field and whether its values
 // are lowercased like the indexed ones, in the order of the filter table
 // (filters.go).
-func (f Filters) fields() []filterField {
+func (f *Filters) fields() []filterField {
 	out := make([]filterField, len(filterTable))
-	for i, ft := range filterTable {
+	for i := range filterTable {
+		ft := &filterTable[i]
 		out[i] = filterField{ft.field, ft.Get(f), ft.lower}
 	}
 	return out

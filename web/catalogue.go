@@ -68,7 +68,7 @@ func catalogueQuery(r *http.Request) (search.Query, url.Values, error) {
 		kept.Set(search.ParamSort, string(q.Sort))
 	}
 	for _, f := range search.FilterTable() {
-		if v := f.Get(q.Filters); len(v) > 0 {
+		if v := f.Get(&q.Filters); len(v) > 0 {
 			kept[f.Name] = v
 		}
 	}
