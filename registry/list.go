@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -284,18 +285,17 @@ func (s *Service) listed(ctx context.Context, p Principal, ids []string, mode li
 		}
 	}
 	redactAgents(p, agents)
-	byID := make(map[string]Agent, len(agents))
-	for _, a := range agents {
-		byID[a.ID] = a
-	}
-	out := make([]Agent, 0, len(agents))
-	for _, id := range ids {
-		if a, ok := byID[id]; ok {
-			out = append(out, a)
-			delete(byID, id) // a repeated id appears once
+	// In the order of ids (a repeated id's first place), sorted in place:
+	// an Agent is 440 bytes, and a second slice or a map of them cost a
+	// search page more allocations than the rest of the listing.
+	first := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if _, ok := first[id]; !ok {
+			first[id] = i
 		}
 	}
-	return out, nil
+	slices.SortFunc(agents, func(a, b Agent) int { return cmp.Compare(first[a.ID], first[b.ID]) })
+	return agents, nil
 }
 
 // listedRow is an agents row and, when views were asked for, its current

@@ -65,7 +65,7 @@ func Find(ctx context.Context, ix Querier, l Lister, caller registry.Principal, 
 		TotalSize: res.TotalSize, Facets: res.Facets}
 	for _, h := range res.Hits {
 		if a, ok := current[h.ID]; ok {
-			out.Agents = append(out.Agents, Found{Agent: a, Matches: h.Matches, Score: h.Score})
+			out.Agents = append(out.Agents, Found{Agent: *a, Matches: h.Matches, Score: h.Score})
 		}
 	}
 	return out, nil
@@ -100,16 +100,16 @@ func FindSkills(ctx context.Context, ix Querier, l Lister, caller registry.Princ
 
 // listable reads the agents with these ids in one query and keeps those
 // caller may list now and that still match the SQL-column filters.
-func listable(ctx context.Context, l Lister, caller registry.Principal, f Filters, ids []string) (map[string]registry.Agent, error) {
+func listable(ctx context.Context, l Lister, caller registry.Principal, f Filters, ids []string) (map[string]*registry.Agent, error) {
 	agents, err := l.Listed(ctx, caller, ids)
 	if err != nil {
 		return nil, err
 	}
 	checks := f.columnChecks()
-	out := make(map[string]registry.Agent, len(agents))
+	out := make(map[string]*registry.Agent, len(agents))
 	for i := range agents {
 		if a := &agents[i]; matchColumns(checks, a) {
-			out[a.ID] = *a
+			out[a.ID] = a
 		}
 	}
 	return out, nil
