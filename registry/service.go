@@ -4,12 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/cardexhq/cardex/cardurl"
 	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/cardexhq/cardex/cardurl"
 
 	"gorm.io/gorm"
 )
