@@ -2,7 +2,8 @@
 // API: the segments of a scorch index snapshot (zap files). search decodes
 // each segment's postings and doc values once into its text and facet
 // tables (search/texttable.go, search/facettable.go), reads a hit's stored
-// fields by document number (search/rank.go, search/collect.go) and
+// fields by document number (search/rank.go, search/collect.go; from the
+// segment's file, not its mapping, where it can: stored.go) and
 // compacts a rebuilt generation (search/rebuild.go) through this seam, and
 // imports no Bleve internals itself (search/imports_test.go).
 //
