@@ -239,6 +239,9 @@ type highlighter struct {
 	wordOf   map[string]int // query term → its query word
 	prefixes [][]byte       // the first two bytes of each term
 	first    [256]bool      // the bytes a prefix starts with, either case
+	// marks is the spare room of the page's marks (textSeg.detail): the
+	// hits of a page share one array instead of each growing its own.
+	marks []mark
 }
 
 // hlWord is a word of a text that is a query term: its query word and its

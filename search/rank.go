@@ -562,6 +562,12 @@ func (ts *textSeg) detail(hd hitDetail, d uint32, ids []uint32, hl *highlighter)
 			}
 		}
 	}
+	// This hit's marks go into the page's spare room (each hit's slice is
+	// clipped below, so no later hit writes over it).
+	if cap(hl.marks) < minSpareMarks {
+		hl.marks = make([]mark, 0, spareMarks)
+	}
+	hd.marks = hl.marks[:0]
 	var found []hlWord
 	mark := func(field string, skill, item int, text string) {
 		found = hl.words(found[:0], text)
@@ -608,8 +614,18 @@ func (ts *textSeg) detail(hd hitDetail, d uint32, ids []uint32, hl *highlighter)
 		}
 	}
 	hd.sortMarks()
+	m := hd.marks
+	hd.marks, hl.marks = m[:len(m):len(m)], m[len(m):]
 	return hd
 }
+
+// A page's marks are allocated spareMarks at a time, and a hit starts a
+// new array when fewer than minSpareMarks are left (most hits mark a few
+// words, some dozens).
+const (
+	spareMarks    = 256
+	minSpareMarks = 16
+)
 
 // skillWords returns, for each candidate i and query word w, the skills
 // of the candidate holding w: masks[i*n+w] (skillBits). Each term's
