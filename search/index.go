@@ -49,6 +49,9 @@ type Options struct {
 	// noMerges opens generations without Bleve's background merging
 	// (tests that need deleted documents to stay where they are).
 	noMerges bool
+	// compactMin is the least slots, and deleted slots, an index needs
+	// before it is merged into one segment (0: deadMin; tests lower it).
+	compactMin uint64
 }
 
 func (o Options) withDefaults() Options {
@@ -75,6 +78,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.QueueWait <= 0 {
 		o.QueueWait = 250 * time.Millisecond
+	}
+	if o.compactMin == 0 {
+		o.compactMin = deadMin
 	}
 	return o
 }

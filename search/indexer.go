@@ -93,7 +93,7 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	if opts.BusyBatchSize <= 0 || opts.BusyBatchSize > opts.BatchSize {
 		opts.BusyBatchSize = min(200, opts.BatchSize)
 	}
-	return &Indexer{idx: idx, src: src, opts: opts, deadMin: deadMin}
+	return &Indexer{idx: idx, src: src, opts: opts, deadMin: idx.opts.compactMin}
 }
 
 // Lag is how many change-log entries the index was behind after the last

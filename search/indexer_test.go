@@ -349,7 +349,7 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	}
 	// Bleve's own merges would reclaim a small index's deleted documents
 	// at once; at 100,000 agents they stay in the large segments.
-	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, noMerges: true})
+	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, noMerges: true, compactMin: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,6 +375,11 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	if st, err := g.segmentStats(); err != nil || st.Segments != 2 || st.Slots != 4000 {
 		t.Fatalf("before compaction %+v (%v), want 2 segments of 4,000 slots", st, err)
 	}
+	// /metrics says a merge is due once Bleve shows the deletions.
+	polltest.Until(t, "the compaction reported due", 10*time.Second, func() bool {
+		st, err := x.Segments()
+		return err == nil && st.CompactionDue && st.Deleted == 1000
+	})
 	ix.deadMin = 10
 	// Bleve shows a batch's deletions in the large segment once it has
 	// introduced the batch, which may follow the round: then the next

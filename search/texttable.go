@@ -445,6 +445,10 @@ type SegmentStats struct {
 	Segments int
 	Slots    uint64
 	Deleted  uint64
+	// CompactionDue says the segments are worth merging into one
+	// (needsCompaction): the indexer merges them once its gap allows
+	// (compactGap), and until then every query walks them all.
+	CompactionDue bool
 }
 
 // Segments reports the live generation's segments (for /metrics). An index
@@ -455,7 +459,9 @@ func (x *Index) Segments() (SegmentStats, error) {
 		return SegmentStats{}, err
 	}
 	defer x.mu.RUnlock()
-	return g.segmentStats()
+	st, err := g.segmentStats()
+	st.CompactionDue = err == nil && needsCompaction(st, x.opts.compactMin)
+	return st, err
 }
 
 // segmentStats counts g's segments, their document slots and those holding

@@ -177,6 +177,13 @@ func (m *metrics) gauges(sched *crawler.Scheduler, idx *searchRuntime, svc *regi
 			func(st search.SegmentStats) uint64 { return uint64(st.Segments) }},
 		{"cardex_index_deleted_documents", "Document slots of the live search index holding a deleted or rewritten agent, until a merge drops them (-1 when not ready).",
 			func(st search.SegmentStats) uint64 { return st.Deleted }},
+		{"cardex_index_compaction_due", "1 while the live search index's segments are worth merging into one (deleted slots or segment count past their limits; the indexer merges them once changes quiet down), else 0 (-1 when not ready).",
+			func(st search.SegmentStats) uint64 {
+				if st.CompactionDue {
+					return 1
+				}
+				return 0
+			}},
 	} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help}, func() float64 {
 			st, err := idx.idx.Segments()

@@ -121,7 +121,7 @@ func TestServeRoutesOneMux(t *testing.T) {
 		t.Fatalf("/metrics: %d %q", code, ctype)
 	}
 	for _, family := range []string{"cardex_http_requests_total", "cardex_http_request_duration_seconds", "cardex_crawl_in_flight",
-		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_index_segments", "cardex_index_deleted_documents", "cardex_crawl_lease_conflicts_total", "cardex_crawl_due_backlog",
+		"cardex_index_lag_changes", "cardex_index_size_bytes", "cardex_index_segments", "cardex_index_deleted_documents", "cardex_index_compaction_due", "cardex_crawl_lease_conflicts_total", "cardex_crawl_due_backlog",
 		"cardex_probe_rate_per_second", "cardex_probe_agents", "cardex_probe_due_backlog", "cardex_probe_never_probed",
 		"cardex_interactive_in_flight", "cardex_writes_in_flight", "cardex_background_wait_seconds_total", "cardex_background_busy_seconds_total",
 		"cardex_sql_open_connections", "cardex_sql_wait_count_total", "go_goroutines", "process_cpu_seconds_total"} {
