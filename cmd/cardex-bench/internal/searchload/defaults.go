@@ -181,7 +181,10 @@ func probes(ctx context.Context, c *http.Client, s *bench.Server) (float64, erro
 }
 
 // waitSteady waits until every agent is indexed, no crawl is due, the
-// index has applied every change and the first probe round is done: the
+// index has applied every change and merged what the round left (no
+// compaction due: the merge into one segment that follows a probe round
+// costs a 100,000-agent server seconds of CPU, docs/benchmarks.md "Under
+// real load"), and the first probe round is done: the
 // probes made reach the interfaces the catalogue declares, or stop growing
 // for 10 s once started (a probe the prober skips, docs/liveness.md "What
 // is probed"). With several replicas each must have listed every agent
@@ -196,9 +199,10 @@ func waitSteady(ctx context.Context, c *http.Client, servers []*bench.Server, ag
 	flatSince := time.Now()
 	per := make([]float64, len(servers))
 	for {
-		var due, lag, n float64
+		var due, lag, n, merge float64
 		for i, s := range servers {
-			m, err := bench.ReadMetrics(ctx, c, s.Base+"/metrics", "cardex_crawl_due_backlog", "cardex_index_lag_changes")
+			m, err := bench.ReadMetrics(ctx, c, s.Base+"/metrics", "cardex_crawl_due_backlog", "cardex_index_lag_changes",
+				"cardex_index_compaction_due")
 			if err != nil {
 				return fmt.Errorf("replica %d: %w", i+1, err)
 			}
@@ -212,17 +216,18 @@ func waitSteady(ctx context.Context, c *http.Client, servers []*bench.Server, ag
 				due = d
 			}
 			lag, n = lag+m["cardex_index_lag_changes"], n+per[i]
+			merge += max(0, m["cardex_index_compaction_due"])
 		}
 		if n != last {
 			last, flatSince = n, time.Now()
 		}
-		quiet := due == 0 && lag == 0
+		quiet := due == 0 && lag == 0 && merge == 0
 		if quiet && (n >= float64(interfaces) || n > 0 && time.Since(flatSince) >= 10*time.Second) {
 			break
 		}
 		if err := pause(ctx, time.Second); err != nil {
-			return fmt.Errorf("waiting for steady state (%.0f of %d interfaces probed, %.0f crawls due, indexes %.0f changes behind): %w",
-				n, interfaces, due, lag, err)
+			return fmt.Errorf("waiting for steady state (%.0f of %d interfaces probed, %.0f crawls due, indexes %.0f changes behind, %.0f merges due): %w",
+				n, interfaces, due, lag, merge, err)
 		}
 	}
 	st.Steady = time.Since(start)
