@@ -45,7 +45,7 @@ func TestRequestCarriesEveryFilterOfTheTable(t *testing.T) {
 			t.Errorf("%s=%s: %v", f.Name, v, err)
 			continue
 		}
-		if got := f.Get(q.Filters); !slices.Equal(got, []string{v}) {
+		if got := f.Get(&q.Filters); !slices.Equal(got, []string{v}) {
 			t.Errorf("%s=%s: filter %q, want [%s]", f.Name, v, got, v)
 		}
 		if f.Values != nil {
