@@ -78,23 +78,6 @@ func storedIndex(t *testing.T, n int) bleve.Index {
 	return idx
 }
 
-func snapshotOf(t *testing.T, idx bleve.Index) (*Snapshot, func()) {
-	t.Helper()
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, ok := SnapshotOf(r)
-	if !ok {
-		t.Fatalf("reader is %T", r)
-	}
-	return snap, func() { _ = r.Close() }
-}
-
 // Every field of every document, read from the file, is what Bleve's own
 // reader gives: same fields in the same order, types, values and array
 // positions.

@@ -9,9 +9,9 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
-// formatsOf returns the formats of idx's segments, failing on any the
-// tables were not written for.
-func formatsOf(t *testing.T, idx bleve.Index) []string {
+// snapshotOf opens a reader of idx and returns its segments and the func
+// that closes it.
+func snapshotOf(t *testing.T, idx bleve.Index) (*Snapshot, func()) {
 	t.Helper()
 	adv, err := idx.Advanced()
 	if err != nil {
@@ -21,12 +21,21 @@ func formatsOf(t *testing.T, idx bleve.Index) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	snap, ok := SnapshotOf(r)
 	if !ok {
+		_ = r.Close()
 		t.Fatalf("Bleve's index reader is %T, not the scorch snapshot search's tables read: "+
 			"a Bleve upgrade changed the index type (search/zapread)", r)
 	}
+	return snap, func() { _ = r.Close() }
+}
+
+// formatsOf returns the formats of idx's segments, failing on any the
+// tables were not written for.
+func formatsOf(t *testing.T, idx bleve.Index) []string {
+	t.Helper()
+	snap, done := snapshotOf(t, idx)
+	defer done()
 	var out []string
 	for _, ss := range snap.Segments() {
 		typ, v := ss.Segment().Format()
