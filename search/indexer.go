@@ -49,7 +49,6 @@ type Indexer struct {
 	// (unix nanoseconds; compactDead), compactTook how long that took.
 	compacted   atomic.Int64
 	compactTook atomic.Int64
-	deadMin     uint64 // deadMin; tests lower it
 }
 
 // Compaction: every change rewrites an agent's document, and the old one
@@ -93,7 +92,7 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	if opts.BusyBatchSize <= 0 || opts.BusyBatchSize > opts.BatchSize {
 		opts.BusyBatchSize = min(200, opts.BatchSize)
 	}
-	return &Indexer{idx: idx, src: src, opts: opts, deadMin: idx.opts.compactMin}
+	return &Indexer{idx: idx, src: src, opts: opts}
 }
 
 // Lag is how many change-log entries the index was behind after the last
@@ -311,7 +310,7 @@ func (ix *Indexer) compactDead(ctx context.Context, g *generation) error {
 	if err != nil {
 		return fmt.Errorf("search: indexer: %w", err)
 	}
-	if !needsCompaction(st, ix.deadMin) {
+	if !needsCompaction(st, ix.idx.opts.compactMin) {
 		return nil
 	}
 	start := time.Now()

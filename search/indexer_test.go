@@ -349,7 +349,7 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	}
 	// Bleve's own merges would reclaim a small index's deleted documents
 	// at once; at 100,000 agents they stay in the large segments.
-	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, noMerges: true, compactMin: 10})
+	x, err := Open(t.TempDir(), Options{LockTimeout: 200 * time.Millisecond, noMerges: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	// One batch of 1,000 rewrites: two segments, the first a quarter
 	// dead (Compact once left two segments alone).
 	ix := NewIndexer(x, src, IndexerOptions{BatchSize: 1000})
-	ix.deadMin = 1 << 40 // no compaction in the first Sync
+	x.opts.compactMin = 1 << 40 // no compaction in the first Sync
 	for _, id := range ids[:1000] {
 		src.event(id, registry.ChangeHealth)
 	}
@@ -375,12 +375,15 @@ func TestIndexerCompactsDeletedDocuments(t *testing.T) {
 	if st, err := g.segmentStats(); err != nil || st.Segments != 2 || st.Slots != 4000 {
 		t.Fatalf("before compaction %+v (%v), want 2 segments of 4,000 slots", st, err)
 	}
+	if st, err := x.Segments(); err != nil || st.CompactionDue {
+		t.Fatalf("a merge reported due under the limit: %+v (%v)", st, err)
+	}
+	x.opts.compactMin = 10
 	// /metrics says a merge is due once Bleve shows the deletions.
 	polltest.Until(t, "the compaction reported due", 10*time.Second, func() bool {
 		st, err := x.Segments()
 		return err == nil && st.CompactionDue && st.Deleted == 1000
 	})
-	ix.deadMin = 10
 	// Bleve shows a batch's deletions in the large segment once it has
 	// introduced the batch, which may follow the round: then the next
 	// round compacts.
