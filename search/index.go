@@ -142,7 +142,10 @@ type generation struct {
 	// (search/pin.go).
 	readers *zapread.Readers
 	applied atomic.Int64 // high-water mark of the change log, mirrored from keyAppliedSeq
-	facets  *facetTables // decoded facet values per segment (facettable.go)
+	// shown is the high-water mark of the snapshot queries read (the
+	// pinned one): behind applied while a backlog is applied undecoded.
+	shown  atomic.Int64
+	facets *facetTables // decoded facet values per segment (facettable.go)
 	// standing: each segment's agents' health and liveness, for ranking
 	// (standing.go).
 	standing *standingTables
@@ -260,9 +263,10 @@ func (g *generation) check() error {
 	// Decode every segment's facet values and text now (≈1.4 s on 100k
 	// agents) rather than in the first query; for a rebuilt generation
 	// this runs before the swap, while the old generation still answers.
-	if _, err := g.facets.warm(g); err != nil {
+	if _, _, err := g.facets.warm(g); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
+	g.shown.Store(n)
 	return nil
 }
 

@@ -228,12 +228,7 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 		if err := ix.compactDead(ctx, g); err != nil {
 			return false, err
 		}
-		built, err := g.facets.warm(g)
-		if err != nil {
-			return false, fmt.Errorf("search: indexer: %w", err)
-		}
-		g.afterBuild(built)
-		return true, nil
+		return true, ix.decode(g)
 	}
 	if next <= applied {
 		return false, fmt.Errorf("search: indexer: source did not advance past %d", applied)
@@ -279,22 +274,39 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 	// merge to replace it was a third of the indexer's time during a bulk
 	// import (docs/benchmarks.md "Under real load"). The round's last
 	// step, with nothing left to apply, decodes whatever is live then.
+	//
+	// Not decoded now, the batch is not searched yet: queries keep reading
+	// the last decoded snapshot (pin.go) until a step decodes, the next one
+	// once a query has come. A query that read the newest snapshot instead
+	// decoded every segment the backlog's merges had made, about 100,000
+	// documents' worth at the end of an import: seconds, past its timeout.
 	if queries || len(changes) < n {
-		built, err := g.facets.warm(g)
-		if err != nil {
-			return false, fmt.Errorf("search: indexer: %w", err)
-		}
-		g.afterBuild(built)
-	} else {
-		// Not decoded now: a query that comes reads the newest snapshot,
-		// this batch included, and decodes what it needs (pin.go).
+		return false, ix.decode(g)
+	}
+	return false, nil
+}
+
+// decode builds the tables of the segments of g's newest snapshot and
+// pins it for queries (facetTables.warm). When the snapshot queries read
+// now holds batches the one before did not, the epoch moves on, after the
+// pin: a query that read the old epoch and ran on the new data only
+// caches fresher values under a key nobody asks for once the epoch has
+// moved, and no answer cached from the older snapshot is served again.
+// An index the tables cannot read is searched at its newest snapshot.
+func (ix *Indexer) decode(g *generation) error {
+	applied := g.applied.Load()
+	built, pinned, err := g.facets.warm(g)
+	if err != nil {
+		return fmt.Errorf("search: indexer: %w", err)
+	}
+	g.afterBuild(built)
+	if !pinned {
 		g.readers.Unpin()
 	}
-	// After the batch is visible: a query that read the old epoch and ran
-	// on the new data only caches fresher values under a key nobody asks
-	// for once the epoch has moved.
-	x.epoch.Add(1)
-	return false, nil
+	if g.shown.Swap(applied) != applied || !pinned {
+		ix.idx.epoch.Add(1)
+	}
+	return nil
 }
 
 // compactDead merges g's segments into one when enough of their slots

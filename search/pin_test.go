@@ -77,14 +77,22 @@ func TestQueriesReadTheDecodedSnapshot(t *testing.T) {
 }
 
 // A batch the indexer applies without decoding (a backlog, no query
-// running) unpins: the next query reads it, so results are never older
-// than the last batch applied.
-func TestUndecodedBatchIsSearched(t *testing.T) {
+// running) is not searched until a step decodes it: queries keep reading
+// the last decoded snapshot and decode nothing themselves (at the end of
+// an import that was every segment the backlog's merges had made, seconds
+// of a query's time), and the indexer's next step once a query has come
+// decodes and pins the newest snapshot. No answer cached from the older
+// snapshot is served after that.
+func TestUndecodedBatchWaitsForTheDecode(t *testing.T) {
 	src := threeAgents()
 	x := openTest(t, src)
 	ix := NewIndexer(x, src, IndexerOptions{})
 	if err := ix.Sync(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	const q = "reads invoices"
+	if r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}); r.TotalSize != 3 {
+		t.Fatalf("before the batches: %d agents, want 3", r.TotalSize)
 	}
 	for _, id := range []string{"four", "five"} {
 		src.put(testAgent(id, "Agent "+id, "helps with invoices", skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
@@ -94,8 +102,47 @@ func TestUndecodedBatchIsSearched(t *testing.T) {
 	if _, err := ix.step(t.Context(), 1, false); err != nil {
 		t.Fatal(err)
 	}
-	if r := mustSearch(t, x, Query{Q: "reads invoices", Scope: scopeAdmin}); r.TotalSize != 4 {
-		t.Fatalf("after one undecoded batch: %d agents, want 4", r.TotalSize)
+	g, err := x.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.RUnlock()
+	undecoded := func() int {
+		g.facets.mu.Lock()
+		defer g.facets.mu.Unlock()
+		n := 0
+		for _, s := range newestSegments(t, g) {
+			if _, ok := g.facets.segs[s]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := undecoded(); n != 1 {
+		t.Fatalf("%d undecoded segments after the batch, want its own", n)
+	}
+	if r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}); r.TotalSize != 3 {
+		t.Fatalf("after one undecoded batch: %d agents, want the 3 of the decoded snapshot", r.TotalSize)
+	}
+	if n := undecoded(); n != 1 {
+		t.Fatal("a query decoded the batch's segment")
+	}
+	if got, want := x.Status().AppliedSeq, g.shown.Load(); got <= want {
+		t.Fatalf("applied %d, shown %d: want the batch applied and not shown", got, want)
+	}
+	// A query has come: the next step decodes, and the same query (the
+	// answer of 3 is cached) now finds both batches.
+	if _, err := ix.step(t.Context(), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := undecoded(); n != 0 {
+		t.Fatalf("%d undecoded segments after a step with queries, want 0", n)
+	}
+	if r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}); r.TotalSize != 5 {
+		t.Fatalf("after the decode: %d agents, want 5", r.TotalSize)
+	}
+	if got, want := g.shown.Load(), x.Status().AppliedSeq; got != want {
+		t.Fatalf("shown %d, applied %d: want the same", got, want)
 	}
 }
 

@@ -491,13 +491,13 @@ func (g *generation) segmentStats() (SegmentStats, error) {
 // snapshot that has none yet, then pins that snapshot for queries
 // (pin.go). An index the tables cannot read is left to Bleve's searchers.
 //
-// built is how many documents the segments it built tables for hold.
-func (t *facetTables) warm(g *generation) (built uint64, err error) {
+// built is how many documents the segments it built tables for hold; pin
+// says whether it pinned the snapshot.
+func (t *facetTables) warm(g *generation) (built uint64, pin bool, err error) {
 	r, done, err := g.readers.Newest()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	pin := false
 	defer func() {
 		if pin {
 			g.readers.Pin(r) // closed by the pin's last release, not done
@@ -507,7 +507,7 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 	}()
 	snap, ok := zapread.SnapshotOf(r)
 	if !ok {
-		return 0, nil
+		return 0, false, nil
 	}
 	segs := snap.Segments()
 	for _, ss := range segs {
@@ -516,13 +516,13 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 		t.mu.Unlock()
 		st, err := t.table(ss.Segment())
 		if errors.Is(err, errNoFacetTable) {
-			return built, nil
+			return built, false, nil
 		}
 		if err != nil {
-			return built, fmt.Errorf("read facet values: %w", err)
+			return built, false, fmt.Errorf("read facet values: %w", err)
 		}
 		if _, err := st.textTable(ss.Segment()); err != nil && !errors.Is(err, errNoTextTable) {
-			return built, fmt.Errorf("read text: %w", err)
+			return built, false, fmt.Errorf("read text: %w", err)
 		}
 		if !known {
 			built += ss.Segment().Count()
@@ -530,6 +530,5 @@ func (t *facetTables) warm(g *generation) (built uint64, err error) {
 	}
 	t.forget(segs)
 	g.standing.forget(segs)
-	pin = true
-	return built, nil
+	return built, true, nil
 }
