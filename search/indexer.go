@@ -49,21 +49,7 @@ type Indexer struct {
 	// (unix nanoseconds; compactDead), compactTook how long that took.
 	compacted   atomic.Int64
 	compactTook atomic.Int64
-	// decoded is when a step last decoded and pinned the newest snapshot
-	// (unix nanoseconds; decode); now is the clock it is read against.
-	decoded atomic.Int64
-	now     func() time.Time
 }
-
-// backlogDecodeGap is the least time between two decodes while a backlog
-// is applied under queries. Decoding after every batch of 200 decoded each
-// segment a merge introduced, only for the next merge to replace it, all
-// in the indexer's paced lane; after a bulk approval of 100,000 agents the
-// index then took twice as long to list them all (docs/benchmarks.md
-// "Under real load", fifth pass). Queries read a snapshot at most this
-// much (and a decode) behind the batches applied; the end of a backlog is
-// decoded at once.
-const backlogDecodeGap = 5 * time.Second
 
 // Compaction: every change rewrites an agent's document, and the old one
 // stays in its segment, marked deleted, until Bleve merges that segment —
@@ -106,7 +92,7 @@ func NewIndexer(idx *Index, src Source, opts IndexerOptions) *Indexer {
 	if opts.BusyBatchSize <= 0 || opts.BusyBatchSize > opts.BatchSize {
 		opts.BusyBatchSize = min(200, opts.BatchSize)
 	}
-	return &Indexer{idx: idx, src: src, opts: opts, now: time.Now}
+	return &Indexer{idx: idx, src: src, opts: opts}
 }
 
 // Lag is how many change-log entries the index was behind after the last
@@ -280,23 +266,21 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 	}
 	g.applied.Store(next)
 	ix.last.Store(time.Now().UnixNano())
-	// Decode the new segment's text and facets (and any segment a merge
-	// has introduced since) and show them to queries at the end of a
-	// backlog, and during one while queries run, at most every
-	// backlogDecodeGap. A full batch, more changes waiting, is otherwise
-	// left undecoded: while a large backlog is applied, merges keep
+	// Decode the new segment's text and facets here rather than in the
+	// next query (and any segment a merge has introduced since) — unless
+	// the batch was full, so more changes are waiting, and no query runs
+	// to need them: while a large backlog is applied, merges keep
 	// replacing segments, and decoding each merged one only for the next
 	// merge to replace it was a third of the indexer's time during a bulk
 	// import (docs/benchmarks.md "Under real load"). The round's last
 	// step, with nothing left to apply, decodes whatever is live then.
 	//
-	// Not decoded, the batch is not searched yet: queries keep reading the
-	// last decoded snapshot (pin.go). A query that read the newest snapshot
-	// instead decoded every segment the backlog's merges had made, about
-	// 100,000 documents' worth at the end of an import: seconds, past its
-	// timeout.
-	sinceDecode := ix.now().Sub(time.Unix(0, ix.decoded.Load()))
-	if len(changes) < n || (queries && sinceDecode >= backlogDecodeGap) {
+	// Not decoded now, the batch is not searched yet: queries keep reading
+	// the last decoded snapshot (pin.go) until a step decodes, the next one
+	// once a query has come. A query that read the newest snapshot instead
+	// decoded every segment the backlog's merges had made, about 100,000
+	// documents' worth at the end of an import: seconds, past its timeout.
+	if queries || len(changes) < n {
 		return false, ix.decode(g)
 	}
 	return false, nil
@@ -316,7 +300,6 @@ func (ix *Indexer) decode(g *generation) error {
 		return fmt.Errorf("search: indexer: %w", err)
 	}
 	g.afterBuild(built)
-	ix.decoded.Store(ix.now().UnixNano())
 	if !pinned {
 		g.readers.Unpin()
 	}
