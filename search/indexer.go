@@ -280,7 +280,9 @@ func (ix *Indexer) step(ctx context.Context, n int, queries bool) (done bool, er
 	// once a query has come. A query that read the newest snapshot instead
 	// decoded every segment the backlog's merges had made, about 100,000
 	// documents' worth at the end of an import: seconds, past its timeout.
-	if queries || len(changes) < n {
+	// An index the tables cannot read has no pin: queries read each batch
+	// at once, so decode (which finds nothing to build) moves the epoch.
+	if queries || len(changes) < n || !g.readers.Pinned() {
 		return false, ix.decode(g)
 	}
 	return false, nil
@@ -303,7 +305,7 @@ func (ix *Indexer) decode(g *generation) error {
 	if !pinned {
 		g.readers.Unpin()
 	}
-	if g.shown.Swap(applied) != applied || !pinned {
+	if g.shown.Swap(applied) != applied {
 		ix.idx.epoch.Add(1)
 	}
 	return nil

@@ -164,3 +164,43 @@ func newestSegments(t *testing.T, g *generation) []zapread.Segment {
 	}
 	return out
 }
+
+// The epoch moves when what queries read gains batches, and only then:
+// an idle poll leaves the cache alone, and an index the tables cannot
+// read (no pin: queries read Bleve's newest snapshot) has each batch
+// searched at once, its earlier answers no longer served.
+func TestEpochMovesWithWhatQueriesRead(t *testing.T) {
+	src := threeAgents()
+	segmentSupported = func(zapread.Segment) bool { return false }
+	t.Cleanup(func() { segmentSupported = zapread.Segment.Supported })
+	x := openTest(t, src)
+	ix := NewIndexer(x, src, IndexerOptions{})
+	if err := ix.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if x.cur.readers.Pinned() {
+		t.Fatal("an index the tables cannot read is pinned")
+	}
+	const q = "reads invoices"
+	if r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}); r.TotalSize != 3 {
+		t.Fatalf("before the batches: %d agents, want 3", r.TotalSize)
+	}
+	epoch := x.epoch.Load()
+	if done, err := ix.step(t.Context(), 1, false); err != nil || !done {
+		t.Fatalf("idle step: done %v, %v", done, err)
+	}
+	if got := x.epoch.Load(); got != epoch {
+		t.Fatalf("an idle poll moved the epoch %d → %d", epoch, got)
+	}
+	for _, id := range []string{"four", "five"} {
+		src.put(testAgent(id, "Agent "+id, "helps with invoices", skill("s", "Invoices", "reads invoices", "finance")), registry.ChangeSubmitted)
+	}
+	// A full batch, more waiting, no query running: with no pin it is
+	// searched at once, and the cached answer of 3 is not served.
+	if _, err := ix.step(t.Context(), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustSearch(t, x, Query{Q: q, Scope: scopeAdmin}); r.TotalSize != 4 {
+		t.Fatalf("after one batch: %d agents, want 4", r.TotalSize)
+	}
+}

@@ -72,6 +72,9 @@ func (rs *Readers) Pin(r Reader) {
 	}
 }
 
+// Pinned says whether Get hands out a pinned snapshot.
+func (rs *Readers) Pinned() bool { return rs.pinned.Load() != nil }
+
 // Unpin makes Get hand out the newest snapshot again.
 func (rs *Readers) Unpin() {
 	if old := rs.pinned.Swap(nil); old != nil {
